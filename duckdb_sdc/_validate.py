@@ -1,0 +1,101 @@
+"""Argument validation shared by every public function (numpy API and SQL binding).
+
+Every error names the function, the parameter and the offending value, so that a message that
+surfaces through DuckDB ("Invalid Input Error: ... SdcError: mdav_round: k must be ...") tells the
+user exactly what to fix.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+
+
+class SdcError(ValueError):
+    """Bad input to a duckdb_sdc function. The message starts with the function's name."""
+
+
+def fail(func: str, message: str) -> SdcError:
+    return SdcError(f"{func}: {message}")
+
+
+def show(value) -> str:
+    """A value as the user wrote it: numbers (also those that arrive from SQL as text) bare, other
+    text quoted."""
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return repr(value)
+        return value.strip()
+    return repr(value) if not isinstance(value, Real) or isinstance(value, bool) else str(value)
+
+
+def finite_values(func: str, param: str, values) -> np.ndarray:
+    """Return `values` as a contiguous float64 array; refuse NaN and +-inf."""
+    x = np.ascontiguousarray(values, dtype=np.float64)
+    if x.ndim != 1:
+        raise fail(func, f"{param} must be one-dimensional, got shape {x.shape}")
+    if x.size and not np.isfinite(x).all():
+        bad = x[~np.isfinite(x)][0]
+        raise fail(func, f"{param} contains {float(bad)}; NaN and infinite values are refused "
+                         "(use NULL for a missing value)")
+    return x
+
+
+def _as_integer(func: str, param: str, value) -> int:
+    if isinstance(value, bool):
+        raise fail(func, f"{param} must be an integer, got {show(value)}")
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                as_float = float(text)
+            except ValueError:
+                raise fail(func, f"{param} must be an integer, got {show(value)}") from None
+            if math.isfinite(as_float) and as_float.is_integer():
+                return int(as_float)
+            raise fail(func, f"{param} must be an integer, got {show(value)}")
+    if isinstance(value, Real) and math.isfinite(value) and float(value).is_integer():
+        return int(value)
+    raise fail(func, f"{param} must be an integer, got {show(value)}")
+
+
+def group_size(func: str, k, n: int, param: str = "k") -> int:
+    """Validate a minimum group size k against n non-NULL values: 1 <= k <= n."""
+    if k is None:
+        raise fail(func, f"{param} must not be NULL")
+    kk = _as_integer(func, param, k)
+    if kk < 1:
+        raise fail(func, f"{param} must be >= 1, got {kk}")
+    if kk > n:
+        raise fail(func, f"{param} = {kk} is larger than the number of non-NULL values ({n})")
+    return kk
+
+
+def positive_number(func: str, param: str, value, *, allow_zero: bool = False) -> float:
+    if value is None:
+        raise fail(func, f"{param} must not be NULL")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise fail(func, f"{param} must be a number, got {show(value)}") from None
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise fail(func, f"{param} must be a finite number {bound}, got {show(value)}")
+    return v
+
+
+def choice(func: str, param: str, value, options: tuple[str, ...]) -> str:
+    if value is None:
+        raise fail(func, f"{param} must not be NULL")
+    text = str(value).strip().lower()
+    if text not in options:
+        raise fail(func, f"{param} must be one of {', '.join(repr(o) for o in options)}, got {show(value)}")
+    return text

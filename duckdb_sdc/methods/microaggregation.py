@@ -1,0 +1,393 @@
+"""Univariate microaggregation: partitions of one column into groups of at least k values.
+
+All four methods work on the column sorted by (value, input position), see `_order.stable_argsort`.
+They return group labels aligned with the input, numbered 0..g-1 in increasing order of the groups'
+values (a group's number is the rank of its first member in sorted order). Representation (mean or
+median of each group) is the separate step `partition.represent`; rounding = represent(partition(x)).
+
+Tie rules (applied identically by the fast methods here and by the O(n^2) textbook references in the
+tests):
+
+* Every "farthest" and "nearest" choice of MDAV and V-MDAV breaks ties in favour of the record that
+  comes first in the input (smallest position). In one dimension this means that records of equal
+  value are always taken in input order, whichever end of the sorted column a group grows from.
+* Distances are squared Euclidean distances, computed on the values centred by their median (exact
+  for integer data, and the same partitions when the data are shifted).
+* The optimal method prefers, among equally good partitions, the one whose last group is smallest
+  (strict improvement is needed to take a larger last group); records of equal value are assigned in
+  input order.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .._validate import choice, finite_values, group_size, positive_number
+from ._order import sort_column, unsort
+from .partition import REPRESENTATIVES, group_stats_sorted
+
+
+# ---------------------------------------------------------------------------------------------
+# shared steps
+
+
+@nb.njit(cache=True, nogil=True)
+def _top_block(v, hi, cache_s, cache_e):
+    """Bounds [s, e) in the full sorted column of the tie block holding position hi - 1.
+
+    Reuses the cached bounds while hi - 1 stays inside them; hi only decreases, so every block is
+    scanned at most once and the total cost stays O(n)."""
+    if cache_s <= hi - 1 < cache_e:
+        return cache_s, cache_e
+    s = hi - 1
+    while s > 0 and v[s - 1] == v[hi - 1]:
+        s -= 1
+    e = hi
+    while e < v.shape[0] and v[e] == v[hi - 1]:
+        e += 1
+    return s, e
+
+
+@nb.njit(cache=True, nogil=True)
+def _bottom_is_farther(v, order, lo, hi, total, count, cache):
+    """Is the low end of the remaining sorted range [lo, hi) farther than the high end from the
+    centroid c = total / count?
+
+    Compared as |count v - total|, without dividing, so that equal distances are recognised exactly
+    for integer data (c = 24/7 is not a float). On a tie the end holding the record that comes first
+    in the input wins. Records of equal value are consumed in input order from whichever end reaches
+    them, so the first remaining record at the low end is order[lo] and at the high end it is the one
+    after the (block end - hi) records of its tie block already taken. `cache` holds the high end's
+    tie block.
+    """
+    dlo = abs(count * v[lo] - total)
+    dhi = abs(count * v[hi - 1] - total)
+    if dlo != dhi:
+        return dlo > dhi
+    if v[lo] == v[hi - 1]:
+        return True  # all remaining values equal: both ends give the same groups
+    s, e = _top_block(v, hi, cache[0], cache[1])
+    cache[0] = s
+    cache[1] = e
+    return order[lo] <= order[s + (e - hi)]
+
+
+@nb.njit(cache=True, nogil=True)
+def _finish_labels(v, when, grp, g):
+    """Turn per-position groups into final labels, in place in `grp`.
+
+    Positions hold the sorted values; inside a run of equal values they are in input order. A group
+    that took some of those records took them first-come-first-served in input order, so inside
+    each run the groups are re-dealt by the step (`when`) at which they took their members. Labels are
+    then renumbered 0..g-1 by first occurrence along the sorted order.
+    """
+    n = v.shape[0]
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and v[j] == v[i]:
+            j += 1
+        if j - i > 1:
+            mixed = False
+            for t in range(i + 1, j):
+                if grp[t] != grp[i]:
+                    mixed = True
+                    break
+            if mixed:
+                perm = np.argsort(when[i:j], kind="mergesort")
+                run = grp[i:j].copy()
+                for t in range(j - i):
+                    grp[i + t] = run[perm[t]]
+        i = j
+    remap = np.full(g, -1, np.int64)
+    nxt = 0
+    for i in range(n):
+        r = remap[grp[i]]
+        if r < 0:
+            r = nxt
+            remap[grp[i]] = r
+            nxt += 1
+        grp[i] = r
+    return grp
+
+
+# ---------------------------------------------------------------------------------------------
+# MDAV
+
+
+@nb.njit(cache=True, nogil=True)
+def _mdav_sorted(v, order, k):
+    n = v.shape[0]
+    grp = np.empty(n, np.int64)
+    cache = np.array([0, 0], np.int64)
+    total = 0.0
+    for i in range(n):
+        total += v[i]
+    lo = 0
+    hi = n
+    g = 0
+    while hi - lo >= 2 * k:
+        bottom = _bottom_is_farther(v, order, lo, hi, total, hi - lo, cache)
+        rounds = 2 if hi - lo >= 3 * k else 1
+        for _ in range(rounds):
+            if bottom:
+                for t in range(lo, lo + k):
+                    grp[t] = g
+                    total -= v[t]
+                lo += k
+            else:
+                for t in range(hi - k, hi):
+                    grp[t] = g
+                    total -= v[t]
+                hi -= k
+            g += 1
+            bottom = not bottom
+    for t in range(lo, hi):
+        grp[t] = g
+    g += 1
+    return _finish_labels(v, grp, grp, g)
+
+
+# ---------------------------------------------------------------------------------------------
+# V-MDAV
+
+
+@nb.njit(cache=True, nogil=True)
+def _vmdav_sorted(v, order, k, gamma):
+    n = v.shape[0]
+    grp = np.empty(n, np.int64)
+    when = np.empty(n, np.int64)
+    cache = np.array([0, 0], np.int64)
+    gsum = np.empty(n // k + 1, np.float64)
+    gcnt = np.empty(n // k + 1, np.int64)
+    total = 0.0
+    for i in range(n):
+        total += v[i]
+    lo = 0
+    hi = n
+    g = 0
+    while hi - lo >= k:
+        if _bottom_is_farther(v, order, lo, hi, total, n, cache):
+            a = lo
+            lo += k
+            while lo - a < 2 * k - 1 and lo < hi:
+                if lo + 1 < hi and not (v[lo] - v[lo - 1] < gamma * (v[lo + 1] - v[lo])):
+                    break
+                lo += 1
+            b = lo
+        else:
+            b = hi
+            hi -= k
+            while b - hi < 2 * k - 1 and lo < hi:
+                if hi - 1 > lo and not (v[hi] - v[hi - 1] < gamma * (v[hi - 1] - v[hi - 2])):
+                    break
+                hi -= 1
+            a = hi
+        s = 0.0
+        for t in range(a, b):
+            grp[t] = g
+            when[t] = g
+            s += v[t]
+        gsum[g] = s
+        gcnt[g] = b - a
+        g += 1
+    for i in range(lo, hi):
+        # nearest group mean, compared as |v m_t - s_t| m_best < |v m_best - s_best| m_t (exact
+        # for integer data); ties go to the group formed first
+        best = 0
+        for t in range(1, g):
+            if abs(v[i] * gcnt[t] - gsum[t]) * gcnt[best] < abs(v[i] * gcnt[best] - gsum[best]) * gcnt[t]:
+                best = t
+        grp[i] = best
+        when[i] = g
+    return _finish_labels(v, when, grp, g)
+
+
+# ---------------------------------------------------------------------------------------------
+# optimal univariate microaggregation (Hansen & Mukherjee 2003)
+
+_CHUNK = 4096
+
+
+@nb.njit(cache=True, nogil=True)
+def _oma_sorted(v, k):
+    """Shortest path over sorted data: groups of k..2k-1 consecutive values, minimum total SSE.
+
+    dp[j] = min over m in [k, 2k-1] of dp[j - m] + SSE(j - m, j). SSE is a Monge cost, so the
+    largest optimal predecessor is non-decreasing in j and each search starts at the previous one
+    (about half the window on average). The SSE of a window comes from
+    prefix sums rebuilt for every chunk of 4096 end points relative to a value inside the chunk, so
+    the sums stay local and their differences keep full precision for any n and any offset.
+    O(n k) time, O(n) memory.
+    """
+    n = v.shape[0]
+    kmax = 2 * k - 1
+    dp = np.full(n + 1, np.inf)
+    dp[0] = 0.0
+    pred = np.zeros(n + 1, np.int64)
+    inv = np.empty(kmax + 1, np.float64)
+    for m in range(1, kmax + 1):
+        inv[m] = 1.0 / m
+    lp = np.empty(_CHUNK + kmax + 1, np.float64)
+    lq = np.empty(_CHUNK + kmax + 1, np.float64)
+    j0 = k
+    while j0 <= n:
+        j1 = min(n + 1, j0 + _CHUNK)
+        a = max(0, j0 - kmax)
+        ref = v[a]
+        lp[0] = 0.0
+        lq[0] = 0.0
+        s = 0.0
+        q = 0.0
+        for t in range(a, j1 - 1):
+            d = v[t] - ref
+            s += d
+            q += d * d
+            lp[t - a + 1] = s
+            lq[t - a + 1] = q
+        for j in range(j0, j1):
+            best = np.inf
+            bi = -1
+            # Monge costs: the largest optimal predecessor never decreases with j, so candidates
+            # before pred[j - 1] cannot win (scanning from the largest i keeps the largest optimum).
+            lo_i = max(j - kmax, pred[j - 1]) if j > k else j - kmax
+            for i in range(j - k, max(lo_i, 0) - 1, -1):
+                m = j - i
+                if dp[i] == np.inf:
+                    continue
+                ds = lp[j - a] - lp[i - a]
+                sse = (lq[j - a] - lq[i - a]) - ds * ds * inv[m]
+                cost = dp[i] + (sse if sse > 0.0 else 0.0)
+                if cost < best:
+                    best = cost
+                    bi = i
+            dp[j] = best
+            pred[j] = bi
+        j0 = j1
+    g = 0
+    j = n
+    while j > 0:
+        g += 1
+        j = pred[j]
+    lab = np.empty(n, np.int64)
+    j = n
+    t = g
+    while j > 0:
+        t -= 1
+        i = pred[j]
+        for s in range(i, j):
+            lab[s] = t
+        j = i
+    return lab
+
+
+# ---------------------------------------------------------------------------------------------
+# individual ranking
+
+
+@nb.njit(cache=True, nogil=True)
+def _ranking_sorted(n, k):
+    g = n // k
+    lab = np.empty(n, np.int64)
+    for i in range(n):
+        t = i // k
+        lab[i] = t if t < g else g - 1
+    return lab
+
+
+# ---------------------------------------------------------------------------------------------
+# numpy API
+
+
+def _sorted_labels(method: str, order, v, k: int, gamma: float) -> np.ndarray:
+    if method == "mdav":
+        return _mdav_sorted(v, order, k)
+    if method == "vmdav":
+        return _vmdav_sorted(v, order, k, gamma)
+    if method == "oma":
+        return _oma_sorted(v, k)
+    return _ranking_sorted(v.shape[0], k)
+
+
+def _prepare(func: str, x, k, gamma):
+    x = finite_values(func, "x", x)
+    k = group_size(func, k, x.shape[0])
+    gamma = positive_number(func, "gamma", gamma, allow_zero=True)
+    order, v = sort_column(x)
+    center = v[(v.shape[0] - 1) // 2]
+    v -= center
+    return x, k, gamma, order, v, center
+
+
+def partition(x, k, method: str = "mdav", *, gamma: float = 0.2, _func: str | None = None) -> np.ndarray:
+    """Group labels 0..g-1 (aligned with x) of a univariate microaggregation of x.
+
+    method: 'mdav' (`mdav_partition`), 'vmdav', 'oma' or 'ranking'; gamma is V-MDAV's parameter.
+    """
+    func = _func or "partition"
+    method = choice(func, "method", method, METHODS)
+    _, k, gamma, order, v, _ = _prepare(func, x, k, gamma)
+    return unsort(order, _sorted_labels(method, order, v, k, gamma))
+
+
+def microaggregate(x, k, method: str = "mdav", representative: str = "mean", *, gamma: float = 0.2,
+                   _func: str | None = None) -> np.ndarray:
+    """Round x by univariate microaggregation: every value is replaced by the mean (or median) of its
+    group. Same as represent(x, partition(x, k, method)), computed without leaving sorted order."""
+    func = _func or f"{method}_round"
+    method = choice(func, "method", method, METHODS)
+    rep = choice(func, "representative", representative, REPRESENTATIVES)
+    _, k, gamma, order, v, center = _prepare(func, x, k, gamma)
+    lab = _sorted_labels(method, order, v, k, gamma)
+    g = int(lab.max()) + 1
+    reps = group_stats_sorted(v, lab, g, rep == "median") + center
+    return unsort(order, reps[lab])
+
+
+METHODS = ("mdav", "vmdav", "oma", "ranking")
+
+
+def mdav_partition(x, k) -> np.ndarray:
+    """Univariate MDAV (Domingo-Ferrer & Mateo-Sanz 2002; Domingo-Ferrer & Torra 2005) on one column.
+
+    Exactly the partition that the canonical multivariate MDAV heuristic produces on the single column:
+    while at least 3k values remain, the value r farthest from the mean of the remaining values forms
+    a group with its k-1 nearest, then the remaining value farthest from r forms a group with its k-1
+    nearest; with 2k..3k-1 left, one group of k around the value farthest from their mean and the rest
+    as the last group; fewer than 2k: one group. (The second farthest value is looked for among the
+    values left after r's group is formed; this differs from looking before only when equal values
+    make both choices equally far.) On sorted data every group is taken from one end, so after the
+    O(n log n) sort the partition costs O(n). Groups have k..2k-1 members.
+    """
+    return partition(x, k, "mdav", _func="mdav_partition")
+
+
+def vmdav_partition(x, k, gamma: float = 0.2) -> np.ndarray:
+    """Univariate V-MDAV (Solanas & Martinez-Balleste 2006), variable group sizes.
+
+    The centroid c of all values is computed once. While at least k values are unassigned: the
+    unassigned value e farthest from c forms a group with its k-1 nearest unassigned values; the group
+    then takes the unassigned value nearest to it while that value's distance to the group (d_in, to
+    its nearest member) is strictly below gamma times its distance to the nearest other unassigned
+    value (d_out; when no other value is unassigned the value joins), up to 2k-1 members. Fewer than k
+    values left: each joins the group whose mean (before any of them joins) is nearest, ties to the
+    group formed first; that group may then exceed 2k-1 members. O(n log n) sort, then O(n).
+    """
+    return partition(x, k, "vmdav", gamma=gamma, _func="vmdav_partition")
+
+
+def oma_partition(x, k) -> np.ndarray:
+    """Optimal univariate microaggregation (Hansen & Mukherjee 2003).
+
+    Among all partitions of the sorted values into groups of consecutive values with sizes k..2k-1
+    (an optimal partition never needs larger groups), the one with the smallest within-group sum of
+    squares, found as a shortest path over the sorted values in O(n k) after the sort.
+    """
+    return partition(x, k, "oma", _func="oma_partition")
+
+
+def ranking_partition(x, k) -> np.ndarray:
+    """Individual ranking with fixed group size: groups of k consecutive sorted values; the last group
+    also takes the n mod k remaining values (so it has k..2k-1 members)."""
+    return partition(x, k, "ranking", _func="ranking_partition")

@@ -1,0 +1,89 @@
+"""Arrow plumbing for list functions: DuckDB hands a vectorised UDF one Arrow chunk of rows, each
+row a list (the whole column of one group); we call a numpy function on the non-NULL values of every
+row and hand back lists aligned with the input, NULLs left in place.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from .._validate import fail
+
+# compute(func_name, values, *params) -> ndarray aligned with `values` (the non-NULL values)
+RowCompute = Callable[..., np.ndarray]
+
+
+def _single(arr) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        if arr.num_chunks == 1:
+            return arr.chunk(0)
+        if arr.num_chunks == 0:
+            return pa.array([], type=arr.type)
+        return pa.concat_arrays(arr.chunks)
+    return arr
+
+
+def _float_values(child: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
+    """The list child as float64 numpy (NULL slots arbitrary) and its validity (None: all valid)."""
+    if child.null_count == 0:
+        return child.to_numpy(zero_copy_only=False), None
+    valid = child.is_valid().to_numpy(zero_copy_only=False)
+    return child.fill_null(0.0).to_numpy(zero_copy_only=False), valid
+
+
+def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: int) -> Callable:
+    """Wrap `compute` as an Arrow UDF over (xs DOUBLE[], param1, param2, ...).
+
+    Per row: a NULL list gives NULL; an empty or all-NULL list comes back unchanged; otherwise NaN and
+    infinity are refused, and compute(func, non_null_values, *row_params) fills the non-NULL slots.
+    Parameters arrive as Python values (None for NULL); compute validates them.
+    """
+
+    def udf(xs, *params):
+        lists = _single(xs)
+        rows = [_single(p).to_pylist() for p in params]
+        n_rows = len(lists)
+        offsets = np.asarray(lists.offsets, dtype=np.int64)
+        base = offsets[0]
+        child = lists.values.slice(base, offsets[-1] - base)
+        values, valid = _float_values(child)
+        out = np.zeros(values.shape[0], dtype=out_type.to_pandas_dtype())
+        rel = offsets - base
+        row_null = lists.is_null().to_numpy(zero_copy_only=False) if lists.null_count else None
+        for r in range(n_rows):
+            if row_null is not None and row_null[r]:
+                continue
+            a, b = rel[r], rel[r + 1]
+            if a == b:
+                continue
+            seg = values[a:b]
+            mask = None if valid is None else valid[a:b]
+            x = seg if mask is None else seg[mask]
+            if x.shape[0] == 0:
+                continue
+            if not np.isfinite(x).all():
+                bad = x[~np.isfinite(x)][0]
+                raise fail(func, f"xs contains {float(bad)}; NaN and infinite values are refused "
+                                 "(use NULL for a missing value)")
+            result = compute(func, x, *(p[r] for p in rows))
+            if mask is None:
+                out[a:b] = result
+            else:
+                out[a:b][mask] = result
+        out_values = pa.array(out, type=out_type, mask=None if valid is None else ~valid)
+        list_offsets = pa.array(rel, type=pa.int64() if pa.types.is_large_list(lists.type) else pa.int32())
+        cls = pa.LargeListArray if pa.types.is_large_list(lists.type) else pa.ListArray
+        return cls.from_arrays(list_offsets, out_values,
+                               mask=None if row_null is None else pa.array(row_null))
+
+    udf.__name__ = f"sdc_{func}"
+    # DuckDB checks the callable's arity against the declared parameter types
+    udf.__signature__ = inspect.Signature(
+        [inspect.Parameter("xs", inspect.Parameter.POSITIONAL_ONLY)]
+        + [inspect.Parameter(f"p{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(n_params)]
+    )
+    return udf

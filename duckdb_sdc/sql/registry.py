@@ -1,0 +1,93 @@
+"""The one table of every SQL function and macro duckdb_sdc installs.
+
+Each family of methods has a module in this package with a `FUNCTIONS` list of `SqlFunction` rows;
+`REGISTRY` concatenates them. `register(con)` walks it, and the README's function reference is
+generated from it (`python -m duckdb_sdc.sql.reference`).
+
+Three kinds of rows:
+* a list function backed by a Python UDF: `udf` is set; the public name is a TEMP macro that checks
+  the list's type and calls the internal UDF `__sdc_<name>` (macros give defaults and named
+  parameters, which UDFs lack);
+* a macro whose body is generated here (`body`), for example the table form of a list function;
+* a pure-SQL macro defined in a file under `sql/` (`source`), usable from a plain DuckDB shell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+    default: str | None = None  # SQL literal; None for a required parameter
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Udf:
+    """A vectorised (Arrow) Python UDF. `types` are DuckDB type names of its parameters."""
+
+    fn: Callable
+    types: tuple[str, ...]
+    returns: str
+    side_effects: bool = False  # True for random functions, so DuckDB never folds or reuses a call
+
+
+@dataclass(frozen=True)
+class SqlFunction:
+    name: str
+    kind: str  # 'scalar', 'table' or 'aggregate': how a user calls it
+    params: tuple[Param, ...]
+    returns: str
+    doc: str
+    udf: Udf | None = None
+    body: str | None = None
+    source: str | None = None
+    example: str = ""
+    group: str = ""
+
+    @property
+    def udf_name(self) -> str:
+        return f"__sdc_{self.name}"
+
+    def signature(self) -> str:
+        parts = []
+        for p in self.params:
+            parts.append(f"{p.name} {p.type}" if p.default is None else f"{p.name} := {p.default}")
+        return f"{self.name}({', '.join(parts)})"
+
+    def macro_sql(self) -> str:
+        """CREATE statement of the public macro (for rows with `udf` or `body`)."""
+        params = ", ".join(p.name if p.default is None else f"{p.name} := {p.default}" for p in self.params)
+        if self.udf is not None:
+            first, *rest = self.params
+            args = [f"__sdc_numeric_list({first.name}, '{self.name}')"]
+            args += [f"{p.name}::VARCHAR" for p in rest]
+            body = f"{self.udf_name}({', '.join(args)})"
+            return f"CREATE OR REPLACE TEMP MACRO {self.name}({params}) AS {body}"
+        table = " TABLE" if self.kind == "table" else ""
+        return f"CREATE OR REPLACE TEMP MACRO {self.name}({params}) AS{table} {self.body}"
+
+
+ARROW_TYPES = {"DOUBLE[]": pa.list_(pa.float64()), "BIGINT[]": pa.list_(pa.int64())}
+
+
+def _collect() -> tuple[SqlFunction, ...]:
+    from . import microaggregation
+
+    rows: list[SqlFunction] = []
+    for module in (microaggregation,):
+        rows.extend(module.FUNCTIONS)
+    names = [r.name for r in rows]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise RuntimeError(f"duckdb_sdc registry: duplicate SQL names {sorted(duplicates)}")
+    return tuple(rows)
+
+
+REGISTRY: tuple[SqlFunction, ...] = _collect()

@@ -1,0 +1,27 @@
+"""Every example script and the demo run to completion (CI runs them through this test)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+def test_example_runs(script):
+    done = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip()
+
+
+def test_demo_runs_and_prints_the_summary():
+    done = subprocess.run([sys.executable, "-m", "duckdb_sdc", "demo"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "mdav_round(k = 5)" in done.stdout
+    assert "smallest group of records sharing a masked income within a region: 5" in done.stdout
