@@ -17,8 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-import pyarrow as pa
-
 
 @dataclass(frozen=True)
 class Param:
@@ -72,9 +70,6 @@ class SqlFunction:
             return f"CREATE OR REPLACE TEMP MACRO {self.name}({params}) AS {body}"
         table = " TABLE" if self.kind == "table" else ""
         return f"CREATE OR REPLACE TEMP MACRO {self.name}({params}) AS{table} {self.body}"
-
-
-ARROW_TYPES = {"DOUBLE[]": pa.list_(pa.float64()), "BIGINT[]": pa.list_(pa.int64())}
 
 
 def _collect() -> tuple[SqlFunction, ...]:
