@@ -169,3 +169,22 @@ def test_table_form_reports_a_missing_column_and_keeps_an_empty_table_empty(con)
     con.execute("INSERT INTO s VALUES (1, '2')")
     with pytest.raises(duckdb.Error, match="mdav_round: xs must be a list of numbers"):
         con.execute("SELECT * FROM mdav_round_table('s', 'x', 1)").fetchall()
+
+
+def test_large_strata_masked_concurrently_match_numpy(con):
+    # two strata of 300k values each: DuckDB's threads call the UDF at the same time and both take
+    # the two-core sort path, which runs under one lock
+    con.execute("SET threads = 2")
+    con.execute("CREATE TABLE big AS SELECT i AS id, i % 2 AS g, floor(random() * 100000) AS x "
+                "FROM range(600000) r(i)")
+    rows = con.execute("SELECT g, list(x ORDER BY id), mdav_round(list(x ORDER BY id), 5) "
+                       "FROM big GROUP BY g").fetchall()
+    assert len(rows) == 2
+    for _, xs, masked in rows:
+        np.testing.assert_allclose(masked, microaggregate(np.array(xs), 5, "mdav"), rtol=1e-12)
+
+
+def test_table_form_reads_views(con, people):
+    con.execute("CREATE VIEW north AS SELECT * FROM people WHERE region = 'north'")
+    got = con.execute("SELECT count(*), count(income) FROM oma_round_table('north', 'income', 3)").fetchall()
+    assert got == con.execute("SELECT count(*), count(income) FROM north").fetchall()
