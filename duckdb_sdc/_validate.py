@@ -111,13 +111,14 @@ def is_auto(value) -> bool:
     return isinstance(value, str) and value.strip().lower() == "auto"
 
 
-def interval_count(func: str, c, param: str = "c") -> int:
-    """Validate a number of intervals: an integer >= 1 (it may exceed the number of values)."""
+def interval_count(func: str, c, param: str = "c", *, auto: bool = True) -> int:
+    """Validate a number of intervals: an integer >= 1 (it may exceed the number of values).
+    `auto`: whether the message mentions the alternative 'auto' (checked by the caller)."""
     if c is None:
         raise fail(func, f"{param} must not be NULL")
     cc = _as_integer(func, param, c)
     if cc < 1:
-        raise fail(func, f"{param} must be >= 1 or 'auto', got {cc}")
+        raise fail(func, f"{param} must be >= 1{' or ' + repr('auto') if auto else ''}, got {cc}")
     return cc
 
 

@@ -260,7 +260,7 @@ def _check(func, method, x, c, representative, groups, centroid):
     rep = choice(func, "representative", representative, POINTS)
     opts = {}
     if method == "rbd":
-        opts["groups"] = interval_count(func, groups, "groups")
+        opts["groups"] = interval_count(func, groups, "groups", auto=False)
         opts["median_centroid"] = choice(func, "centroid", centroid, CENTROIDS) == "median"
     return method, x, c, rep, opts
 
