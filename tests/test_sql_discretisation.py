@@ -150,7 +150,7 @@ def test_constant_column_and_one_distinct_value(con):
     ("SELECT kmd_sizes([1, '-inf'::DOUBLE], 1)", "kmd_sizes: xs contains -inf"),
     ("SELECT efd_round([1, 2], 1, representative := 'mode')",
      "efd_round: representative must be one of 'mean', 'median', 'midpoint', got 'mode'"),
-    ("SELECT rbd_round([1, 2], 1, groups := 0)", "rbd_round: groups must be >= 1 or 'auto', got 0"),
+    ("SELECT rbd_round([1, 2], 1, groups := 0)", "rbd_round: groups must be >= 1, got 0"),
     ("SELECT rbd_round([1, 2], 1, centroid := 'mode')", "rbd_round: centroid must be one of 'mean', 'median', got 'mode'"),
     ("SELECT kmd_round([1, 2], 1, seed := -5)", "kmd_round: seed must be an integer in [0, 2^63), got -5"),
     ("SELECT kmd_round([1, 2], 1, stochastic := NULL)", "kmd_round: stochastic must not be NULL"),
