@@ -120,10 +120,13 @@ def _efd_sorted(v: np.ndarray, c: int) -> np.ndarray:
 
 
 def _kmd_sorted(v: np.ndarray, c: int, solver: str = "auto") -> np.ndarray:
-    u, w, start = runs_sorted(v)
+    if np.all(v[1:] != v[:-1]):  # no ties: every value is its own run
+        u, w, start = v, np.ones(v.shape[0]), None
+    else:
+        u, w, start = runs_sorted(v)
     splits = optimal_splits(u, w, c, solver=solver)
     lab = np.zeros(v.shape[0], np.int64)
-    lab[start[splits[1:-1]]] = 1
+    lab[splits[1:-1] if start is None else start[splits[1:-1]]] = 1
     np.cumsum(lab, out=lab)
     return lab
 

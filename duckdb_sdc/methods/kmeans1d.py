@@ -111,16 +111,16 @@ def _cost(W, S, Q, i, j):
 
 
 @nb.njit(cache=True, nogil=True)
-def layered(W, S, Q, idx, c):
-    """Optimal split points for c clusters over the candidate split points idx (indices into the
-    prefix arrays, idx[0] = 0 and idx[-1] = m). Returns the c + 1 split points (as positions into
-    idx) and the SSE. Divide and conquer per layer; the leftmost optimal split is kept."""
-    p = idx.shape[0] - 1  # number of elementary pieces
+def layered(W, S, Q, c):
+    """Optimal split points for c clusters of the values behind the prefix sums W, S, Q (length
+    p + 1). Returns the c + 1 split points and the SSE. Divide and conquer per layer; the leftmost
+    optimal split is kept."""
+    p = W.shape[0] - 1
     prev = np.empty(p + 1, np.float64)
     cur = np.empty(p + 1, np.float64)
     arg = np.zeros((c + 1, p + 1), np.int32)
     for j in range(p + 1):
-        prev[j] = _cost(W, S, Q, idx[0], idx[j]) if j > 0 else np.inf
+        prev[j] = _cost(W, S, Q, 0, j) if j > 0 else np.inf
     stack = np.empty((64, 4), np.int64)
     for q in range(2, c + 1):
         lo_j = q
@@ -146,7 +146,7 @@ def layered(W, S, Q, idx, c):
             bi = il
             end = min(ih, jm - 1)
             for i in range(il, end + 1):
-                val = prev[i] + _cost(W, S, Q, idx[i], idx[jm])
+                val = prev[i] + _cost(W, S, Q, i, jm)
                 if val < best:
                     best = val
                     bi = i
@@ -177,24 +177,21 @@ def layered(W, S, Q, idx, c):
 # penalised dynamic program
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _pval(E, W, S, Q, idx, i, j, lam):
-    return E[i] + _cost(W, S, Q, idx[i], idx[j]) + lam
-
-
 @nb.njit(cache=True, nogil=True)
-def penalised(W, S, Q, idx, lam):
-    """min over partitions of SSE + lam * clusters, split points restricted to idx. Returns the
-    number of clusters and the predecessor array (positions into idx)."""
-    p = idx.shape[0] - 1
-    E = np.empty(p + 1, np.float64)
-    cnt = np.zeros(p + 1, np.int64)
+def penalised(W, S, Q, lam):
+    """min over partitions of SSE + lam * clusters for the prefix sums W, S, Q (length p + 1; split
+    points anywhere). Returns the number of clusters and the predecessor array.
+
+    Candidate i's value at end point j is E[i] + w(i, j) + lam = A[i] + Q[j] + lam - (S[j] - S[i])^2
+    / (W[j] - W[i]) with A[i] = E[i] - Q[i]; comparing two candidates at the same end point j needs
+    only A, S, W at the candidates (kept in registers) and S[j], W[j]."""
+    p = W.shape[0] - 1
+    A = np.empty(p + 1, np.float64)
     pred = np.zeros(p + 1, np.int64)
     dq_c = np.empty(p + 1, np.int64)  # candidates, increasing
     dq_s = np.empty(p + 1, np.int64)  # first end point each candidate owns
     head = 0
-    tail = 0
-    E[0] = 0.0
+    A[0] = -Q[0]
     dq_c[0] = 0
     dq_s[0] = 1
     tail = 1
@@ -202,18 +199,26 @@ def penalised(W, S, Q, idx, lam):
         while tail - head >= 2 and dq_s[head + 1] <= j:
             head += 1
         a = dq_c[head]
-        E[j] = _pval(E, W, S, Q, idx, a, j, lam)
+        ds = S[j] - S[a]
+        cost = (Q[j] - Q[a]) - ds * ds / (W[j] - W[a])
+        e = A[a] + Q[a] + (cost if cost > 0.0 else 0.0) + lam
+        A[j] = e - Q[j]
         pred[j] = a
-        cnt[j] = cnt[a] + 1
         if j == p:
             break
-        # insert candidate j for end points > j
+        # insert candidate j for end points > j; j beats b at end point t when
+        # A[j] - (S[t] - S[j])^2 / (W[t] - W[j]) <= A[b] - (S[t] - S[b])^2 / (W[t] - W[b])
+        aj = A[j]
+        sj = S[j]
+        wj = W[j]
         while tail - head >= 1:
-            b = dq_c[tail - 1]
-            s = dq_s[tail - 1]
-            if s <= j:
+            t = dq_s[tail - 1]
+            if t <= j:
                 break
-            if _pval(E, W, S, Q, idx, j, s, lam) <= _pval(E, W, S, Q, idx, b, s, lam):
+            b = dq_c[tail - 1]
+            d1 = S[t] - sj
+            d2 = S[t] - S[b]
+            if aj - d1 * d1 / (W[t] - wj) <= A[b] - d2 * d2 / (W[t] - W[b]):
                 tail -= 1
             else:
                 break
@@ -223,29 +228,48 @@ def penalised(W, S, Q, idx, lam):
             tail += 1
             continue
         b = dq_c[tail - 1]
+        ab = A[b]
+        sb = S[b]
+        wb = W[b]
         lo = max(dq_s[tail - 1], j + 1)
         # the hand-over point is usually close to lo: gallop, then bisect
         step = 1
-        hi = p
-        while lo + step < p:
-            probe = lo + step
-            if _pval(E, W, S, Q, idx, j, probe, lam) <= _pval(E, W, S, Q, idx, b, probe, lam):
-                hi = probe
+        hi = p + 1  # p + 1: j never beats b
+        while lo + step <= p:
+            t = lo + step
+            d1 = S[t] - sj
+            d2 = S[t] - sb
+            if aj - d1 * d1 / (W[t] - wj) <= ab - d2 * d2 / (W[t] - wb):
+                hi = t
                 break
-            lo = probe + 1
+            lo = t + 1
             step *= 2
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if _pval(E, W, S, Q, idx, j, mid, lam) <= _pval(E, W, S, Q, idx, b, mid, lam):
-                hi = mid
+        if hi == p + 1 and lo <= p:
+            d1 = S[p] - sj
+            d2 = S[p] - sb
+            if aj - d1 * d1 / (W[p] - wj) <= ab - d2 * d2 / (W[p] - wb):
+                hi = p
             else:
-                lo = mid + 1
-        if lo == p and _pval(E, W, S, Q, idx, j, p, lam) > _pval(E, W, S, Q, idx, b, p, lam):
-            continue  # j never beats b
+                continue  # j never beats b
+        while lo < hi:
+            t = (lo + hi) // 2
+            d1 = S[t] - sj
+            d2 = S[t] - sb
+            if aj - d1 * d1 / (W[t] - wj) <= ab - d2 * d2 / (W[t] - wb):
+                hi = t
+            else:
+                lo = t + 1
+        if lo > p:
+            continue
         dq_c[tail] = j
         dq_s[tail] = lo
         tail += 1
-    return cnt[p], pred
+    count = 0
+    j = p
+    while j > 0:
+        j = pred[j]
+        count += 1
+    return count, pred
 
 
 @nb.njit(cache=True, nogil=True)
@@ -261,15 +285,15 @@ def _splits_from_pred(pred, count):
     return splits
 
 
-def _search_window(W, S, Q, idx, c, total):
+def _search_window(W, S, Q, c, total):
     """A penalty interval [a, b] whose penalties give exactly c clusters on the problem with split
-    points idx (None if none was found). Bisection on log(penalty): the count never increases with
+    points behind W, S, Q (None if none was found). Bisection on log(penalty): the count never increases with
     the penalty."""
     lo, hi = total * 1e-30, total * 2.0 + 1e-300  # count(lo) >= c (practically all points), count(hi) = 1
     found = None
     for _ in range(200):
         mid = math.sqrt(lo * hi)
-        k = penalised(W, S, Q, idx, mid)[0]
+        k = penalised(W, S, Q, mid)[0]
         if k == c:
             found = mid
             break
@@ -286,19 +310,19 @@ def _search_window(W, S, Q, idx, c, total):
     b_lo, b_hi = found, hi
     for _ in range(12):
         mid = math.sqrt(a_lo * a_hi)
-        if penalised(W, S, Q, idx, mid)[0] == c:
+        if penalised(W, S, Q, mid)[0] == c:
             a_hi = mid
         else:
             a_lo = mid
         mid = math.sqrt(b_lo * b_hi)
-        if penalised(W, S, Q, idx, mid)[0] == c:
+        if penalised(W, S, Q, mid)[0] == c:
             b_lo = mid
         else:
             b_hi = mid
     return a_hi, b_lo
 
 
-def _full_search(W, S, Q, idx, c, total, window):
+def _full_search(W, S, Q, c, total, window):
     """Split points of an optimal c-clustering via the penalty, or None when no penalty found
     gives exactly c clusters."""
     lo, hi = 0.0, math.inf  # count(lo) > c > count(hi) once both are finite and positive
@@ -309,7 +333,7 @@ def _full_search(W, S, Q, idx, c, total, window):
         lam = total / (c * c)
         step = 4.0
     for _ in range(FULL_ITERATIONS):
-        k, pred = penalised(W, S, Q, idx, lam)
+        k, pred = penalised(W, S, Q, lam)
         if k == c:
             return _splits_from_pred(pred, k)
         if k > c:
@@ -339,9 +363,8 @@ def optimal_splits(u, w, c: int, *, solver: str = "auto") -> np.ndarray:
         return np.array([0, m], dtype=np.int64)
     centre = u[(m - 1) // 2]
     W, S, Q = prefix_sums(u - centre, w)
-    full = np.arange(m + 1, dtype=np.int64)
     if solver == "layered" or (solver == "auto" and (c * m <= LAYERED_MAX_WORK or c <= 2)):
-        return layered(W, S, Q, full, c)[0]
+        return layered(W, S, Q, c)[0]
     total = _cost(W, S, Q, 0, m)
     window = None
     if m > 4 * COARSE_POINTS and c * 16 <= COARSE_POINTS:
@@ -351,10 +374,10 @@ def optimal_splits(u, w, c: int, *, solver: str = "auto") -> np.ndarray:
         by_rank = np.linspace(0, m, half + 1).astype(np.int64)
         by_value = np.searchsorted(u, np.linspace(u[0], u[-1], half + 1))
         coarse = np.unique(np.concatenate((by_rank, by_value, [0, m])))
-        window = _search_window(W, S, Q, coarse, c, total)
-    splits = _full_search(W, S, Q, full, c, total, window)
+        window = _search_window(W[coarse], S[coarse], Q[coarse], c, total)
+    splits = _full_search(W, S, Q, c, total, window)
     if splits is None:
-        return layered(W, S, Q, full, c)[0]
+        return layered(W, S, Q, c)[0]
     return splits
 
 
