@@ -99,3 +99,48 @@ def choice(func: str, param: str, value, options: tuple[str, ...]) -> str:
     if text not in options:
         raise fail(func, f"{param} must be one of {', '.join(repr(o) for o in options)}, got {show(value)}")
     return text
+
+
+# ---------------------------------------------------------------------------------------------
+# discretisation (rounding by intervals) and "auto" parameters
+
+
+def is_auto(value) -> bool:
+    """True for the text 'auto' (any case, surrounding blanks ignored): choose c or k by the
+    Freedman-Diaconis rule."""
+    return isinstance(value, str) and value.strip().lower() == "auto"
+
+
+def interval_count(func: str, c, param: str = "c", *, auto: bool = True) -> int:
+    """Validate a number of intervals: an integer >= 1 (it may exceed the number of values).
+    `auto`: whether the message mentions the alternative 'auto' (checked by the caller)."""
+    if c is None:
+        raise fail(func, f"{param} must not be NULL")
+    cc = _as_integer(func, param, c)
+    if cc < 1:
+        raise fail(func, f"{param} must be >= 1{' or ' + repr('auto') if auto else ''}, got {cc}")
+    return cc
+
+
+def flag(func: str, param: str, value) -> bool:
+    """A boolean switch; SQL hands BOOLEAN arguments over as the text 'true' or 'false'."""
+    if value is None:
+        raise fail(func, f"{param} must not be NULL")
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("true", "t", "1"):
+        return True
+    if text in ("false", "f", "0"):
+        return False
+    raise fail(func, f"{param} must be true or false, got {show(value)}")
+
+
+def seed_value(func: str, value, param: str = "seed") -> int | None:
+    """A random seed: NULL/None (fresh entropy, not reproducible) or an integer 0 <= seed < 2^63."""
+    if value is None:
+        return None
+    s = _as_integer(func, param, value)
+    if not 0 <= s < 2**63:
+        raise fail(func, f"{param} must be an integer in [0, 2^63), got {s}")
+    return s

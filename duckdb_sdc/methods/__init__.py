@@ -8,6 +8,17 @@ from __future__ import annotations
 import numpy as np
 
 from ._order import sort_column, stable_argsort
+from .discretisation import (
+    attraction_sizes,
+    discretise,
+    discretise_labels,
+    efd_round,
+    ewd_round,
+    kmd_round,
+    rbd_round,
+    stochastic_round,
+)
+from .freedman_diaconis import freedman_diaconis
 from .microaggregation import (
     METHODS,
     mdav_partition,
@@ -42,6 +53,15 @@ def ranking_round(x, k, representative: str = "mean") -> np.ndarray:
 
 __all__ = [
     "METHODS",
+    "attraction_sizes",
+    "discretise",
+    "discretise_labels",
+    "efd_round",
+    "ewd_round",
+    "freedman_diaconis",
+    "kmd_round",
+    "rbd_round",
+    "stochastic_round",
     "REPRESENTATIVES",
     "group_representatives",
     "mdav_partition",

@@ -23,8 +23,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._validate import choice, finite_values, group_size, positive_number
+from .._validate import choice, finite_values, group_size, is_auto, positive_number
 from ._order import sort_column, unsort
+from .freedman_diaconis import group_size_sorted
 from .partition import REPRESENTATIVES, group_stats_sorted
 
 
@@ -312,9 +313,15 @@ def _sorted_labels(method: str, order, v, k: int, gamma: float) -> np.ndarray:
 
 def _prepare(func: str, x, k, gamma):
     x = finite_values(func, "x", x)
-    k = group_size(func, k, x.shape[0])
+    auto = is_auto(k)
+    if not auto:
+        k = group_size(func, k, x.shape[0])
     gamma = positive_number(func, "gamma", gamma, allow_zero=True)
     order, v = sort_column(x)
+    if auto:
+        # Freedman-Diaconis: k = ceil(n / c), c = ceil(range / (2 IQR / n^(1/3))); see
+        # methods.freedman_diaconis for the fallback when IQR = 0
+        k = group_size(func, group_size_sorted(v), x.shape[0])
     center = v[(v.shape[0] - 1) // 2]
     v -= center
     return x, k, gamma, order, v, center
@@ -324,6 +331,8 @@ def partition(x, k, method: str = "mdav", *, gamma: float = 0.2, _func: str | No
     """Group labels 0..g-1 (aligned with x) of a univariate microaggregation of x.
 
     method: 'mdav' (`mdav_partition`), 'vmdav', 'oma' or 'ranking'; gamma is V-MDAV's parameter.
+    k may be 'auto': k = ceil(n / c) with c from the Freedman-Diaconis rule
+    (`freedman_diaconis.group_size_sorted`, which documents the fallback for IQR = 0).
     """
     func = _func or "partition"
     method = choice(func, "method", method, METHODS)

@@ -1,0 +1,413 @@
+"""Rounding by discretisation (Senavirathne & Torra 2019, "Rounding based continuous data
+discretization for statistical disclosure control"): partition one column into c intervals, choose
+a rounding point per interval, and replace every value by its rounding point.
+
+Methods (`METHODS`), all on the finite values of one column:
+
+* 'ewd', equal width: c intervals of width w = (max - min) / c over the observed range; value x
+  falls in interval min(floor((x - min) / w), c - 1), computed in float64 exactly so (the maximum
+  belongs to the last interval). Intervals may be empty; labels are the interval numbers 0..c-1.
+  A constant column is one interval.
+* 'efd', equal frequency: the sorted values are cut into c' = min(c, m) intervals (m = number of
+  distinct values) of about n / c' values. Cuts fall only between two different values (a group of
+  equal values is never split). Cut t (t = 1..c'-1) is placed at the gap nearest to position
+  t n / c' of the sorted values (a gap at position s separates v[s-1] < v[s]; on a tie, the lower
+  gap), moved up as little as needed to lie above cut t - 1 and down as little as needed to leave
+  one gap for each later cut. So there are always exactly c' intervals, c' < c only when there are
+  fewer than c distinct values; `efd_labels(x, c).max() + 1` shows the achieved number.
+* 'kmd', exact univariate k-means (`kmeans1d`): c' = min(c, m) intervals with the smallest total
+  within-interval sum of squares, globally optimal and deterministic.
+* 'rbd', re-sampling based discretisation (the seed paper's Algorithm 1): the sorted column is cut
+  into `groups` quantile groups (by the 'efd' rule, default 10); from each group of size g, g
+  bootstrap samples of size g are drawn (with replacement) and each sample's centroid (its mean, or
+  its median: `centroid`) is kept; the n centroids are clustered by exact k-means into
+  c' = min(c, distinct centroids) clusters, whose rounding points form the rounding set; every
+  original value is rounded to the nearest rounding point (on an exact tie, the lower one). Labels
+  are the rounding points' numbers 0..c'-1 (a point may attract no value). O(n^2 / groups) random
+  draws: meant for the data set sizes of the SDC literature, not for millions of rows.
+
+Rounding points (`POINTS`): 'mean' (default), 'median' (the mean of the two middle values for an
+even count) or 'midpoint' of each interval. The midpoint of an 'ewd' interval is the centre of its
+range [min + t w, min + (t + 1) w]; for the other methods it is (smallest + largest member) / 2.
+For 'rbd' the statistics are those of the cluster of re-sampled centroids.
+
+Set of attraction: the values that are rounded to the same point; its size is the protection that
+rounding gives each of them (`attraction_sizes`, aligned with x).
+
+Stochastic rounding (the seed paper's future work): instead of its own rounding point, each value x
+goes to one of the two rounding points r_t <= x <= r_t+1 that enclose it, to r_t+1 with probability
+(x - r_t) / (r_t+1 - r_t), so that its expected result is x itself. The rounding set is that of the
+deterministic rounding (for 'ewd' the points of the non-empty intervals). Values below the smallest
+rounding point or above the largest have a single enclosing point and go to it (the only biased
+values). Uniform draws come from NumPy's PCG64 generator seeded with `seed`, one per value in input
+order: the same input in the same order with the same seed gives the same output; seed None draws
+fresh entropy. Set-of-attraction sizes always refer to the deterministic rounding.
+
+c may be 'auto': the Freedman-Diaconis number of intervals (`freedman_diaconis`).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .._validate import choice, fail, finite_values, flag, interval_count, is_auto, seed_value
+from ._order import sort_column, unsort
+from .freedman_diaconis import intervals_sorted
+from .kmeans1d import optimal_splits, runs_sorted
+from .partition import group_stats_sorted
+
+METHODS = ("ewd", "efd", "kmd", "rbd")
+POINTS = ("mean", "median", "midpoint")
+CENTROIDS = ("mean", "median")
+DEFAULT_GROUPS = 10
+
+
+# ---------------------------------------------------------------------------------------------
+# partitions of the sorted values (labels non-decreasing along the sorted order)
+
+
+@nb.njit(cache=True, nogil=True)
+def _ewd_bins(x, lo, width, c):
+    n = x.shape[0]
+    lab = np.empty(n, np.int64)
+    for i in range(n):
+        t = np.floor((x[i] - lo) / width)
+        lab[i] = c - 1 if t >= c - 1 else np.int64(t)
+    return lab
+
+
+@nb.njit(cache=True, nogil=True)
+def _efd_cuts(gaps, n, ce):
+    """Cut positions (indices into gaps) for ce intervals: the documented nearest-gap rule."""
+    g = gaps.shape[0]
+    cuts = np.empty(ce - 1, np.int64)
+    prev = -1
+    for t in range(1, ce):
+        target = t * n  # compare gap * ce with t * n: integers, so ties are exact
+        lo = 0
+        hi = g
+        while lo < hi:  # first gap with gap * ce >= target
+            mid = (lo + hi) // 2
+            if gaps[mid] * ce >= target:
+                hi = mid
+            else:
+                lo = mid + 1
+        j = lo
+        if j == g or (j > 0 and target - gaps[j - 1] * ce <= gaps[j] * ce - target):
+            j -= 1
+        low = prev + 1
+        high = g - (ce - 1 - t)
+        if j < low:
+            j = low
+        if j > high - 1:
+            j = high - 1
+        cuts[t - 1] = j
+        prev = j
+    return cuts
+
+
+def _efd_sorted(v: np.ndarray, c: int) -> np.ndarray:
+    n = v.shape[0]
+    gaps = np.flatnonzero(v[1:] != v[:-1]) + 1
+    ce = min(c, gaps.shape[0] + 1)
+    lab = np.zeros(n, np.int64)
+    if ce > 1:
+        cut_pos = gaps[_efd_cuts(gaps, n, ce)]
+        lab[cut_pos] = 1
+        np.cumsum(lab, out=lab)
+    return lab
+
+
+def _kmd_sorted(v: np.ndarray, c: int, solver: str = "auto") -> np.ndarray:
+    if np.all(v[1:] != v[:-1]):  # no ties: every value is its own run
+        u, w, start = v, np.ones(v.shape[0]), None
+    else:
+        u, w, start = runs_sorted(v)
+    splits = optimal_splits(u, w, c, solver=solver)
+    lab = np.zeros(v.shape[0], np.int64)
+    lab[splits[1:-1] if start is None else start[splits[1:-1]]] = 1
+    np.cumsum(lab, out=lab)
+    return lab
+
+
+# ---------------------------------------------------------------------------------------------
+# rounding points
+
+
+@nb.njit(cache=True, nogil=True)
+def _midpoints_sorted(v, lab, g):
+    out = np.empty(g, np.float64)
+    n = v.shape[0]
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and lab[j + 1] == lab[i]:
+            j += 1
+        out[lab[i]] = 0.5 * (v[i] + v[j])
+        i = j + 1
+    return out
+
+
+def _points_sorted(v: np.ndarray, lab: np.ndarray, g: int, rep: str) -> np.ndarray:
+    """Rounding point of each interval 0..g-1 (all non-empty) from sorted v and its labels."""
+    if rep == "midpoint":
+        return _midpoints_sorted(v, lab, g)
+    centre = v[(v.shape[0] - 1) // 2]
+    return group_stats_sorted(v - centre, lab, g, rep == "median") + centre
+
+
+# ---------------------------------------------------------------------------------------------
+# re-sampling
+
+
+@nb.njit(cache=True, nogil=True)
+def _bootstrap_centroids(v, bounds, median, rng):
+    """For each group v[bounds[t]:bounds[t+1]] of size g: g bootstrap samples of size g, each
+    reduced to its mean or median. The group is sorted, so a sample's median is found from the
+    counts of the drawn positions."""
+    n = v.shape[0]
+    out = np.empty(n, np.float64)
+    k = 0
+    for t in range(bounds.shape[0] - 1):
+        a = bounds[t]
+        g = bounds[t + 1] - a
+        centre = v[a + (g - 1) // 2]
+        counts = np.zeros(g, np.int64)
+        for _ in range(g):
+            if not median:
+                s = 0.0
+                for _ in range(g):
+                    s += v[a + rng.integers(0, g)] - centre
+                out[k] = centre + s / g
+            else:
+                counts[:] = 0
+                for _ in range(g):
+                    counts[rng.integers(0, g)] += 1
+                lo_rank = (g - 1) // 2
+                hi_rank = g // 2
+                seen = 0
+                lo_val = 0.0
+                hi_val = 0.0
+                for p in range(g):
+                    c = counts[p]
+                    if c == 0:
+                        continue
+                    if seen <= lo_rank < seen + c:
+                        lo_val = v[a + p]
+                    if seen <= hi_rank < seen + c:
+                        hi_val = v[a + p]
+                        break
+                    seen += c
+                out[k] = 0.5 * (lo_val + hi_val) if lo_rank != hi_rank else lo_val
+            k += 1
+    return out
+
+
+def _nearest_sorted(v: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Index of the nearest point (ascending `points`) for every value; exact ties to the lower."""
+    right = np.searchsorted(points, v, side="left")
+    right = np.minimum(right, points.shape[0] - 1)
+    left = np.maximum(right - 1, 0)
+    take_left = (v - points[left]) <= (points[right] - v)
+    return np.where(take_left, left, right)
+
+
+def _rbd(v: np.ndarray, c: int, groups: int, median_centroid: bool, rep: str, rng):
+    """Labels (sorted order) and rounding points of re-sampling based discretisation."""
+    qlab = _efd_sorted(v, groups)
+    bounds = np.concatenate(([0], np.flatnonzero(np.diff(qlab)) + 1, [v.shape[0]])).astype(np.int64)
+    centroids = np.sort(_bootstrap_centroids(v, bounds, median_centroid, rng))
+    clab = _kmd_sorted(centroids, c)
+    g = int(clab[-1]) + 1
+    points = _points_sorted(centroids, clab, g, rep)
+    return _nearest_sorted(v, points), points
+
+
+# ---------------------------------------------------------------------------------------------
+# stochastic rounding
+
+
+def stochastic_round(x, points, u) -> np.ndarray:
+    """Unbiased stochastic rounding of x to the ascending rounding points, driven by uniforms u in
+    [0, 1) aligned with x: x in [r_t, r_t+1] goes to r_t+1 with probability (x - r_t) / (r_t+1 - r_t);
+    values outside [r_0, r_last] go to the nearest end point."""
+    points = np.asarray(points, dtype=np.float64)
+    if points.shape[0] == 1:
+        return np.full(x.shape[0], points[0])
+    t = np.clip(np.searchsorted(points, x, side="right") - 1, 0, points.shape[0] - 2)
+    lo, hi = points[t], points[t + 1]
+    p_up = np.clip((x - lo) / (hi - lo), 0.0, 1.0)
+    return np.where(u < p_up, hi, lo)
+
+
+# ---------------------------------------------------------------------------------------------
+# the shared driver
+
+
+class _Result:
+    """Everything one call computes: labels (input order), the rounding point of each label, and
+    how to produce the rounded values."""
+
+    def __init__(self, labels, points, rounded):
+        self.labels = labels
+        self.points = points
+        self.rounded = rounded
+
+
+def _check(func, method, x, c, representative, groups, centroid):
+    method = choice(func, "method", method, METHODS)
+    x = finite_values(func, "x", x)
+    if not is_auto(c):
+        c = interval_count(func, c)
+    rep = choice(func, "representative", representative, POINTS)
+    opts = {}
+    if method == "rbd":
+        opts["groups"] = interval_count(func, groups, "groups", auto=False)
+        opts["median_centroid"] = choice(func, "centroid", centroid, CENTROIDS) == "median"
+    return method, x, c, rep, opts
+
+
+def _run(func, method, x, c, rep, opts, stochastic, seed) -> _Result:
+    n = x.shape[0]
+    rng = np.random.default_rng(seed)
+    if n == 0:
+        empty = np.empty(0)
+        return _Result(np.empty(0, np.int64), empty, empty)
+    if method == "ewd" and not is_auto(c) and rep != "median":
+        return _run_ewd(x, c, rep, stochastic, rng)
+    order, v = sort_column(x)
+    if is_auto(c):
+        c = intervals_sorted(v)
+    if method == "ewd":
+        lo, hi = float(v[0]), float(v[-1])
+        width = (hi - lo) / c
+        bins = _ewd_bins(v, lo, width, c) if width > 0 else np.zeros(n, np.int64)
+        lab, ids = np.unique(bins, return_inverse=True)  # occupied bins, ids in sorted order
+        g = lab.shape[0]
+        points = (lo + (lab + 0.5) * width if rep == "midpoint" and width > 0
+                  else _points_sorted(v, ids, g, rep if rep != "midpoint" else "mean"))
+        labels_sorted = bins
+        ids_sorted = ids
+    elif method == "efd" or method == "kmd":
+        ids_sorted = _efd_sorted(v, c) if method == "efd" else _kmd_sorted(v, c)
+        g = int(ids_sorted[-1]) + 1
+        points = _points_sorted(v, ids_sorted, g, rep)
+        labels_sorted = ids_sorted
+    else:
+        ids_sorted, points = _rbd(v, c, opts["groups"], opts["median_centroid"], rep, rng)
+        labels_sorted = ids_sorted
+    if stochastic:
+        u = rng.random(n)[order]
+        rounded_sorted = stochastic_round(v, points, u)
+    else:
+        rounded_sorted = points[ids_sorted]
+    return _Result(unsort(order, labels_sorted), points, unsort(order, rounded_sorted))
+
+
+def _run_ewd(x, c, rep, stochastic, rng) -> _Result:
+    """Equal width without sorting (mean and midpoint points)."""
+    lo, hi = float(x.min()), float(x.max())
+    width = (hi - lo) / c
+    bins = _ewd_bins(x, lo, width, c) if width > 0 else np.zeros(x.shape[0], np.int64)
+    if c <= 4 * x.shape[0] + 1024:
+        counts = np.bincount(bins, minlength=c)
+        occupied = np.flatnonzero(counts)
+        if rep == "midpoint" and width > 0:
+            point_of_bin = lo + (np.arange(c) + 0.5) * width
+        else:
+            sums = np.bincount(bins, weights=x - lo, minlength=c)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                point_of_bin = lo + sums / counts
+        points = point_of_bin[occupied]
+        rounded = point_of_bin[bins]
+    else:  # very many (mostly empty) bins: work on the occupied ones only
+        occupied, ids = np.unique(bins, return_inverse=True)
+        if rep == "midpoint" and width > 0:
+            points = lo + (occupied + 0.5) * width
+        else:
+            points = lo + np.bincount(ids, weights=x - lo) / np.bincount(ids)
+        rounded = points[ids]
+    if stochastic:
+        rounded = stochastic_round(x, points, rng.random(x.shape[0]))
+    return _Result(bins, points, rounded)
+
+
+# ---------------------------------------------------------------------------------------------
+# numpy API
+
+
+def discretise(x, c, method: str = "efd", representative: str = "mean", *, stochastic=False,
+               seed=None, groups=DEFAULT_GROUPS, centroid: str = "mean",
+               _func: str | None = None) -> np.ndarray:
+    """Round x by discretisation into c intervals (or c = 'auto'); see the module docstring."""
+    func = _func or f"{method}_round"
+    method, x, c, rep, opts = _check(func, method, x, c, representative, groups, centroid)
+    stochastic = flag(func, "stochastic", stochastic)
+    seed = seed_value(func, seed)
+    return _run(func, method, x, c, rep, opts, stochastic, seed).rounded
+
+
+def discretise_labels(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GROUPS,
+                      centroid: str = "mean", _func: str | None = None) -> np.ndarray:
+    """Interval numbers (aligned with x) of the discretisation; see the module docstring."""
+    func = _func or f"{method}_labels"
+    method, x, c, rep, opts = _check(func, method, x, c, "mean", groups, centroid)
+    seed = seed_value(func, seed)
+    return _run(func, method, x, c, rep, opts, False, seed).labels
+
+
+def attraction_sizes(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GROUPS,
+                     centroid: str = "mean", _func: str | None = None) -> np.ndarray:
+    """For every value, the size of its set of attraction: how many values are rounded to the same
+    rounding point (deterministic rounding)."""
+    func = _func or f"{method}_sizes"
+    labels = discretise_labels(x, c, method, seed=seed, groups=groups, centroid=centroid, _func=func)
+    if labels.shape[0] == 0:
+        return labels
+    _, ids, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    return counts[ids]
+
+
+def ewd_round(x, c, representative: str = "mean", *, stochastic=False, seed=None) -> np.ndarray:
+    """Equal-width discretisation rounding (see the module docstring)."""
+    return discretise(x, c, "ewd", representative, stochastic=stochastic, seed=seed)
+
+
+def efd_round(x, c, representative: str = "mean", *, stochastic=False, seed=None) -> np.ndarray:
+    """Equal-frequency discretisation rounding; a group of equal values is never split."""
+    return discretise(x, c, "efd", representative, stochastic=stochastic, seed=seed)
+
+
+def kmd_round(x, c, representative: str = "mean", *, stochastic=False, seed=None) -> np.ndarray:
+    """Rounding by exact univariate k-means with c clusters."""
+    return discretise(x, c, "kmd", representative, stochastic=stochastic, seed=seed)
+
+
+def rbd_round(x, c, representative: str = "mean", *, groups=DEFAULT_GROUPS, centroid: str = "mean",
+              stochastic=False, seed=None) -> np.ndarray:
+    """Re-sampling based discretisation rounding (seed paper, Algorithm 1)."""
+    return discretise(x, c, "rbd", representative, stochastic=stochastic, seed=seed, groups=groups,
+                      centroid=centroid)
+
+
+def kmd_partition_sorted(v: np.ndarray, c: int, solver: str = "auto") -> np.ndarray:
+    """Labels (non-decreasing) of the exact k-means clustering of the sorted values v; `solver`
+    as in `kmeans1d.optimal_splits` (exposed for tests and benchmarks)."""
+    return _kmd_sorted(np.ascontiguousarray(v, dtype=np.float64), c, solver)
+
+
+__all__ = [
+    "CENTROIDS",
+    "METHODS",
+    "POINTS",
+    "attraction_sizes",
+    "discretise",
+    "discretise_labels",
+    "efd_round",
+    "ewd_round",
+    "kmd_partition_sorted",
+    "kmd_round",
+    "rbd_round",
+    "stochastic_round",
+]

@@ -1,0 +1,172 @@
+"""SQL rows for rounding by discretisation: <method>_round, <method>_labels, <method>_sizes and
+<method>_round_table for ewd, efd, kmd and rbd, and the Freedman-Diaconis aggregates."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..methods import discretisation as disc
+from .arrow import list_udf
+from .registry import Param, SqlFunction, Udf
+
+GROUP = "Rounding by discretisation"
+
+_DESCRIPTIONS = {
+    "ewd": ("equal-width discretisation", "c intervals of equal width over the observed range "
+                                          "(the maximum belongs to the last interval)"),
+    "efd": ("equal-frequency discretisation", "c intervals of about n/c values each; a group of equal "
+                                              "values is never split, cuts move to the nearest gap "
+                                              "between different values"),
+    "kmd": ("exact univariate k-means", "the c intervals with the smallest within-interval sum of "
+                                        "squares (globally optimal, deterministic)"),
+    "rbd": ("re-sampling based discretisation",
+            "bootstrap centroids drawn within quantile groups are clustered by exact k-means into c "
+            "rounding points, and every value goes to the nearest one (seeded)"),
+}
+
+_XS = Param("xs", "DOUBLE[]", doc="the column as a list, e.g. list(income); any numeric list type")
+_C = Param("c", "INTEGER or VARCHAR", doc="number of intervals >= 1, or 'auto' (Freedman-Diaconis)")
+_REP = Param("representative", "VARCHAR", "'mean'",
+             doc="rounding point of an interval: 'mean', 'median' or 'midpoint'")
+_STOCH = Param("stochastic", "BOOLEAN", "false",
+               doc="round to one of the two enclosing rounding points, unbiased for each value")
+_SEED = Param("seed", "BIGINT", "NULL", doc="random seed, 0 <= seed < 2^63; NULL: not reproducible")
+_GROUPS = Param("groups", "INTEGER", "10", doc="number of quantile groups re-sampled separately")
+_CENTROID = Param("centroid", "VARCHAR", "'mean'", doc="centroid of a bootstrap sample: 'mean' or 'median'")
+_TBL = Param("tbl", "VARCHAR", doc="table or view name (may be qualified: 'schema.table')")
+_COL = Param("col", "VARCHAR", doc="name of the column to mask")
+_STRATA = Param("strata", "VARCHAR or VARCHAR[]", "NULL", doc="column(s) whose groups are masked separately")
+
+
+def _round_compute(method: str):
+    def compute(func, x, c, representative, *rest):
+        if method == "rbd":
+            groups, centroid, stochastic, seed = rest
+            return disc.discretise(x, c, method, representative, stochastic=stochastic, seed=seed,
+                                   groups=groups, centroid=centroid, _func=func)
+        stochastic, seed = rest
+        return disc.discretise(x, c, method, representative, stochastic=stochastic, seed=seed, _func=func)
+
+    return compute
+
+
+def _labels_compute(method: str, sizes: bool):
+    target = disc.attraction_sizes if sizes else disc.discretise_labels
+
+    def compute(func, x, c, *rest):
+        if method == "rbd":
+            groups, centroid, seed = rest
+            return target(x, c, method, seed=seed, groups=groups, centroid=centroid, _func=func)
+        return target(x, c, method, _func=func)
+
+    return compute
+
+
+def _udf(fn, n_params: int, returns: str, pa_type, side_effects: bool) -> Udf:
+    return Udf(list_udf(fn[0], fn[1], pa_type, n_params), ("DOUBLE[]",) + ("VARCHAR",) * n_params, returns,
+               side_effects=side_effects)
+
+
+def _rows(method: str) -> list[SqlFunction]:
+    title, what = _DESCRIPTIONS[method]
+    rbd = method == "rbd"
+    extra = (_GROUPS, _CENTROID) if rbd else ()
+    names = {kind: f"{method}_{kind}" for kind in ("round", "labels", "sizes")}
+    table_name = f"{method}_round_table"
+    round_params = (_XS, _C, _REP, *extra, _STOCH, _SEED)
+    part_params = (_XS, _C, *extra, _SEED) if rbd else (_XS, _C)
+    seeded = " The re-sampling is random: pass a seed to reproduce it." if rbd else ""
+    round_fn = SqlFunction(
+        name=names["round"],
+        kind="scalar",
+        params=round_params,
+        returns="DOUBLE[]",
+        group=GROUP,
+        doc=(f"Rounds a column by {title}: {what}. Every value is replaced by its interval's rounding "
+             "point (mean, median or midpoint), or with stochastic := true by one of the two "
+             "rounding points enclosing it, chosen at random so that the expected result is the "
+             "value itself. The result is aligned with xs; NULLs stay NULL in place and join no "
+             f"interval. Use it with GROUP BY to mask strata separately.{seeded}"),
+        example=(f"SELECT region, {names['round']}(list(income), 5) FROM people GROUP BY region"),
+        udf=_udf((names["round"], _round_compute(method)), len(round_params) - 1, "DOUBLE[]",
+                 pa.float64(), side_effects=True),
+    )
+    labels_fn = SqlFunction(
+        name=names["labels"],
+        kind="scalar",
+        params=part_params,
+        returns="BIGINT[]",
+        group=GROUP,
+        doc=(f"The intervals of {names['round']}: interval numbers aligned with xs, in increasing order "
+             "of value; NULL where xs is NULL. "
+             + {"ewd": "Numbers are 0..c-1 (some intervals may be empty).",
+                "efd": "Numbers are 0..c'-1 with c' = min(c, distinct values): the maximum + 1 is "
+                       "the achieved number of intervals.",
+                "kmd": "Numbers are 0..c'-1 with c' = min(c, distinct values).",
+                "rbd": "Numbers are those of the rounding points 0..c'-1 (a point may attract no "
+                       "value)."}[method]),
+        example=f"SELECT {names['labels']}([5, 1, 9, 2, 8, 3], 3)",
+        udf=_udf((names["labels"], _labels_compute(method, False)), len(part_params) - 1, "BIGINT[]",
+                 pa.int64(), side_effects=rbd),
+    )
+    sizes_fn = SqlFunction(
+        name=names["sizes"],
+        kind="scalar",
+        params=part_params,
+        returns="BIGINT[]",
+        group=GROUP,
+        doc=(f"The set of attraction of {names['round']}: for every value, how many values of xs are "
+             "rounded to the same rounding point (deterministic rounding), which is the protection "
+             "rounding gives it; NULL where xs is NULL. list_min() of it is the smallest interval."),
+        example=f"SELECT list_min({names['sizes']}(list(income), 5)) FROM people",
+        udf=_udf((names["sizes"], _labels_compute(method, True)), len(part_params) - 1, "BIGINT[]",
+                 pa.int64(), side_effects=rbd),
+    )
+    tail = (_C, _REP, *extra, _STOCH, _SEED)
+    arg_list = ", ".join(f"{p.name}::VARCHAR" for p in tail)
+    table_fn = SqlFunction(
+        name=table_name,
+        kind="table",
+        params=(_TBL, _COL, *tail, _STRATA),
+        returns="table",
+        group=GROUP,
+        doc=(f"Table form of {names['round']}: the rows of tbl with column col replaced by its rounded "
+             "values (same column names and order; the rounded column becomes DOUBLE), optionally "
+             "rounding each stratum separately (each stratum with the same seed). Rows come back in "
+             "no particular order."),
+        example=f"SELECT * FROM {table_name}('people', 'income', 'auto', strata := 'region')",
+        body=f"FROM query(__sdc_mask_column_sql('{names['round']}', tbl, col, [{arg_list}], strata))",
+    )
+    return [round_fn, labels_fn, sizes_fn, table_fn]
+
+
+_FD_SOURCE = "sql/20_discretisation.sql"
+
+FREEDMAN_DIACONIS = [
+    SqlFunction(
+        name="fd_intervals",
+        kind="aggregate",
+        params=(Param("x", "numeric", doc="the column"),),
+        returns="BIGINT",
+        group=GROUP,
+        doc=("Number of intervals c that the Freedman-Diaconis rule gives a column, as 'auto' uses "
+             "it: c = ceil(range / (2 IQR / n^(1/3))) with linearly interpolated quartiles; when the "
+             "IQR is 0, the spread of the central 3/4, 7/8, ... 255/256 of the values (divided by "
+             "that share) replaces 2 IQR; 1 for a constant or nearly constant column. Pure SQL."),
+        example="SELECT region, fd_intervals(income) FROM people GROUP BY region",
+        source=_FD_SOURCE,
+    ),
+    SqlFunction(
+        name="fd_group_size",
+        kind="aggregate",
+        params=(Param("x", "numeric", doc="the column"),),
+        returns="BIGINT",
+        group=GROUP,
+        doc=("Minimum group size k = ceil(n / fd_intervals(x)) that 'auto' gives the microaggregation "
+             "functions. Pure SQL."),
+        example="SELECT fd_group_size(income) FROM people",
+        source=_FD_SOURCE,
+    ),
+]
+
+FUNCTIONS = [row for m in disc.METHODS for row in _rows(m)] + FREEDMAN_DIACONIS

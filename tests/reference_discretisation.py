@@ -1,0 +1,111 @@
+"""Slow, obviously correct references for rounding by discretisation: literal loops over the values,
+brute force over all partitions, and textbook Lloyd iterations."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from itertools import combinations
+
+import numpy as np
+
+
+def ewd_labels_reference(x, c):
+    """Interval of each value: min(floor((x - min) / w), c - 1), w = (max - min) / c."""
+    lo, hi = min(x), max(x)
+    if lo == hi:
+        return np.zeros(len(x), dtype=np.int64)
+    w = (hi - lo) / c
+    return np.array([min(math.floor((v - lo) / w), c - 1) for v in x], dtype=np.int64)
+
+
+def efd_labels_reference(x, c):
+    """The documented nearest-gap rule, with every gap examined for every cut."""
+    x = [float(v) for v in x]
+    n = len(x)
+    order = sorted(range(n), key=lambda i: (x[i], i))
+    v = [x[i] for i in order]
+    gaps = [s for s in range(1, n) if v[s - 1] < v[s]]
+    ce = min(c, len(gaps) + 1)
+    cuts = []
+    prev = -1
+    for t in range(1, ce):
+        allowed = range(prev + 1, len(gaps) - (ce - 1 - t))
+        # nearest to t n / ce (exact rationals), ties to the lower gap
+        best = min(allowed, key=lambda j: (abs(Fraction(gaps[j]) - Fraction(t * n, ce)), j))
+        cuts.append(gaps[best])
+        prev = best
+    labels = np.empty(n, dtype=np.int64)
+    for rank, i in enumerate(order):
+        labels[i] = sum(1 for s in cuts if s <= rank)
+    return labels
+
+
+def sse_of_labels(x, labels) -> float:
+    x = np.asarray(x, dtype=np.float64)
+    total = 0.0
+    for g in np.unique(labels):
+        part = x[labels == g]
+        total += math.fsum((part - math.fsum(part) / len(part)) ** 2)
+    return total
+
+
+def kmeans_bruteforce(x, c):
+    """All partitions of the sorted values into min(c, m) groups of consecutive values (m distinct
+    values; equal values may be split here): the smallest SSE and the list of (SSE, labels aligned
+    with x) of every partition."""
+    x = np.asarray(x, dtype=np.float64)
+    n = len(x)
+    order = np.argsort(x, kind="stable")
+    results = []
+    for cuts in combinations(range(1, n), min(c, len(np.unique(x))) - 1):
+        bounds = (0, *cuts, n)
+        labels = np.empty(n, dtype=np.int64)
+        for g, (a, b) in enumerate(zip(bounds, bounds[1:])):
+            labels[order[a:b]] = g
+        results.append((sse_of_labels(x, labels), labels))
+    return min(r[0] for r in results), results
+
+
+def lloyd(x, c, rng, iterations=100):
+    """Textbook Lloyd iterations from c distinct random values as initial centres; returns the
+    final SSE (a local optimum)."""
+    x = np.asarray(x, dtype=np.float64)
+    centres = np.sort(rng.choice(np.unique(x), size=min(c, len(np.unique(x))), replace=False))
+    for _ in range(iterations):
+        labels = np.argmin(np.abs(x[:, None] - centres[None, :]), axis=1)
+        new = np.array([x[labels == g].mean() if np.any(labels == g) else centres[g]
+                        for g in range(len(centres))])
+        if np.array_equal(new, centres):
+            break
+        centres = new
+    labels = np.argmin(np.abs(x[:, None] - centres[None, :]), axis=1)
+    return sse_of_labels(x, labels)
+
+
+def rbd_reference(x, c, groups, median_centroid, seed):
+    """Algorithm 1 of the seed paper step by step with the same random stream as the fast code:
+    quantile groups by the equal-frequency rule, for each group of size g, g samples of g positions
+    drawn by rng.integers(0, g) one at a time; exact k-means (brute force) of the sorted centroids;
+    nearest rounding point (mean of each cluster), ties to the lower point."""
+    x = np.asarray(x, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    q = efd_labels_reference(x, groups)
+    v = np.sort(x, kind="stable")
+    qs = np.sort(q, kind="stable")
+    centroids = []
+    for t in range(qs.max() + 1):
+        grp = v[qs == t]
+        g = len(grp)
+        for _ in range(g):
+            sample = [grp[rng.integers(0, g)] for _ in range(g)]
+            centroids.append(float(np.median(sample)) if median_centroid else math.fsum(sample) / g)
+    centroids = np.sort(np.array(centroids))
+    best, results = kmeans_bruteforce(centroids, c)
+    labels = min((r for r in results if r[0] <= best * (1 + 1e-12) + 1e-12), key=lambda r: r[0])[1]
+    points = np.array([centroids[labels == g].mean() for g in range(labels.max() + 1)])
+    out = []
+    for val in x:
+        d = np.abs(points - val)
+        out.append(points[int(np.flatnonzero(d == d.min())[0])])
+    return np.array(out), points

@@ -1,0 +1,348 @@
+"""Rounding by discretisation (numpy layer) against slow references, and its documented properties."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from duckdb_sdc import SdcError
+from duckdb_sdc.methods import discretisation as disc
+from duckdb_sdc.methods import kmeans1d, microaggregate, partition
+from duckdb_sdc.methods.freedman_diaconis import freedman_diaconis, group_size_sorted, intervals_sorted
+from reference_discretisation import (
+    efd_labels_reference,
+    ewd_labels_reference,
+    kmeans_bruteforce,
+    lloyd,
+    rbd_reference,
+    sse_of_labels,
+)
+
+
+def _inputs(seed: int, count: int, max_n: int = 40):
+    """Integer data with many ties, integer data with few, continuous data of any scale."""
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        n = int(rng.integers(1, max_n + 1))
+        kind = i % 3
+        if kind == 0:
+            x = rng.integers(0, max(2, n // 3), n).astype(float)
+        elif kind == 1:
+            x = rng.integers(-1000, 1000, n).astype(float)
+        else:
+            x = rng.normal(0, 1, n) * 10.0 ** rng.integers(-3, 4)
+        c = int(rng.integers(1, 9))
+        yield x, c
+
+
+# --- equal width and equal frequency ----------------------------------------------------------
+
+
+def test_ewd_labels_equal_the_literal_formula():
+    for x, c in _inputs(seed=1, count=2000):
+        np.testing.assert_array_equal(disc.discretise_labels(x, c, "ewd"), ewd_labels_reference(x, c),
+                                      err_msg=f"x={x.tolist()} c={c}")
+
+
+def test_ewd_maximum_is_in_the_last_interval_and_points_are_interval_statistics():
+    x = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 10.0])
+    assert disc.discretise_labels(x, 5, "ewd").tolist() == [0, 0, 1, 1, 2, 4]
+    assert disc.ewd_round(x, 5).tolist() == [0.5, 0.5, 2.5, 2.5, 4.0, 10.0]
+    assert disc.ewd_round(x, 5, "midpoint").tolist() == [1.0, 1.0, 3.0, 3.0, 5.0, 9.0]
+    assert disc.ewd_round(x, 5, "median").tolist() == [0.5, 0.5, 2.5, 2.5, 4.0, 10.0]
+
+
+def test_ewd_with_many_more_intervals_than_values():
+    x = np.array([0.0, 1.0, 1.0, 5.0])
+    labels = disc.discretise_labels(x, 10**9, "ewd")
+    assert labels.tolist() == [0, 200_000_000, 200_000_000, 10**9 - 1]
+    np.testing.assert_array_equal(disc.ewd_round(x, 10**9), x)
+    np.testing.assert_allclose(disc.ewd_round(x, 10**9, "midpoint"), x, atol=1e-8)
+
+
+def test_efd_labels_equal_the_literal_rule():
+    for x, c in _inputs(seed=2, count=2000):
+        np.testing.assert_array_equal(disc.discretise_labels(x, c, "efd"), efd_labels_reference(x, c),
+                                      err_msg=f"x={x.tolist()} c={c}")
+
+
+def test_efd_never_splits_a_tie_group_and_reaches_min_of_c_and_distinct_values():
+    for x, c in _inputs(seed=3, count=1000, max_n=200):
+        labels = disc.discretise_labels(x, c, "efd")
+        for value in np.unique(x):
+            assert len(set(labels[x == value].tolist())) == 1
+        assert labels.max() + 1 == min(c, len(np.unique(x)))
+        assert sorted(set(labels.tolist())) == list(range(labels.max() + 1))
+
+
+def test_efd_intervals_have_about_n_over_c_values_without_ties():
+    x = np.random.default_rng(4).normal(size=1003)
+    sizes = np.bincount(disc.discretise_labels(x, 10, "efd"))
+    assert sizes.tolist() == [100, 101, 100, 100, 100, 101, 100, 100, 101, 100]
+
+
+def test_efd_boundaries_move_to_the_nearest_gap():
+    # n = 8, c = 2: ideal cut at sorted position 4 lies inside the run of 3s (positions 2..5); the
+    # gaps are at 2 and 6, equally far: the lower one wins
+    x = np.array([1, 2, 3, 3, 3, 3, 4, 5.0])
+    assert disc.discretise_labels(x, 2, "efd").tolist() == [0, 0, 1, 1, 1, 1, 1, 1]
+    # one more 3 moves the nearest gap up
+    x = np.array([1, 3, 3, 3, 3, 4, 5, 6.0])
+    assert disc.discretise_labels(x, 2, "efd").tolist() == [0, 0, 0, 0, 0, 1, 1, 1]
+
+
+# --- exact k-means ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", ["auto", "layered", "penalised"])
+def test_kmd_sse_equals_brute_force_for_small_n(solver):
+    rng = np.random.default_rng(5)
+    for x, c in _inputs(seed=6, count=700, max_n=12):
+        v = np.sort(x)
+        labels = disc.kmd_partition_sorted(v, c, solver)
+        best, _ = kmeans_bruteforce(x, c)
+        got = sse_of_labels(v, labels)
+        assert got == pytest.approx(best, rel=1e-9, abs=1e-9 * (1 + float(np.var(x)) * len(x))), \
+            f"x={x.tolist()} c={c}"
+        assert labels.max() + 1 == min(c, len(np.unique(x)))
+    del rng
+
+
+def test_kmd_labels_equal_brute_force_where_the_optimum_is_unique():
+    compared = 0
+    for x, c in _inputs(seed=7, count=900, max_n=11):
+        best, results = kmeans_bruteforce(x, c)
+        near = [r for r in results if r[0] <= best + 1e-7 * (1 + best)]
+        distinct = {tuple(r[1].tolist()) for r in near}
+        if len(distinct) != 1:
+            continue  # several optimal partitions: the SSE test covers these
+        compared += 1
+        np.testing.assert_array_equal(disc.discretise_labels(x, c, "kmd"), near[0][1],
+                                      err_msg=f"x={x.tolist()} c={c}")
+    assert compared > 300
+
+
+def test_kmd_solvers_agree_on_larger_inputs_and_never_lose_to_lloyd():
+    rng = np.random.default_rng(8)
+    for i in range(40):
+        n = int(rng.integers(50, 3000))
+        x = (rng.integers(0, 60, n).astype(float) if i % 2 else rng.lognormal(3, 1, n))
+        c = int(rng.integers(2, 30))
+        v = np.sort(x)
+        sse = {s: sse_of_labels(v, disc.kmd_partition_sorted(v, c, s)) for s in ("layered", "penalised")}
+        assert sse["penalised"] == pytest.approx(sse["layered"], rel=1e-9)
+        for _ in range(3):
+            assert sse["layered"] <= lloyd(x, c, rng) * (1 + 1e-12)
+
+
+def test_kmd_penalised_solver_with_a_coarse_penalty_search(monkeypatch):
+    monkeypatch.setattr(kmeans1d, "COARSE_POINTS", 256)
+    rng = np.random.default_rng(9)
+    for x in (rng.lognormal(0, 1.5, 5000), rng.normal(size=4000), rng.integers(0, 3000, 6000) * 1.0):
+        v = np.sort(x)
+        for c in (3, 10):
+            a = sse_of_labels(v, disc.kmd_partition_sorted(v, c, "penalised"))
+            b = sse_of_labels(v, disc.kmd_partition_sorted(v, c, "layered"))
+            assert a == pytest.approx(b, rel=1e-9)
+
+
+def test_kmd_more_clusters_than_distinct_values_gives_one_per_value():
+    x = np.array([3, 1, 3, 2, 1, 3.0])
+    assert disc.discretise_labels(x, 10, "kmd").tolist() == [2, 0, 2, 1, 0, 2]
+    np.testing.assert_array_equal(disc.kmd_round(x, 10), x)
+
+
+def test_kmd_is_invariant_to_shift_and_scale():
+    x = np.random.default_rng(10).lognormal(2, 1, 2000).round(1)
+    labels = disc.discretise_labels(x, 7, "kmd")
+    np.testing.assert_array_equal(disc.discretise_labels(x + 1e9, 7, "kmd"), labels)
+    np.testing.assert_array_equal(disc.discretise_labels(x * 1e-6, 7, "kmd"), labels)
+
+
+# --- re-sampling ------------------------------------------------------------------------------
+
+
+def test_rbd_equals_algorithm_1_step_by_step():
+    rng = np.random.default_rng(11)
+    for i in range(120):
+        n = int(rng.integers(1, 10))
+        x = rng.integers(0, 6, n).astype(float) if i % 2 else rng.normal(size=n)
+        c = int(rng.integers(1, 5))
+        groups = int(rng.integers(1, 4))
+        median = bool(i % 3 == 0)
+        seed = int(rng.integers(0, 1000))
+        expected, _ = rbd_reference(x, c, groups, median, seed)
+        got = disc.rbd_round(x, c, groups=groups, centroid="median" if median else "mean", seed=seed)
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12,
+                                   err_msg=f"x={x.tolist()} c={c} groups={groups} seed={seed}")
+
+
+def test_rbd_rounds_to_the_nearest_point_and_reproduces_with_a_seed():
+    x = np.random.default_rng(12).exponential(12.5, 500)
+    a = disc.rbd_round(x, 5, seed=7)
+    np.testing.assert_array_equal(a, disc.rbd_round(x, 5, seed=7))
+    assert not np.array_equal(a, disc.rbd_round(x, 5, seed=8))
+    points = np.unique(a)
+    assert len(points) <= 5
+    labels = disc.discretise_labels(x, 5, "rbd", seed=7)
+    assert labels.max() < 5
+    # every value is at least as close to its point as to any other point that some value uses
+    dist = np.abs(x[:, None] - points[None, :])
+    assert np.all(np.abs(x - a) <= dist.min(axis=1) + 1e-12)
+
+
+# --- rounding points, sets of attraction, determinism -------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["ewd", "efd", "kmd"])
+def test_points_are_the_mean_median_or_midpoint_of_each_interval(method):
+    for x, c in _inputs(seed=13, count=300):
+        labels = disc.discretise_labels(x, c, method)
+        for rep in disc.POINTS:
+            out = disc.discretise(x, c, method, rep)
+            for g in np.unique(labels):
+                members = x[labels == g]
+                if rep == "mean":
+                    expected = members.mean()
+                elif rep == "median":
+                    expected = np.median(members)
+                elif method == "ewd" and x.min() < x.max():
+                    w = (x.max() - x.min()) / c
+                    expected = x.min() + (g + 0.5) * w
+                else:
+                    expected = (members.min() + members.max()) / 2
+                np.testing.assert_allclose(out[labels == g], expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", disc.METHODS)
+def test_attraction_sizes_count_the_values_sharing_a_rounding_point(method):
+    for x, c in _inputs(seed=14, count=200):
+        sizes = disc.attraction_sizes(x, c, method, seed=1)
+        out = disc.discretise(x, c, method, seed=1)
+        for i in range(len(x)):
+            assert sizes[i] == np.sum(out == out[i])
+
+
+@pytest.mark.parametrize("method", ["ewd", "efd", "kmd"])
+def test_deterministic_methods_are_deterministic_and_ignore_the_seed(method):
+    x = np.random.default_rng(15).lognormal(5, 1, 3000).round()
+    a = disc.discretise(x, 8, method)
+    np.testing.assert_array_equal(a, disc.discretise(x, 8, method, seed=1))
+    np.testing.assert_array_equal(a, disc.discretise(x.copy(), 8, method))
+
+
+# --- stochastic rounding ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["ewd", "efd", "kmd"])
+def test_stochastic_rounding_is_unbiased_and_stays_between_the_enclosing_points(method):
+    rng = np.random.default_rng(16)
+    x = rng.normal(50, 10, 300)
+    det = disc.discretise(x, 6, method, seed=0)
+    points = np.unique(det)
+    draws = np.array([disc.discretise(x, 6, method, stochastic=True, seed=s) for s in range(400)])
+    inside = (x >= points[0]) & (x <= points[-1])
+    below = np.searchsorted(points, x, side="right") - 1
+    for i in np.flatnonzero(inside):
+        lo = points[below[i]]
+        hi = points[min(below[i] + 1, len(points) - 1)]
+        assert set(np.unique(draws[:, i])) <= {lo, hi}
+        # a draw has standard deviation <= (hi - lo) / 2; the mean of 400 draws is within 5 of
+        # its standard errors of x (fixed seeds: deterministic; failure probability < 1e-6 per value)
+        assert abs(draws[:, i].mean() - x[i]) <= 5 * (hi - lo) / 2 / math.sqrt(400) + 1e-12
+    np.testing.assert_array_equal(draws[:, ~inside], np.broadcast_to(det[~inside], draws[:, ~inside].shape))
+
+
+def test_stochastic_rbd_goes_to_one_of_the_two_enclosing_points_of_its_own_rounding_set():
+    # the seed drives the re-sampling too, so the rounding set differs from seed to seed;
+    # unbiasedness given the rounding set is the kernel's (test_stochastic_kernel_...)
+    x = np.random.default_rng(19).normal(50, 10, 300)
+    for seed in range(20):
+        points = np.unique(disc.rbd_round(x, 6, seed=seed))
+        out = disc.rbd_round(x, 6, stochastic=True, seed=seed)
+        t = np.clip(np.searchsorted(points, x, side="right") - 1, 0, len(points) - 1)
+        hi = points[np.minimum(t + 1, len(points) - 1)]
+        assert np.all((out == points[t]) | (out == hi))
+
+
+def test_stochastic_rounding_reproduces_with_a_seed_and_differs_with_another():
+    x = np.random.default_rng(17).uniform(0, 1, 1000)
+    for method in disc.METHODS:
+        a = disc.discretise(x, 5, method, stochastic=True, seed=3)
+        np.testing.assert_array_equal(a, disc.discretise(x, 5, method, stochastic=True, seed=3))
+        assert not np.array_equal(a, disc.discretise(x, 5, method, stochastic=True, seed=4))
+
+
+def test_stochastic_kernel_converges_to_each_value():
+    points = np.array([0.0, 1.0, 4.0])
+    x = np.array([0.25, 0.5, 1.0, 2.5, 3.9])
+    rng = np.random.default_rng(18)
+    draws = np.array([disc.stochastic_round(x, points, rng.random(5)) for _ in range(20000)])
+    # standard error <= 1.5 / sqrt(20000) ~ 0.011; tolerance 0.05
+    np.testing.assert_allclose(draws.mean(axis=0), x, atol=0.05)
+
+
+# --- Freedman-Diaconis ------------------------------------------------------------------------
+
+
+def test_freedman_diaconis_formula():
+    x = np.arange(1.0, 1001.0)  # IQR = 499.5, n^(1/3) = 10, width = 99.9, range 999
+    assert freedman_diaconis(x) == 10
+    assert group_size_sorted(x) == 100
+    np.testing.assert_array_equal(disc.discretise(x, "auto", "efd"), disc.discretise(x, 10, "efd"))
+    np.testing.assert_array_equal(microaggregate(x, "auto", "mdav"), microaggregate(x, 100, "mdav"))
+    np.testing.assert_array_equal(partition(x, "AUTO ", "oma"), partition(x, 100, "oma"))
+
+
+def test_freedman_diaconis_fallback_when_iqr_is_zero():
+    x = np.sort(np.r_[np.zeros(800), np.arange(1.0, 201.0)])
+    # IQR = 0; central 3/4: q(7/8) - q(1/8) = 75.125 - 0 -> 2 IQR replaced by 75.125 / 0.75
+    assert x[874] + 0.125 * (x[875] - x[874]) == 75.125
+    assert intervals_sorted(x) == math.ceil(200 / (75.125 / 0.75 / 1000 ** (1 / 3))) == 20
+    assert intervals_sorted(np.r_[np.zeros(999), 5.0]) == 1  # all central ranges are 0
+    assert intervals_sorted(np.full(10, 3.0)) == 1
+    assert intervals_sorted(np.array([2.0])) == 1
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: disc.efd_round([1, 2], 0), "efd_round: c must be >= 1 or 'auto', got 0"),
+    (lambda: disc.kmd_round([1, 2], -3), "kmd_round: c must be >= 1 or 'auto', got -3"),
+    (lambda: disc.ewd_round([1, 2], 1.5), "ewd_round: c must be an integer, got 1.5"),
+    (lambda: disc.ewd_round([1, 2], "many"), "ewd_round: c must be an integer, got 'many'"),
+    (lambda: disc.ewd_round([1, 2], None), "ewd_round: c must not be NULL"),
+    (lambda: disc.efd_round([1, np.nan], 1), "efd_round: x contains nan"),
+    (lambda: disc.efd_round([1, 2], 1, "mode"),
+     "efd_round: representative must be one of 'mean', 'median', 'midpoint', got 'mode'"),
+    (lambda: disc.rbd_round([1, 2], 1, groups=0), "rbd_round: groups must be >= 1"),
+    (lambda: disc.rbd_round([1, 2], 1, centroid="midpoint"), "rbd_round: centroid must be one of"),
+    (lambda: disc.kmd_round([1, 2], 1, seed=-1), "kmd_round: seed must be an integer in [0, 2^63), got -1"),
+    (lambda: disc.kmd_round([1, 2], 1, stochastic="maybe"), "kmd_round: stochastic must be true or false"),
+])
+def test_bad_input_gives_a_clear_error(call, message):
+    with pytest.raises(SdcError) as info:
+        call()
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("method", disc.METHODS)
+def test_constant_column_and_single_value(method):
+    for x in (np.full(7, 4.5), np.array([4.5])):
+        for c in (1, 3, "auto"):
+            assert disc.discretise_labels(x, c, method, seed=1).tolist() == [0] * len(x)
+            np.testing.assert_array_equal(disc.discretise(x, c, method, seed=1), x)
+            np.testing.assert_array_equal(disc.discretise(x, c, method, stochastic=True, seed=1), x)
+
+
+def test_kmd_penalised_falls_back_to_layers_when_no_penalty_gives_c_clusters():
+    # four equally spaced values: SSE is 5, 1, 0.5, 0 for 1..4 clusters, not strictly convex at 3,
+    # so no penalty makes 3 clusters strictly best
+    u = np.array([0.0, 1.0, 2.0, 3.0])
+    W, S, Q = kmeans1d.prefix_sums(u - 1.0, np.ones(4))
+    assert kmeans1d._full_search(W, S, Q, 3, kmeans1d._cost(W, S, Q, 0, 4), None) is None
+    labels = disc.kmd_partition_sorted(u, 3, "penalised")
+    assert labels.max() == 2 and sse_of_labels(u, labels) == 0.5
