@@ -64,7 +64,7 @@ from collections.abc import Mapping
 import numba as nb
 import numpy as np
 
-from .._validate import _as_integer, fail, finite_values, group_size, positive_number
+from .._validate import _as_integer, fail, finite_values, group_size, positive_number, show
 from ._order import sort_column, unsort
 from .noise import laplace_mechanism
 
@@ -90,11 +90,16 @@ def _bound(func: str, name: str, value) -> float | None:
     return v
 
 
+def _shown(value) -> str:
+    return "NULL" if value is None else show(value)
+
+
 def _domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | None]:
     lo, hi = _bound(func, "lb", lb), _bound(func, "ub", ub)
     if required and (lo is None or hi is None):
         raise fail(func, "lb and ub are required: the sensitivity is defined by the domain [lb, ub] "
-                         f"(bounds taken from the data would void the guarantee), got lb = {lb}, ub = {ub}")
+                         f"(bounds taken from the data would void the guarantee), got lb = {_shown(lb)}, "
+                         f"ub = {_shown(ub)}")
     if lo is not None and hi is not None and not lo < hi:
         raise fail(func, f"lb = {lo:g} must be smaller than ub = {hi:g}")
     return lo, hi
