@@ -70,6 +70,14 @@ def test_without_a_seed_every_call_draws_fresh_noise(con, people):
     assert d == e
 
 
+def test_random_functions_are_registered_with_side_effects(con):
+    rows = dict(con.execute("SELECT function_name, has_side_effects FROM duckdb_functions() "
+                            "WHERE function_name IN ('__sdc_idp_cbls', '__sdc_idp_ls', '__sdc_dp_um', "
+                            "'__sdc_dp_laplace', '__sdc_idp_sensitivity')").fetchall())
+    assert rows == {"__sdc_idp_cbls": True, "__sdc_idp_ls": True, "__sdc_dp_um": True,
+                    "__sdc_dp_laplace": True, "__sdc_idp_sensitivity": False}
+
+
 def test_a_cluster_shares_one_released_value(con):
     got = con.execute("SELECT idp_cbls([1, 2, 3, 10, 11, 12, 20, 21, 22, 23], 3, 1.0)").fetchall()[0][0]
     assert got[0] == got[1] == got[2] and got[3] == got[4] == got[5] and len(set(got[6:])) == 1

@@ -21,10 +21,12 @@ The construction (every step is exact integer arithmetic on uniformly random bit
    for rounding to the nearest integer), so every output's probability changes by a factor of at
    most 2^((N - 1) / T) <= e^epsilon: pure epsilon-DP, with no floating-point caveat on the output.
    Its scale is T g / ln 2 = D' / epsilon * (1 + at most 3 ln 2 / (epsilon T)), within a relative
-   3e-6 of the nominal D / epsilon, and the grid step is about 1e-6 of the scale.
-3. Sampling Z (after Canonne, Kamath & Steinke, "The discrete Gaussian for differential privacy",
-   NeurIPS 2020, who sample a discrete Laplace as a sign and a geometric magnitude, rejecting the
-   negative zero). A geometric magnitude M with P(M = m) proportional to q^m, q = 2^(-1/T), splits
+   3e-6 of the nominal D / epsilon, and the grid step is ln 2 / T <= epsilon 2^-20 of the scale
+   (about 1e-6 of it for epsilon = 1, less for smaller epsilon).
+3. Sampling Z. Discrete Laplace noise is the geometric mechanism of Ghosh, Roughgarden &
+   Sundararajan ("Universally utility-maximizing privacy mechanisms", STOC 2009); it is sampled as a
+   sign and a geometric magnitude, rejecting the negative zero, as in Canonne, Kamath & Steinke
+   ("The discrete Gaussian for differential privacy", NeurIPS 2020). A geometric magnitude M with P(M = m) proportional to q^m, q = 2^(-1/T), splits
    as M = U + T V with U and V independent: V counts the zero bits before the first one bit of the
    random stream (P(V = v) = 2^-(v+1), because q^T = 1/2), and U in [0, T) has P(U = u)
    proportional to q^u, which factorises over the j bits of u: bit i is an independent

@@ -11,7 +11,7 @@ from .registry import Param, SqlFunction, Udf
 
 GROUP = "Differential privacy on microaggregated data"
 
-_SAFETY = ("Noise: exact discrete Laplace on a grid about 1e-6 of the noise scale, from the operating "
+_SAFETY = ("Noise: exact discrete Laplace on a grid at most epsilon * 1e-6 of the noise scale, from the operating "
            "system's randomness, one draw per cluster shared by its members (never a float Laplace "
            "sampler, whose low-order bits leak; Mironov 2012). Without a seed every call draws new noise "
            "(never cached or folded); a seed makes the release repeat exactly and voids the guarantee. "
