@@ -101,7 +101,7 @@ def _domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | No
                          f"(bounds taken from the data would void the guarantee), got lb = {_shown(lb)}, "
                          f"ub = {_shown(ub)}")
     if lo is not None and hi is not None and not lo < hi:
-        raise fail(func, f"lb = {lo:g} must be smaller than ub = {hi:g}")
+        raise fail(func, f"lb = {show(lb)} must be smaller than ub = {show(ub)}")
     return lo, hi
 
 
