@@ -73,10 +73,10 @@ class SqlFunction:
 
 
 def _collect() -> tuple[SqlFunction, ...]:
-    from . import discretisation, microaggregation
+    from . import discretisation, dp, microaggregation
 
     rows: list[SqlFunction] = []
-    for module in (microaggregation, discretisation):
+    for module in (microaggregation, discretisation, dp):
         rows.extend(module.FUNCTIONS)
     names = [r.name for r in rows]
     duplicates = {n for n in names if names.count(n) > 1}

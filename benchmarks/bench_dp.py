@@ -1,0 +1,88 @@
+"""DP / iDP releases end to end in SQL, against DuckDB's own ORDER BY of the same column.
+
+    .venv/bin/python benchmarks/bench_dp.py [--rows 1000000 10000000] [--repeat 3]
+
+For every size: a table t(id BIGINT, x DOUBLE) of lognormal values; the baseline is
+`CREATE TABLE s AS SELECT x FROM t ORDER BY x`. Each mechanism is timed, noise sampling included
+(operating-system randomness, no seed), as the table form
+`CREATE TABLE m AS SELECT * FROM <mechanism>_table('t', 'x', ...)` (all columns back, x released) and
+as the list form over (id, x) structs. Best of --repeat runs; the ratio is mechanism / ORDER BY.
+Then the noise sampler alone: draws per second of the exact discrete Laplace sampler, beside
+NumPy's float Laplace (unsafe: shown for scale only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import duckdb_sdc
+from duckdb_sdc.methods import noise
+
+CASES = [  # (mechanism, arguments after the column)
+    ("idp_cbls", "5, 1.0"),
+    ("idp_cbls", "50, 1.0"),
+    ("idp_cbls", "5, 0.01"),
+    ("idp_ls", "5, 1.0, 0, 1e7"),
+    ("dp_um", "5, 1.0, 0, 1e7"),
+    ("dp_laplace", "1.0, 0, 1e7"),
+]
+
+LIST_FORM = ("CREATE OR REPLACE TABLE m AS SELECT unnest(l).id AS id, "
+             "unnest({name}(list_transform(l, lambda s: s.x), {args})) AS x "
+             "FROM (SELECT list(struct_pack(id := id, x := x)) AS l FROM t)")
+TABLE_FORM = "CREATE OR REPLACE TABLE m AS SELECT * FROM {name}_table('t', 'x', {args})"
+
+
+def best_of(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    con = duckdb_sdc.connect()
+    con.execute("SET enable_progress_bar = false")
+    con.execute("CREATE TABLE warm AS SELECT random() AS x FROM range(1000)")
+    for name, a in CASES:  # load compiled code before timing
+        con.execute(f"SELECT {name}(list(x), {a}) FROM warm").fetchall()
+    header = f"{'rows':>11} {'mechanism':>10} {'arguments':>16} {'form':>6} {'seconds':>8} {'ORDER BY':>9} {'ratio':>6}"
+    print(header)
+    print("-" * len(header))
+    for n in args.rows:
+        con.execute(f"CREATE OR REPLACE TABLE t AS SELECT i AS id, exp(9 + 1.2 * sqrt(-2 * ln(random())) "
+                    f"* cos(2 * pi() * random())) AS x FROM range({n}) r(i)")
+        base = best_of(lambda: con.execute("CREATE OR REPLACE TABLE s AS SELECT x FROM t ORDER BY x"), args.repeat)
+        for name, a in CASES:
+            for form, template in (("table", TABLE_FORM), ("list", LIST_FORM)):
+                sql = template.format(name=name, args=a)
+                secs = best_of(lambda: con.execute(sql), args.repeat)
+                print(f"{n:>11,} {name:>10} {a:>16} {form:>6} {secs:>8.2f} {base:>9.2f} {secs / base:>6.2f}",
+                      flush=True)
+    con.close()
+
+    print("\nnoise sampler alone (one draw per cluster; 2M draws = 10M rows with k = 5)")
+    draws = 2_000_000
+    for eps in (1.0, 0.01):
+        j = noise.precision_exponent(eps)
+        secs = best_of(lambda: noise.discrete_laplace(draws, j, noise.RandomWords()), args.repeat)
+        print(f"  exact discrete Laplace, epsilon = {eps:<5} (j = {j}): {draws / secs / 1e6:6.1f} M draws/s")
+    words = best_of(lambda: noise.RandomWords()(draws * 8), args.repeat)
+    print(f"  os.urandom alone: {draws * 64 / words / 1e6:6.0f} MB/s")
+    rng = np.random.default_rng()
+    secs = best_of(lambda: rng.laplace(0.0, 1.0, draws), args.repeat)
+    print(f"  numpy float Laplace (unsafe, for scale): {draws / secs / 1e6:6.1f} M draws/s")
+
+
+if __name__ == "__main__":
+    main()

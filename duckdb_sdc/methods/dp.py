@@ -1,0 +1,316 @@
+"""Differentially private releases of one numeric attribute, with and without microaggregation.
+
+The seed paper: J. Soria-Comas, D. Sanchez, J. Domingo-Ferrer, S. Martinez, L. Del Vasto-Terrientes,
+"Conciliating privacy and utility in data releases via individual differential privacy and
+microaggregation", Transactions on Data Privacy 18(1):29-50, 2025 (arXiv:2312.13712). Each attribute
+is released on its own: its values are clamped to the declared domain [lb, ub], grouped by
+individual ranking microaggregation (sort, then clusters of k consecutive values; the last cluster
+also takes the n mod k remaining values), and every member of a cluster receives the same noised
+centroid; outputs are clamped to [lb, ub]. The noise is Laplace with scale sensitivity / epsilon,
+one draw per cluster, sampled safely (`duckdb_sdc.methods.noise`: a grid point with exact discrete
+Laplace noise from operating-system randomness, never a float Laplace sampler).
+
+Neighbouring data sets differ in the value of one record (bounded neighbours, same n). What each
+mechanism guarantees, per attribute and with budget epsilon:
+
+* `dp_laplace` (the baseline; no microaggregation): each value + Laplace((ub - lb) / epsilon).
+  epsilon-differential privacy (Dwork, McSherry, Nissim & Smith 2006).
+* `dp_um`: centroid + Laplace(GS / epsilon) with GS = (ub - lb) / |C|. epsilon-differential
+  privacy, also when the record's change moves values between clusters: the sorted column moves by
+  at most ub - lb in L1 when one value changes, and the clusters are fixed ranges of ranks, so the
+  centroids move by at most sum_C |change of C's sum| / |C|, which the per-cluster scales absorb
+  (Sanchez, Domingo-Ferrer, Martinez & Soria-Comas, "Utility-preserving differentially private data
+  releases via individual ranking microaggregation", Information Fusion 30, 2016).
+* `idp_ls`: centroid + Laplace(LS / epsilon) with the local sensitivity of the centroid at the
+  actual data, LS = max(ub - min(C), max(C) - lb) / |C|. epsilon-individual differential privacy
+  (Soria-Comas, Domingo-Ferrer, Sanchez & Megias, "Individual differential privacy: a
+  utility-preserving formulation of differential privacy guarantees", IEEE TIFS 12(6), 2017): the
+  release from the actual data set D and the release that the same mechanism (same noise scales)
+  would give on any neighbour D' are e^epsilon-indistinguishable. It is a guarantee for the
+  individuals in D, not for every pair of data sets: the noise scale depends on D and is not
+  itself protected. It holds for the fixed clustering of D (the changed record stays in its
+  cluster), as in the paper.
+* `idp_cbls`: before taking the mean, one smallest value of the cluster is replaced by the second
+  smallest and one largest by the second largest. For sorted cluster values x(1) <= ... <= x(m),
+  m >= 3, the local sensitivity of this mean (any single-record change to any real value) is
+      max(2 x(m) + x(3) - 2 x(2) - x(m-1), 2 x(m-1) + x(2) - 2 x(1) - x(m-2)) / m,
+  attained by moving x(1) to +infinity or x(m) to -infinity. It needs no domain; a domain, if
+  given, still clamps inputs and outputs. epsilon-individual differential privacy for the fixed
+  clustering, as for `idp_ls`. A cluster whose values are all equal has sensitivity 0 and is
+  released exactly: no single-record change can move its pre-processed mean.
+
+Several attributes: sequential composition, the release's epsilon is the sum of the attributes'
+budgets (`split_epsilon`). Clusters within one attribute are disjoint, so every centroid of an
+attribute uses that attribute's whole budget.
+
+Choices where the papers are silent:
+* Values outside [lb, ub] are clamped into it before anything else (clamping one record cannot move
+  another, so the guarantee holds for the declared domain); outputs are clamped too.
+* `dp_laplace`, `dp_um` and `idp_ls` require both bounds: their sensitivities are defined by the
+  domain, and bounds taken from the data would void the guarantee. `idp_cbls` takes none, one or
+  both bounds.
+* k >= 1 for `dp_um` and `idp_ls` (k = 1 is plain Laplace noise with its own sensitivity);
+  k >= 3 for `idp_cbls`, whose clusters need three values.
+* Floating point: the sensitivity handed to the sampler is the formula's value plus a bound on the
+  rounding error of the computed centroid, (m + 1) 2^-51 times the largest magnitude the centroid
+  can have on any neighbour (max(|lb|, |ub|), or the cluster's extreme values for `idp_cbls`, whose
+  pre-processed values always lie between them). This adds at most about 1e-15 relative noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numba as nb
+import numpy as np
+
+from .._validate import _as_integer, fail, finite_values, group_size, positive_number, show
+from ._order import sort_column, unsort
+from .noise import laplace_mechanism
+
+MECHANISMS = ("idp_cbls", "idp_ls", "dp_um", "dp_laplace")
+_CBLS, _LS, _UM = 0, 1, 2
+_KIND = {"idp_cbls": _CBLS, "idp_ls": _LS, "dp_um": _UM}
+_MAX_SEED = 2**64
+
+
+# ---------------------------------------------------------------------------------------------
+# validation
+
+
+def _bound(func: str, name: str, value) -> float | None:
+    if value is None:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise fail(func, f"{name} must be a number, got {value!r}") from None
+    if not np.isfinite(v):
+        raise fail(func, f"{name} must be a finite number, got {value}")
+    return v
+
+
+def _shown(value) -> str:
+    return "NULL" if value is None else show(value)
+
+
+def _domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | None]:
+    lo, hi = _bound(func, "lb", lb), _bound(func, "ub", ub)
+    if required and (lo is None or hi is None):
+        raise fail(func, "lb and ub are required: the sensitivity is defined by the domain [lb, ub] "
+                         f"(bounds taken from the data would void the guarantee), got lb = {_shown(lb)}, "
+                         f"ub = {_shown(ub)}")
+    if lo is not None and hi is not None and not lo < hi:
+        raise fail(func, f"lb = {show(lb)} must be smaller than ub = {show(ub)}")
+    return lo, hi
+
+
+def _seed(func: str, seed) -> int | None:
+    if seed is None:
+        return None
+    s = _as_integer(func, "seed", seed)
+    if not 0 <= s < _MAX_SEED:
+        raise fail(func, f"seed must be an integer in [0, 2^64), got {s}")
+    return s
+
+
+def _epsilon(func: str, epsilon) -> float:
+    return positive_number(func, "epsilon", epsilon)
+
+
+def _k(func: str, k, n: int, mechanism: str) -> int:
+    kk = group_size(func, k, n)
+    if mechanism == "idp_cbls" and kk < 3:
+        raise fail(func, f"k must be >= 3 (iDP-CBLS replaces the smallest and the largest value of "
+                         f"each cluster, so clusters need 3 values), got {kk}")
+    return kk
+
+
+def _clamp(x: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
+    if lo is None and hi is None:
+        return x
+    return np.clip(x, lo, hi)
+
+
+# ---------------------------------------------------------------------------------------------
+# clusters of individual ranking, in sorted order
+
+
+@nb.njit(cache=True, nogil=True)
+def _cluster_stats(v, k, kind, lb, ub):
+    """Centroid, sensitivity and magnitude bound of each cluster of sorted v (clusters of k
+    consecutive values, the last one also takes the remainder). kind: 0 CBLS, 1 LS, 2 UM."""
+    n = v.shape[0]
+    g = n // k
+    centre = np.empty(g, np.float64)
+    sens = np.empty(g, np.float64)
+    mag = np.empty(g, np.float64)
+    bound = max(abs(lb), abs(ub))
+    for t in range(g):
+        s = t * k
+        e = n if t == g - 1 else s + k
+        m = e - s
+        if kind == 0:
+            # pre-processed: x(1) -> x(2), x(m) -> x(m-1); the raw extremes are never summed
+            total = v[s + 1] + v[e - 2]
+            for i in range(s + 1, e - 1):
+                total += v[i]
+            up = (v[e - 1] - v[e - 2]) + (v[e - 1] - v[s + 1]) + (v[s + 2] - v[s + 1])
+            down = (v[e - 2] - v[s]) + (v[s + 1] - v[s]) + (v[e - 2] - v[e - 3])
+            centre[t] = total / m
+            sens[t] = max(up, down) / m
+            mag[t] = max(abs(v[s]), abs(v[e - 1]))
+        else:
+            total = 0.0
+            for i in range(s, e):
+                total += v[i]
+            centre[t] = total / m
+            if kind == 1:
+                sens[t] = max(ub - v[s], v[e - 1] - lb) / m
+            else:
+                sens[t] = (ub - lb) / m
+            mag[t] = bound
+    return centre, sens, mag
+
+
+def _sizes(n: int, k: int) -> np.ndarray:
+    g = n // k
+    sizes = np.full(g, k, dtype=np.int64)
+    sizes[-1] += n - g * k
+    return sizes
+
+
+def _rounding_allowance(sizes, mag) -> np.ndarray:
+    """Bound on the rounding error of a computed centroid (sum of m terms, then a division),
+    counted twice (this data set and a neighbour): (m + 1) 2^-51 times the magnitude bound."""
+    return (sizes + 1) * 2.0**-51 * mag
+
+
+def _prepare(func: str, mechanism: str, x, k, lb, ub):
+    x = finite_values(func, "x", x)
+    lo, hi = _domain(func, lb, ub, required=mechanism != "idp_cbls")
+    if mechanism == "dp_laplace":
+        return _clamp(x, lo, hi), None, lo, hi, None
+    kk = _k(func, k, x.shape[0], mechanism)
+    order, v = sort_column(_clamp(x, lo, hi))
+    return x, kk, lo, hi, (order, v)
+
+
+def _stats(mechanism, k, lo, hi, v):
+    lb = 0.0 if lo is None else lo
+    ub = 0.0 if hi is None else hi
+    return _cluster_stats(v, k, _KIND[mechanism], lb, ub)
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+
+
+def release(x, mechanism: str, k, epsilon, lb=None, ub=None, seed=None, *, _func: str | None = None) -> np.ndarray:
+    """Release one attribute with `mechanism` (one of MECHANISMS; see the module docstring for what
+    each guarantees). Returns the released values aligned with x. k is ignored by 'dp_laplace'.
+
+    Cost: one sort of x (O(n log n)), then O(n) and one noise draw per cluster.
+    """
+    func = _func or mechanism
+    if mechanism not in MECHANISMS:
+        raise fail(func, f"mechanism must be one of {', '.join(repr(m) for m in MECHANISMS)}, got {mechanism!r}")
+    eps = _epsilon(func, epsilon)
+    s = _seed(func, seed)
+    x, kk, lo, hi, sorted_x = _prepare(func, mechanism, x, k, lb, ub)
+    if x.shape[0] == 0:
+        return x.copy()
+    if mechanism == "dp_laplace":
+        # the value itself is released: no computation to round, only the width (hi - lo)
+        sens = np.full(x.shape[0], (hi - lo) * (1 + 2.0**-48))
+        out = laplace_mechanism(x, sens, eps, max(abs(lo), abs(hi)), seed=s, _func=func)
+        return np.clip(out, lo, hi)
+    order, v = sorted_x
+    centre, sens, mag = _stats(mechanism, kk, lo, hi, v)
+    sizes = _sizes(v.shape[0], kk)
+    allowed = np.where(sens > 0, sens * (1 + 2.0**-48) + _rounding_allowance(sizes, mag), 0.0)
+    noisy = _clamp(laplace_mechanism(centre, allowed, eps, mag, seed=s, _func=func), lo, hi)
+    return unsort(order, np.repeat(noisy, sizes))
+
+
+def idp_cbls(x, k, epsilon, lb=None, ub=None, seed=None) -> np.ndarray:
+    """iDP-CBLS release of one attribute (Soria-Comas et al. 2025): individual ranking clusters of
+    k >= 3 values, the mean after replacing one smallest value by the second smallest and one largest
+    by the second largest, plus Laplace noise scaled to that mean's local sensitivity
+    max(2 x(m) + x(3) - 2 x(2) - x(m-1), 2 x(m-1) + x(2) - 2 x(1) - x(m-2)) / m. Guarantee:
+    epsilon-individual DP for the fixed clustering; no domain needed (lb and ub, if given, clamp
+    inputs and outputs). seed: reproducible noise, which voids the guarantee."""
+    return release(x, "idp_cbls", k, epsilon, lb, ub, seed, _func="idp_cbls")
+
+
+def idp_ls(x, k, epsilon, lb, ub, seed=None) -> np.ndarray:
+    """iDP-LS release: cluster mean + Laplace(LS / epsilon), LS = max(ub - min(C), max(C) - lb) / |C|,
+    the local sensitivity at the actual data. epsilon-individual DP for the fixed clustering."""
+    return release(x, "idp_ls", k, epsilon, lb, ub, seed, _func="idp_ls")
+
+
+def dp_um(x, k, epsilon, lb, ub, seed=None) -> np.ndarray:
+    """DP-UM release: cluster mean + Laplace(GS / epsilon), GS = (ub - lb) / |C|. epsilon-DP, also
+    across re-clustering (individual ranking, Sanchez et al. 2016)."""
+    return release(x, "dp_um", k, epsilon, lb, ub, seed, _func="dp_um")
+
+
+def dp_laplace(x, epsilon, lb, ub, seed=None) -> np.ndarray:
+    """Plain Laplace DP: every value + Laplace((ub - lb) / epsilon), no microaggregation. epsilon-DP."""
+    return release(x, "dp_laplace", None, epsilon, lb, ub, seed, _func="dp_laplace")
+
+
+def idp_sensitivity(x, k, mechanism: str, lb=None, ub=None, *, _func: str = "idp_sensitivity") -> np.ndarray:
+    """For each value, the sensitivity of its cluster's released statistic under `mechanism`
+    (the paper's formula, on the clamped values; the sampler adds only a rounding allowance of about
+    1e-15 relative). The noise scale is this divided by the attribute's epsilon. A diagnostic: it is
+    computed from the raw data (for iDP it reveals cluster extremes) and must not be released."""
+    if mechanism is None or str(mechanism).strip().lower() not in MECHANISMS:
+        raise fail(_func, f"mechanism must be one of {', '.join(repr(m) for m in MECHANISMS)}, got {mechanism!r}")
+    mechanism = str(mechanism).strip().lower()
+    x, kk, lo, hi, sorted_x = _prepare(_func, mechanism, x, k, lb, ub)
+    if mechanism == "dp_laplace":
+        return np.full(x.shape[0], hi - lo)
+    order, v = sorted_x
+    _, sens, _ = _stats(mechanism, kk, lo, hi, v)
+    return unsort(order, np.repeat(sens, _sizes(v.shape[0], kk)))
+
+
+def split_epsilon(epsilon, columns, split=None, *, _func: str = "split_epsilon") -> dict[str, float]:
+    """The per-attribute budgets of a release of several attributes (sequential composition: they
+    sum to epsilon). split: None for equal shares, or one positive weight per column (a sequence
+    aligned with columns or a mapping by column); budget_j = epsilon * w_j / sum(w)."""
+    eps = _epsilon(_func, epsilon)
+    cols = list(columns)
+    if not cols:
+        raise fail(_func, "columns must not be empty")
+    if split is None:
+        weights = [1.0] * len(cols)
+    elif isinstance(split, Mapping):
+        if set(split) != set(cols):
+            raise fail(_func, f"split must give one weight per column {cols}, got {dict(split)}")
+        weights = [split[c] for c in cols]
+    else:
+        weights = list(split)
+        if len(weights) != len(cols):
+            raise fail(_func, f"split must have one weight per column ({len(cols)} columns), got {weights}")
+    w = [positive_number(_func, "split weight", v) for v in weights]
+    total = sum(w)
+    return {c: eps * wi / total for c, wi in zip(cols, w)}
+
+
+def dp_release(columns: Mapping[str, np.ndarray], mechanism: str, k, epsilon, *, split=None,
+               lb=None, ub=None, seed=None) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """Release several attributes with one total epsilon: each column j with its budget from
+    `split_epsilon` (returned as the second element, the report of the split). lb and ub: a number
+    for all columns or a mapping by column. With a seed, column j draws from seed sequence
+    (seed, j): reproducible, and the guarantee is void."""
+    budgets = split_epsilon(epsilon, columns, split, _func=mechanism)
+    s = _seed(mechanism, seed)
+    out = {}
+    for j, (name, values) in enumerate(columns.items()):
+        lo = lb.get(name) if isinstance(lb, Mapping) else lb
+        hi = ub.get(name) if isinstance(ub, Mapping) else ub
+        col_seed = None if s is None else int(np.random.SeedSequence(s, spawn_key=(j,)).generate_state(2, np.uint64)[0])
+        out[name] = release(values, mechanism, k, budgets[name], lo, hi, col_seed)
+    return out, budgets

@@ -1,0 +1,67 @@
+-- duckdb_sdc: the privacy budget of a release of several attributes, and the SQL text of the table
+-- forms of idp_cbls, idp_ls, dp_um and dp_laplace. Pure SQL; the mechanisms themselves are the
+-- list functions that duckdb_sdc.register(con) installs.
+
+-- Per-column budgets: epsilon split equally over n columns, or in proportion to the positive
+-- weights `split` (one per column). Sequential composition: they add up to epsilon.
+CREATE OR REPLACE MACRO __sdc_dp_split(fname, n, epsilon, split) AS
+    CASE
+        WHEN epsilon IS NULL OR NOT isfinite(epsilon::DOUBLE) OR epsilon::DOUBLE <= 0
+            THEN error(fname || ': epsilon must be a finite number > 0, got ' || coalesce(epsilon::VARCHAR, 'NULL'))
+        WHEN split IS NULL
+            THEN list_transform(range(n), lambda __sdc_i: epsilon::DOUBLE / n)
+        WHEN len(split) != n OR list_count(split) != n
+            THEN error(fname || ': split must have one weight per column (' || n || ' columns), got '
+                       || split::VARCHAR)
+        WHEN NOT list_bool_and(list_transform(split, lambda __sdc_w: isfinite(__sdc_w::DOUBLE) AND __sdc_w::DOUBLE > 0))
+            THEN error(fname || ': split weights must be finite numbers > 0, got ' || split::VARCHAR)
+        ELSE list_transform(split, lambda __sdc_w: epsilon::DOUBLE * __sdc_w::DOUBLE / list_sum(split::DOUBLE[]))
+    END;
+
+-- A bound for each of n columns: NULL for none, one number for all, or a list with one per column.
+CREATE OR REPLACE MACRO __sdc_dp_bounds(fname, pname, b, n) AS
+    CASE
+        WHEN b IS NULL THEN list_transform(range(n), lambda __sdc_i: NULL::VARCHAR)
+        WHEN NOT ends_with(typeof(b), '[]') THEN list_transform(range(n), lambda __sdc_i: b::VARCHAR)
+        WHEN len(b::VARCHAR[]) != n
+            THEN error(fname || ': ' || pname || ' must be a number or a list with one bound per column ('
+                       || n || ' columns), got ' || b::VARCHAR)
+        ELSE b::VARCHAR[]
+    END;
+
+-- The report of a release's budget: one row per column with its epsilon.
+CREATE OR REPLACE MACRO dp_budget(cols, epsilon, split := NULL) AS TABLE
+    SELECT unnest(__sdc_names(cols)) AS column_name,
+           unnest(__sdc_dp_split('dp_budget', len(__sdc_names(cols)), epsilon, split)) AS epsilon;
+
+-- SQL text of a table form: the rows of `tbl` with every column of `names` replaced by the list
+-- function `fname` applied to it, column j called with the literal arguments `fixed` (e.g. [k]),
+-- then eps[j], lbs[j], ubs[j] and its seed, per stratum. Whole rows go into one list of structs per
+-- stratum and are unnested beside the masked lists, so no key and no join are needed. With a seed,
+-- column j of stratum s uses hash(seed, j, hash(s)) and each stratum's rows are listed in the order
+-- of their whole content, so the release repeats exactly whatever the table's physical order.
+CREATE OR REPLACE MACRO __sdc_dp_table_sql(fname, tbl, names, fixed, eps, lbs, ubs, seed, strata) AS
+    format(
+        'SELECT * EXCLUDE ({0}) REPLACE ({1}) FROM ('
+        || 'SELECT unnest(__sdc_l, recursive := true), {2} '
+        || 'FROM (SELECT list(__sdc_src{3}) AS __sdc_l, {4} AS __sdc_h FROM {5} AS __sdc_src '
+        -- binds the columns on their own first, so a missing column is reported as such
+        || 'WHERE (SELECT 1 FROM (SELECT {6} FROM {5} LIMIT 0)) IS NULL {7}))',
+        array_to_string(list_transform(names, lambda __sdc_c, __sdc_j: '__sdc_v' || __sdc_j), ', '),
+        array_to_string(list_transform(names, lambda __sdc_c, __sdc_j: '__sdc_v' || __sdc_j || ' AS ' || __sdc_qi(__sdc_c)), ', '),
+        array_to_string(list_transform(names, lambda __sdc_c, __sdc_j:
+            'unnest(' || fname || '(list_transform(__sdc_l, lambda __sdc_s: __sdc_s.' || __sdc_qi(__sdc_c) || ')'
+            || array_to_string(list_transform(fixed, lambda __sdc_a: ', ' || __sdc_ql(__sdc_a)), '')
+            || ', ' || __sdc_ql(eps[__sdc_j]) || ', ' || __sdc_ql(lbs[__sdc_j]) || ', ' || __sdc_ql(ubs[__sdc_j])
+            || ', ' || CASE WHEN seed IS NULL THEN 'NULL'
+                            ELSE 'hash(' || __sdc_ql(seed) || ', ' || __sdc_j || ', __sdc_h)' END
+            || ')) AS __sdc_v' || __sdc_j), ', '),
+        CASE WHEN seed IS NULL THEN '' ELSE ' ORDER BY __sdc_src' END,
+        CASE WHEN strata IS NULL THEN '0'
+             ELSE 'hash(' || array_to_string(list_transform(__sdc_names(strata), lambda __sdc_c: __sdc_qi(__sdc_c)), ', ') || ')'
+        END,
+        __sdc_qt(tbl),
+        array_to_string(list_transform(names, lambda __sdc_c: __sdc_qi(__sdc_c)), ', '),
+        CASE WHEN strata IS NULL THEN ''
+             ELSE 'GROUP BY ' || array_to_string(list_transform(__sdc_names(strata), lambda __sdc_c: __sdc_qi(__sdc_c)), ', ')
+        END);
