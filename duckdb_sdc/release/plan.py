@@ -7,8 +7,9 @@ value only as a sqlglot literal; nothing is formatted into SQL text. The script:
    read once into a temporary table instead);
 2. counts rows, non-NULL and distinct keys (the key must be unique and non-NULL);
 3. masks each masked column in its own statement (a progress step) into a temporary table of
-   (key, masked value): one list of {key, value} structs per stratum, the method's list function on
-   the values, and both unnested side by side, so keys and masked values stay aligned;
+   (key, masked value): one list of {key, value} structs per stratum, ordered by the key (ties are
+   then broken alike in every run), the method's list function on the values, and both unnested
+   side by side, so keys and masked values stay aligned;
 4. attaches a new file and, in one transaction, writes the release table (the source's columns in
    their order, masked values joined on the key, ordered by the key), the manifest and the view
    without the key; then detaches it (the caller renames the file into place).
@@ -55,7 +56,7 @@ MANIFEST_COLUMNS = (
     ("epsilon_total", "DOUBLE"),   # the release's total: sum over its DP columns
     ("package_version", "VARCHAR"),
     ("duckdb_version", "VARCHAR"),
-    ("created_at", "TIMESTAMPTZ"),
+    ("created_at", "TIMESTAMP"),   # UTC (TIMESTAMPTZ would need pytz in Python clients)
     ("spec", "VARCHAR"),           # the spec as written (JSON), without seeds
 )
 
@@ -118,8 +119,9 @@ def source_steps(spec: Spec) -> list[Step]:
         view = exp.Create(this=table(SOURCE), kind="VIEW", expression=body,
                           properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
         return [Step("attaching the source", attach), Step("reading the source", view)]
-    reader = exp.ReadParquet if src.format == "parquet" else exp.ReadCSV
-    body = exp.select(exp.Star()).from_(exp.Table(this=reader(this=literal(list(src.files)))))
+    files = literal(list(src.files))
+    reader = exp.ReadParquet(expressions=[files]) if src.format == "parquet" else exp.ReadCSV(this=files)
+    body = exp.select(exp.Star()).from_(exp.Table(this=reader))
     # CSV is parsed once into a temporary table; Parquet is read column by column where needed
     kind = "VIEW" if src.format == "parquet" else "TABLE"
     create = exp.Create(this=table(SOURCE), kind=kind, expression=body,
@@ -197,7 +199,9 @@ def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
         exp.PropertyEQ(this=ident("k"), expression=column(spec.source.key)),
         exp.PropertyEQ(this=ident("v"), expression=column(rule.column)),
     ])
-    grouped = exp.select(exp.ArrayAgg(this=pairs).as_(lst)).from_(table(SOURCE))
+    # ordered by the key, so that ties are broken the same way in every run: a release is reproducible
+    ordered = exp.Order(this=pairs, expressions=[exp.Ordered(this=column(spec.source.key), nulls_first=False)])
+    grouped = exp.select(exp.ArrayAgg(this=ordered).as_(lst)).from_(table(SOURCE))
     strata = spec.strata_of(rule)
     if strata:
         grouped = grouped.group_by(*(column(c) for c in strata))
@@ -271,7 +275,7 @@ def manifest_rows(spec: Spec, source_columns, *, package_version: str, duckdb_ve
             "epsilon_total": spec.epsilon_spent(),
             "package_version": package_version,
             "duckdb_version": duckdb_version,
-            "created_at": created_at.isoformat(),
+            "created_at": created_at.astimezone(timezone.utc).replace(tzinfo=None).isoformat(sep=" "),
             "spec": public,
         })
     return rows
