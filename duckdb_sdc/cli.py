@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -95,6 +96,7 @@ def _release(args) -> int:
 # duckdb-sdc sql
 
 PROMPT, MORE = "sdc> ", "...> "
+_TAIL = re.compile(r";(\s*(--[^\n]*(\n|$)|/\*.*?\*/))*\s*$", re.S)
 _PRINTED = {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "RELATION", "LOGICAL_PLAN"}
 HELP = """Statements end with ';'. Every duckdb_sdc function is registered (see the README's function
 reference). Dot commands: .tables  .read FILE  .help  .quit"""
@@ -129,7 +131,8 @@ def run_sql(con, text: str, out=None) -> None:
     for statement in statements:
         try:
             if statement.type.name in _PRINTED:
-                relation = con.sql(statement.query)
+                # printing wraps the query, so it must end without ';' and trailing comments
+                relation = con.sql(_TAIL.sub("", statement.query))
                 if relation is not None:
                     print(relation, file=out)
             else:
