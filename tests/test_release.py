@@ -285,7 +285,7 @@ def test_dropping_the_key_keeps_it_out_of_the_table(source):
     (lambda d: d["columns"].update(Income="keep"), r"'Income' \(did you mean 'income'\?\)"),
     (lambda d: d["columns"].update(region={"method": "mdav_round", "k": 3}),
      r"stratum column 'region' is masked itself"),
-    (lambda d: d["columns"].update(note={"method": "mdav_round", "k": 3}), r"columns\.note: mdav_round masks numbers, the column is VARCHAR"),
+    (lambda d: d["columns"].update(note={"method": "mdav_round", "k": 3}), r"columns\.note: mdav_round masks numbers, column 'note' is VARCHAR"),
     (lambda d: d["columns"].update(income={"method": "mdav", "k": 3}), r"unknown method 'mdav'; known: mdav_round, oma_round, ranking_round, vmdav_round"),
     (lambda d: d["columns"].update(income={"method": "mdav_round"}), r"columns\.income: mdav_round needs k"),
     (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 3, "gamma": 1}), r"mdav_round has no parameter 'gamma'; its parameters: k, representative"),

@@ -2,9 +2,10 @@
 
 A spec names a method by its SQL function (`method = "mdav_round"`). A registry row is a release
 method when it is a list function of one column (first parameter `xs DOUBLE[]`, returns `DOUBLE[]`)
-AND the registry also has its table form `<name>_table`: that pair is what every masking family
-provides (issue conventions), and it keeps helpers that merely return a list (labels, sensitivities)
-out of the spec's vocabulary. Adding a masking family to the registry therefore adds its methods to
+or of a group of columns (first parameter `rows DOUBLE[][]`, one vector per record, returns
+`DOUBLE[][]` aligned with it), AND the registry also has its table form `<name>_table`: that pair is
+what every masking family provides, and it keeps helpers that merely return a list (labels,
+sensitivities) out of the spec's vocabulary. Adding a masking family to the registry therefore adds its methods to
 releases with no change here.
 
 A method's parameters are the list function's parameters after `xs`. The spec's values are checked
@@ -30,11 +31,15 @@ SECRET_PARAMS = frozenset({"seed"})
 EPSILON = "epsilon"
 
 
+COLUMN, ROWS = "column", "rows"
+
+
 @dataclass(frozen=True)
 class ReleaseMethod:
     name: str  # the spec's name, which is the SQL list function's name
     params: tuple[Param, ...]  # parameters after the list
     doc: str = ""
+    kind: str = COLUMN  # COLUMN: xs DOUBLE[] (one column); ROWS: rows DOUBLE[][] (a group of columns)
 
     @property
     def is_dp(self) -> bool:
@@ -48,15 +53,28 @@ class ReleaseMethod:
         return next((p for p in self.params if p.name == name), None)
 
 
-def _is_column_method(row: SqlFunction, names: set[str]) -> bool:
-    return (row.kind == "scalar" and bool(row.params) and row.params[0].type == "DOUBLE[]"
-            and row.returns == "DOUBLE[]" and f"{row.name}_table" in names)
+# the list type a method takes and returns -> how a release calls it
+_KINDS = {"DOUBLE[]": COLUMN, "DOUBLE[][]": ROWS}
+
+
+def _kind(row: SqlFunction, names: set[str]) -> str | None:
+    if row.kind != "scalar" or not row.params or f"{row.name}_table" not in names:
+        return None
+    kind = _KINDS.get(row.params[0].type)
+    return kind if kind is not None and row.returns == row.params[0].type else None
 
 
 def derive(registry: tuple[SqlFunction, ...] = REGISTRY) -> dict[str, ReleaseMethod]:
+    """Every masking list function of the registry: `f(xs DOUBLE[], ...) -> DOUBLE[]` masks one
+    column; `f(rows DOUBLE[][], ...) -> DOUBLE[][]` (one vector per record) masks a group of columns
+    together; either needs its table form `f_table` in the registry too."""
     names = {row.name for row in registry}
-    return {row.name: ReleaseMethod(row.name, row.params[1:], row.doc)
-            for row in registry if _is_column_method(row, names)}
+    out = {}
+    for row in registry:
+        kind = _kind(row, names)
+        if kind is not None:
+            out[row.name] = ReleaseMethod(row.name, row.params[1:], row.doc, kind)
+    return out
 
 
 METHODS: dict[str, ReleaseMethod] = derive()

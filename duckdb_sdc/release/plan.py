@@ -49,6 +49,7 @@ MANIFEST_COLUMNS = (
     ("method", "VARCHAR"),         # SQL function of a masked column
     ("parameters", "VARCHAR"),     # JSON object of every parameter used (seeds are never written)
     ("strata", "VARCHAR[]"),       # columns within whose groups the column was masked
+    ("masked_with", "VARCHAR[]"),  # the group of columns a multivariate method masked together
     ("epsilon", "DOUBLE"),         # privacy budget spent by a differentially private column
     ("source_type", "VARCHAR"),
     ("released_type", "VARCHAR"),
@@ -89,7 +90,7 @@ def literal(value) -> exp.Expression:
 class Step:
     label: str  # what a progress bar shows
     sql: exp.Expression
-    column: str | None = None  # the masked column, to say where a failure happened
+    where: str | None = None  # the spec's rule a failure comes from ('columns.income', 'groups[0]')
     check: Callable[[list[tuple]], None] | None = None  # inspects the statement's rows
 
 
@@ -154,10 +155,11 @@ def resolve(spec: Spec, source_columns: list[tuple[str, str]]) -> None:
     for rule in spec.masked():
         for s in spec.strata_of(rule):
             if s not in types:
-                raise SpecError(f"{spec.name}: columns.{rule.column}: stratum column {s!r} is not in the source")
-        if not _NUMERIC.fullmatch(types[rule.column]):
-            raise SpecError(f"{spec.name}: columns.{rule.column}: {rule.method.name} masks numbers, "
-                            f"the column is {types[rule.column]}")
+                raise SpecError(f"{spec.name}: {rule.where}: stratum column {s!r} is not in the source")
+        for col in rule.columns:
+            if not _NUMERIC.fullmatch(types[col]):
+                raise SpecError(f"{spec.name}: {rule.where}: {rule.method.name} masks numbers, "
+                                f"column {col!r} is {types[col]}")
 
 
 def key_step(spec: Spec) -> Step:
@@ -194,10 +196,17 @@ def mask_table(i: int) -> str:
 
 
 def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
+    """One masking rule into temporary table i: (__sdc_key, __sdc_value), where the value is the
+    masked number, or for a group the masked vector of its columns in the group's order."""
     lst, s = ident("__sdc_l"), ident("__sdc_s")
+    if rule.group:
+        value = exp.Array(expressions=[exp.Cast(this=column(c), to=exp.DataType.build("DOUBLE"))
+                                       for c in rule.group])
+    else:
+        value = column(rule.column)
     pairs = exp.Struct(expressions=[
         exp.PropertyEQ(this=ident("k"), expression=column(spec.source.key)),
-        exp.PropertyEQ(this=ident("v"), expression=column(rule.column)),
+        exp.PropertyEQ(this=ident("v"), expression=value),
     ])
     # ordered by the key, so that ties are broken the same way in every run: a release is reproducible
     ordered = exp.Order(this=pairs, expressions=[exp.Ordered(this=column(spec.source.key), nulls_first=False)])
@@ -214,7 +223,7 @@ def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
     ).from_(grouped.subquery(ident("__sdc_g")))
     create = exp.Create(this=table(mask_table(i)), kind="TABLE", expression=query,
                         properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
-    return Step(f"masking {rule.column} ({rule.method.name})", create, column=rule.column)
+    return Step(f"masking {', '.join(rule.columns)} ({rule.method.name})", create, where=rule.where)
 
 
 def released_columns(spec: Spec, source_columns: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -231,15 +240,26 @@ def released_columns(spec: Spec, source_columns: list[tuple[str, str]]) -> list[
 
 def release_table_step(spec: Spec, source_columns) -> Step:
     src = "__sdc_src"
-    masked = {r.column: i for i, r in enumerate(spec.masked(), start=1)}
+    rules = spec.masked()
+    masked = {}  # column -> (mask table number, position in the group's vector or None)
+    for i, rule in enumerate(rules, start=1):
+        for j, col in enumerate(rule.group):
+            masked[col] = (i, j + 1)
+        if not rule.group:
+            masked[rule.column] = (i, None)
     select = []
     for name, _ in released_columns(spec, source_columns):
         if name in masked:
-            select.append(column("__sdc_value", f"__sdc_m{masked[name]}").as_(ident(name)))
+            i, j = masked[name]
+            value = column("__sdc_value", f"__sdc_m{i}")
+            if j is not None:
+                # sqlglot counts from 0 and writes DuckDB's 1-based index: this is value[j]
+                value = exp.Bracket(this=value, expressions=[exp.Literal.number(j - 1)])
+            select.append(value.as_(ident(name)))
         else:
             select.append(column(name, src).as_(ident(name)))
     query = exp.select(*select).from_(exp.Table(this=ident(SOURCE), alias=exp.TableAlias(this=ident(src))))
-    for name, i in masked.items():
+    for i in range(1, len(rules) + 1):
         alias = f"__sdc_m{i}"
         on = exp.EQ(this=column(spec.source.key, src), expression=column("__sdc_key", alias))
         query = query.join(exp.Table(this=ident(mask_table(i)), alias=exp.TableAlias(this=ident(alias))),
@@ -268,6 +288,7 @@ def manifest_rows(spec: Spec, source_columns, *, package_version: str, duckdb_ve
             "method": rule.method.name if masked else None,
             "parameters": json.dumps(params, sort_keys=True) if masked else None,
             "strata": list(spec.strata_of(rule)) if masked else None,
+            "masked_with": list(rule.group) if rule.group else None,
             "epsilon": rule.epsilon,
             "source_type": type_,
             "released_type": ("DOUBLE" if masked else type_) if name in released else None,

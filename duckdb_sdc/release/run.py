@@ -71,7 +71,7 @@ def _run(con, step: Step, spec: Spec) -> None:
     try:
         rows = con.execute(step.sql.sql(dialect=DIALECT)).fetchall()
     except duckdb.Error as e:
-        where = f"columns.{step.column}: " if step.column else f"{step.label}: "
+        where = f"{step.where}: " if step.where else f"{step.label}: "
         raise SpecError(f"{spec.name}: {where}{error_message(e)}") from None
     if step.check is not None:
         step.check(rows)

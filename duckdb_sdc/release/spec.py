@@ -23,6 +23,11 @@
     income = { method = "mdav_round", k = 5 }
     savings = { method = "vmdav_round", k = 5, gamma = 0.2, strata = [] }   # strata per column
 
+    [[groups]]                    # a method over a group of columns (one vector per record); the
+    columns = ["age", "weight"]   # group declares its columns (they have no [columns] rule)
+    method = "..."                # a method whose list takes rows DOUBLE[][]
+    k = 5
+
 Everything is validated here against the method table (`methods.METHODS`); what needs the source
 (its columns and types) is checked when the release is planned (`plan.py`).
 """
@@ -30,6 +35,7 @@ Everything is validated here against the method table (`methods.METHODS`); what 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import re
 import tomllib
@@ -37,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._validate import SdcError, show
-from .methods import EPSILON, METHODS, SECRET_PARAMS, ReleaseMethod, check_value
+from .methods import COLUMN, EPSILON, METHODS, ROWS, SECRET_PARAMS, ReleaseMethod, check_value
 
 RESERVED_PREFIX = "__sdc_"
 MANIFEST_TABLE = "release_manifest"
@@ -73,11 +79,17 @@ class Output:
 
 @dataclass(frozen=True)
 class Rule:
-    column: str
+    column: str  # the column; for a group, its first column
     action: str  # 'keep', 'drop' or 'mask'
     method: ReleaseMethod | None = None
     params: dict = field(default_factory=dict)  # as written, plus the epsilon assigned by the split
     strata: tuple[str, ...] | None = None  # None: the spec's default strata
+    group: tuple[str, ...] = ()  # the columns masked together by a multivariate method
+    where: str = ""  # where the rule is written, for messages: 'columns.income', 'groups[0]'
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.group or (self.column,)
 
     @property
     def epsilon(self) -> float | None:
@@ -105,7 +117,8 @@ class Spec:
         return self.strata if rule.strata is None else rule.strata
 
     def masked(self) -> list[Rule]:
-        return [r for r in self.rules.values() if r.action == "mask"]
+        """The masking rules, each once (a group's rule serves all its columns)."""
+        return _unique(r for r in self.rules.values() if r.action == "mask")
 
     def epsilon_spent(self) -> float | None:
         eps = [r.epsilon for r in self.masked() if r.epsilon is not None]
@@ -114,11 +127,20 @@ class Spec:
     def public_text(self) -> dict:
         """The spec as written, without secret parameters (seeds): what the manifest may keep."""
         text = copy.deepcopy(self.text)
-        for value in text.get("columns", {}).values():
+        for value in [*text.get("columns", {}).values(), *text.get("groups", [])]:
             if isinstance(value, dict):
                 for secret in SECRET_PARAMS:
                     value.pop(secret, None)
         return text
+
+
+def _unique(rules) -> list[Rule]:
+    seen, out = set(), []
+    for r in rules:
+        if id(r) not in seen:
+            seen.add(id(r))
+            out.append(r)
+    return out
 
 
 def _default(literal: str | None):
@@ -192,7 +214,7 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     """Check a parsed TOML document and return the Spec. Paths are relative to `base`."""
     c = _Checker(name)
     base = Path(base)
-    c.keys("", doc, ("source", "output", "masking", "columns"))
+    c.keys("", doc, ("source", "output", "masking", "columns", "groups"))
     source = _source(c, c.table(doc, "source"), base)
     output = _output(c, c.table(doc, "output"), base)
     masking = c.table(doc, "masking", required=False)
@@ -202,20 +224,30 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     if total is not None and (isinstance(total, bool) or not isinstance(total, (int, float))
                               or not math.isfinite(total) or total <= 0):
         raise c.error("masking.total_epsilon", f"must be a finite number > 0, got {show(total)}")
-    columns = c.table(doc, "columns")
-    if not columns:
-        raise c.error("columns", "declares no column")
+    columns = c.table(doc, "columns", required="groups" not in doc)
     rules = {col: _rule(c, col, value) for col, value in columns.items()}
+    groups = doc.get("groups", [])
+    if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
+        raise c.error("groups", "must be an array of tables ([[groups]])")
+    for i, settings in enumerate(groups):
+        rule = _group(c, i, settings)
+        for col in rule.group:
+            if col in rules:
+                other = rules[col].where or f"columns.{col}"
+                raise c.error(rule.where, f"column {col!r} already has a rule ({other})")
+            rules[col] = rule
+    if not rules:
+        raise c.error("columns", "declares no column")
     key_rule = rules.get(source.key)
     if key_rule is not None and key_rule.action == "mask":
         raise c.error(f"columns.{source.key}", "the row key can only be kept or dropped, not masked")
     if key_rule is not None and key_rule.action == "drop" and output.view_without_key:
         raise c.error("output.view_without_key", f"the key {source.key!r} is dropped from the table already")
-    for rule in rules.values():
+    for rule in _unique(rules.values()):
         for s in (strata if rule.strata is None else rule.strata):
             if s in rules and rules[s].action == "mask":
-                raise c.error(f"columns.{rule.column}", f"stratum column {s!r} is masked itself; "
-                                                        "strata must be kept or dropped")
+                raise c.error(rule.where, f"stratum column {s!r} is masked itself; "
+                                          "strata must be kept or dropped")
     if output.table == output.view_without_key:
         raise c.error("output.view_without_key", "must differ from output.table")
     rules = split_epsilon(c, rules, total)
@@ -295,17 +327,34 @@ def _rule(c: _Checker, column: str, value) -> Rule:
     c.name_value(where, column)
     if isinstance(value, str):
         if value in ("keep", "drop"):
-            return Rule(column, value)
+            return Rule(column, value, where=where)
         value = {"method": value}
     if not isinstance(value, dict):
         raise c.error(where, f"must be \"keep\", \"drop\" or {{ method = ..., ... }}, got {show(value)}")
+    return _masking(c, where, dict(value), COLUMN, (column,))
+
+
+def _group(c: _Checker, i: int, value: dict) -> Rule:
+    where = f"groups[{i}]"
     settings = dict(value)
+    if "columns" not in settings:
+        raise c.error(where, "a group needs columns = [...]")
+    columns = c.names(f"{where}.columns", settings.pop("columns"))
+    if len(columns) < 2:
+        raise c.error(f"{where}.columns", f"a group needs at least two columns, got {list(columns)}")
+    return _masking(c, where, settings, ROWS, columns)
+
+
+def _masking(c: _Checker, where: str, settings: dict, kind: str, columns: tuple[str, ...]) -> Rule:
     name = settings.pop("method", None)
     if name is None:
         raise c.error(where, "a masking rule needs method = \"...\"")
     method = METHODS.get(name) if isinstance(name, str) else None
+    known = sorted(m.name for m in METHODS.values() if m.kind == kind)
     if method is None:
-        raise c.error(where, f"unknown method {show(name)}; known: {', '.join(sorted(METHODS))}")
+        raise c.error(where, f"unknown method {show(name)}; known: {', '.join(known) or 'none yet'}")
+    if method.kind != kind:
+        raise c.error(where, f"{name} masks {'a group of columns: declare it in [[groups]]' if kind == COLUMN else 'one column: declare it in [columns]'}")
     strata = c.names(f"{where}.strata", settings.pop("strata")) if "strata" in settings else None
     allowed = tuple(p.name for p in method.params)
     unknown = [k for k in settings if k not in allowed]
@@ -319,7 +368,9 @@ def _rule(c: _Checker, column: str, value) -> Rule:
     missing = [p for p in method.required if p not in settings and p != EPSILON]
     if missing:
         raise c.error(where, f"{name} needs {', '.join(missing)}")
-    return Rule(column, "mask", method, settings, strata)
+    if kind == COLUMN:
+        return Rule(columns[0], "mask", method, settings, strata, where=where)
+    return Rule(columns[0], "mask", method, settings, strata, group=columns, where=where)
 
 
 def split_epsilon(c: _Checker, rules: dict[str, Rule], total) -> dict[str, Rule]:
@@ -329,7 +380,7 @@ def split_epsilon(c: _Checker, rules: dict[str, Rule], total) -> dict[str, Rule]
     equally. Sequential composition: the release spends the sum over its DP columns (strata are
     disjoint, so masking each stratum separately spends a column's epsilon once). The sum may not
     exceed the total."""
-    dp = [r for r in rules.values() if r.method is not None and r.method.is_dp]
+    dp = [r for r in _unique(rules.values()) if r.method is not None and r.method.is_dp]
     if not dp:
         if total is not None:
             raise c.error("masking.total_epsilon", "no column uses a differentially private method")
@@ -339,7 +390,7 @@ def split_epsilon(c: _Checker, rules: dict[str, Rule], total) -> dict[str, Rule]
     used = math.fsum(float(r.params[EPSILON]) for r in stated)
     if total is None:
         if open_:
-            raise c.error(f"columns.{open_[0].column}", f"{open_[0].method.name} needs epsilon "
+            raise c.error(open_[0].where, f"{open_[0].method.name} needs epsilon "
                                                         "(or set masking.total_epsilon to split a budget)")
         return rules
     if used > total * (1 + 1e-12):
@@ -348,10 +399,12 @@ def split_epsilon(c: _Checker, rules: dict[str, Rule], total) -> dict[str, Rule]
     if open_:
         share = (total - used) / len(open_)
         if share <= 0:
-            raise c.error("masking.total_epsilon", f"nothing is left for {', '.join(r.column for r in open_)} "
+            raise c.error("masking.total_epsilon", f"nothing is left for {', '.join(r.where for r in open_)} "
                                                    f"after the stated epsilons ({used:g} of {total:g})")
         out = dict(rules)
         for r in open_:
-            out[r.column] = Rule(r.column, r.action, r.method, {**r.params, EPSILON: share}, r.strata)
+            shared = dataclasses.replace(r, params={**r.params, EPSILON: share})
+            for col in r.columns:
+                out[col] = shared
         return out
     return rules
