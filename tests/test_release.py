@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import os
 from datetime import datetime, timedelta, timezone
 
 import duckdb
-import numpy as np
 import pytest
 from release_helpers import base_doc, people, write_db, write_spec
 
@@ -312,6 +309,14 @@ def test_spec_mistakes_are_reported_clearly(source, change, message):
     assert str(info.value).startswith("spec.toml: ")
 
 
+def test_an_output_folder_that_cannot_be_made_is_a_spec_error(source):
+    folder, _ = source
+    (folder / "blocker").write_text("a file where a folder should be")
+    doc = base_doc(out="blocker/release.duckdb")
+    with pytest.raises(SpecError, match=r"output\.database: cannot create"):
+        release(load_spec(write_spec(folder, doc)))
+
+
 def test_invalid_toml_is_a_spec_error(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text("[source\nkey = 1")
@@ -341,4 +346,3 @@ def test_method_table_is_derived_from_the_registry():
     assert sorted(METHODS) == ["mdav_round", "oma_round", "ranking_round", "vmdav_round"]
     assert [p.name for p in METHODS["vmdav_round"].params] == ["k", "gamma", "representative"]
     assert METHODS["mdav_round"].required == ("k",) and not METHODS["mdav_round"].is_dp
-    assert not math.isnan(len(METHODS))

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+from sqlglot import exp
 
 from .. import __version__
-from .._validate import SdcError
 from ..sql import connect
-from .plan import DIALECT, Plan, SOURCE, Step, build, source_steps
+from .plan import DIALECT, SOURCE, Plan, Step, build, source_steps, table
 from .progress import Progress
 from .spec import Spec, SpecError
 
@@ -84,7 +84,7 @@ def plan_release(con, spec: Spec, attach_path: Path | None = None) -> Plan:
     setup = source_steps(spec)
     for step in setup:
         _run(con, step, spec)
-    described = con.execute(f"DESCRIBE {SOURCE}").fetchall()
+    described = con.execute(exp.Describe(this=table(SOURCE)).sql(dialect=DIALECT)).fetchall()
     source_columns = [(r[0], r[1]) for r in described]
     steps = build(spec, source_columns, attach_path, package_version=__version__,
                   duckdb_version=duckdb.__version__)
@@ -101,7 +101,7 @@ def dry_run(spec: Spec) -> str:
 
 
 def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
-    """Write the release file declared by `spec`; raise SdcError (nothing written) on any failure."""
+    """Write the release file declared by `spec`; raise SpecError (nothing written) on any failure."""
     start = time.perf_counter()
     progress = progress or Progress(enabled=False)
     con = connect()
@@ -110,22 +110,31 @@ def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
     try:
         plan = plan_release(con, spec, attach_path)
         out = spec.output.database
-        out.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SpecError(f"{spec.name}: output.database: cannot create {str(out.parent)!r} ({e.strerror})") from None
         with progress.task(f"release {spec.output.table}", len(plan.steps)) as task:
             for step in plan.steps:
                 task.advance(step.label)
                 _run(con, step, spec)
-        rows = con.execute(f"SELECT count(*) FROM {SOURCE}").fetchall()[0][0]
+        rows = con.execute(exp.select(exp.Count(this=exp.Star())).from_(table(SOURCE)).sql(dialect=DIALECT)).fetchall()[0][0]
         con.close()
-        os.replace(attach_path, out)
+        try:
+            os.replace(attach_path, out)
+        except OSError as e:
+            raise SpecError(f"{spec.name}: output.database: cannot write {str(out)!r} ({e.strerror})") from None
     except BaseException:
         con.close()
         for leftover in (attach_path, Path(f"{attach_path}.wal")):
-            leftover.unlink(missing_ok=True)
+            try:
+                leftover.unlink(missing_ok=True)
+            except OSError:  # its folder could not be made: nothing was written
+                pass
         raise
     released = [r for r in spec.rules.values() if r.action != "drop"]
     return ReleaseResult(path=out, table=spec.output.table, rows=rows, columns=len(released),
-                         masked=[r.column for r in spec.masked()], seconds=time.perf_counter() - start)
+                         masked=[c for r in spec.masked() for c in r.columns], seconds=time.perf_counter() - start)
 
 
-__all__ = ["ReleaseResult", "SdcError", "dry_run", "plan_release", "release"]
+__all__ = ["ReleaseResult", "dry_run", "error_message", "plan_release", "release"]
