@@ -96,7 +96,8 @@ class Rule:
         return self.params.get(EPSILON) if self.method is not None and self.method.is_dp else None
 
     def effective_params(self) -> dict:
-        """Every parameter of the method with the value used (defaults as SQL literals)."""
+        """Every parameter of the method with the value used (registry defaults read from their SQL
+        literals)."""
         out = {}
         for p in self.method.params:
             out[p.name] = self.params[p.name] if p.name in self.params else _default(p.default)
