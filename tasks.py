@@ -32,8 +32,8 @@ def ensure_installed() -> None:
     if not PYTHON.exists():
         print(f"creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    print("installing duckdb-sdc with its test extras into .venv", flush=True)
-    subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]"], check=True)
+    print("installing duckdb-sdc with its test and dbt extras into .venv", flush=True)
+    subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test,dbt]"], check=True)
     for old in VENV.glob(".installed-*"):
         old.unlink()
     stamp.touch()

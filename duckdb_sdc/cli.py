@@ -1,24 +1,242 @@
-"""The `duckdb-sdc` command."""
+"""The `duckdb-sdc` command.
+
+    duckdb-sdc demo [--k 5] [--out DIR]      the README's main job, on generated demo data
+    duckdb-sdc release SPEC [--dry-run]      write the release declared by a TOML spec
+    duckdb-sdc sql [DB] [-c SQL] [-f FILE]   SQL with every duckdb_sdc function registered
+
+Exit codes: 0 success; 2 a user error (bad arguments, a bad spec, a masking parameter the data
+refuse, a failing query), printed as one line on standard error, never a traceback; 130 interrupted.
+In the interactive prompt a failing statement prints its error and the prompt goes on.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
+from pathlib import Path
+
+USER_ERROR = 2
+
+
+class UserError(Exception):
+    """A mistake of the user's: printed as one line, exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="duckdb-sdc", description="Statistical disclosure control in DuckDB")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="release the package's generated demo microdata from an example spec "
+                                       "and summarise before/after")
+    demo.add_argument("--k", type=int, default=5, help="minimum group size (default 5)")
+    demo.add_argument("--out", default="duckdb_sdc_demo",
+                      help="folder for the demo's source, spec and release files (default ./duckdb_sdc_demo)")
+    demo.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    rel = sub.add_parser("release", help="write the release database declared by a TOML spec")
+    rel.add_argument("spec", help="the release spec (TOML)")
+    rel.add_argument("--dry-run", action="store_true", help="print the SQL that would run; write nothing")
+    rel.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
+
+    sql = sub.add_parser("sql", help="SQL prompt (or one query) with every duckdb_sdc function registered")
+    sql.add_argument("database", nargs="?", default=None, help="DuckDB file to open (default: in memory)")
+    sql.add_argument("-c", dest="command_sql", metavar="SQL", help="run these statements and exit")
+    sql.add_argument("-f", dest="file", metavar="FILE", help="run the statements of a SQL file and exit")
+    sql.add_argument("--read-only", action="store_true", help="open the database read-only")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="duckdb-sdc", description="Statistical disclosure control in DuckDB")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="mask the package's generated demo microdata in SQL and summarise")
-    demo.add_argument("--k", type=int, default=5, help="minimum group size (default 5)")
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        from .demo import run_demo
+    args = _parser().parse_args(argv)
+    from ._validate import SdcError
 
-        if args.k < 1:
-            parser.error(f"--k must be >= 1, got {args.k}")
-        print(run_demo(k=args.k))
+    try:
+        if args.command == "demo":
+            return _demo(args)
+        if args.command == "release":
+            return _release(args)
+        return _sql(args)
+    except (SdcError, UserError) as e:
+        print(f"duckdb-sdc {args.command}: error: {e}", file=sys.stderr)
+        return USER_ERROR
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _demo(args) -> int:
+    from .demo import run_demo
+    from .release.progress import Progress
+
+    if args.k < 1:
+        raise UserError(f"--k must be >= 1, got {args.k}")
+    print(run_demo(k=args.k, out_dir=Path(args.out), progress=Progress(enabled=False if args.quiet else None)))
     return 0
+
+
+def _release(args) -> int:
+    from .release import dry_run, load_spec, release
+    from .release.progress import Progress
+
+    spec = load_spec(args.spec)
+    if args.dry_run:
+        print(dry_run(spec))
+        return 0
+    result = release(spec, progress=Progress(enabled=False if args.quiet else None))
+    if not args.quiet:
+        print(f"released {result.rows} rows x {result.columns} columns ({len(result.masked)} masked: "
+              f"{', '.join(result.masked) or 'none'}) to {result.path} table {result.table!r} "
+              f"in {result.seconds:.1f} s")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# duckdb-sdc sql
+
+PROMPT, MORE = "sdc> ", "...> "
+_TAIL = re.compile(r";(\s*(--[^\n]*(\n|$)|/\*.*?\*/))*\s*$", re.S)
+_PRINTED = {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "RELATION", "LOGICAL_PLAN"}
+HELP = """Statements end with ';'. Every duckdb_sdc function is registered (see the README's function
+reference). Dot commands: .tables  .read FILE  .help  .quit"""
+
+
+def _open(args):
+    import duckdb
+
+    import duckdb_sdc
+
+    if args.database is not None and args.read_only and not Path(args.database).is_file():
+        raise UserError(f"no such database file: {args.database!r}")
+    try:
+        con = duckdb_sdc.connect(args.database, **({"access_mode": "READ_ONLY"} if args.read_only else {}))
+    except duckdb.Error as e:
+        raise UserError(f"cannot open {args.database!r}: {e}") from None
+    return con
+
+
+def run_sql(con, text: str, out=None) -> None:
+    """Run every statement of `text`, printing the results of queries as DuckDB prints them.
+    Raises UserError at the first failing statement."""
+    import duckdb
+
+    from .release.run import error_message
+
+    out = out or sys.stdout
+    try:
+        statements = con.extract_statements(text)
+    except duckdb.Error as e:
+        raise UserError(error_message(e)) from None
+    for statement in statements:
+        try:
+            if statement.type.name in _PRINTED:
+                # printing wraps the query, so it must end without ';' and trailing comments
+                relation = con.sql(_TAIL.sub("", statement.query))
+                if relation is not None:
+                    print(relation, file=out)
+            else:
+                con.execute(statement.query).fetchall()
+        except duckdb.Error as e:
+            raise UserError(error_message(e)) from None
+
+
+def _sql(args) -> int:
+    con = _open(args)
+    interactive = args.command_sql is None and args.file is None and sys.stdin.isatty()
+    con.execute(f"SET enable_progress_bar = {'true' if interactive else 'false'}")
+    try:
+        if args.command_sql is not None:
+            run_sql(con, args.command_sql)
+        elif args.file is not None:
+            run_sql(con, _read(args.file))
+        elif interactive:
+            _prompt(con)
+        else:
+            run_sql(con, sys.stdin.read())
+    finally:
+        con.close()
+    return 0
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"cannot read {path!r}: {e.strerror}") from None
+
+
+def _history_file() -> Path:
+    return Path(os.environ.get("DUCKDB_SDC_HISTORY", Path.home() / ".duckdb_sdc_history"))
+
+
+def _prompt(con) -> None:
+    import duckdb_sdc
+
+    try:
+        import readline
+    except ImportError:  # not on every platform
+        readline = None
+    history = _history_file()
+    if readline is not None:
+        try:
+            readline.read_history_file(history)
+        except OSError:
+            pass
+    print(f"duckdb_sdc {duckdb_sdc.__version__}: SQL with every duckdb_sdc function registered. .help for help")
+    buffer: list[str] = []
+    try:
+        while True:
+            try:
+                line = input(MORE if buffer else PROMPT)
+            except EOFError:
+                print()
+                break
+            except KeyboardInterrupt:
+                print()
+                buffer = []
+                continue
+            if not buffer and line.strip().startswith("."):
+                if not _dot_command(con, line.strip()):
+                    break
+                continue
+            buffer.append(line)
+            text = "\n".join(buffer).strip()
+            if not text or not text.endswith(";"):
+                continue
+            buffer = []
+            try:
+                run_sql(con, text)
+            except UserError as e:
+                print(f"Error: {e}", file=sys.stderr)
+            except KeyboardInterrupt:
+                print("interrupted", file=sys.stderr)
+    finally:
+        if readline is not None:
+            try:
+                readline.set_history_length(2000)
+                readline.write_history_file(history)
+            except OSError:
+                pass
+
+
+def _dot_command(con, line: str) -> bool:
+    """Run a dot command; False means quit."""
+    name, _, arg = line.partition(" ")
+    try:
+        if name in (".quit", ".exit", ".q"):
+            return False
+        if name == ".help":
+            print(HELP)
+        elif name == ".tables":
+            run_sql(con, "SHOW TABLES;")
+        elif name == ".read" and arg.strip():
+            run_sql(con, _read(arg.strip()))
+        else:
+            print(f"unknown command {line!r}; .help lists the commands", file=sys.stderr)
+    except UserError as e:
+        print(f"Error: {e}", file=sys.stderr)
+    return True
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ About 1% of incomes and expenses are missing (NULL).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -40,56 +42,92 @@ def make_microdata(n: int = 5000, seed: int = 20261122) -> pd.DataFrame:
     return df
 
 
+DEMO_SPEC = """\
+# The demo's release spec (written by `duckdb-sdc demo`; release it again with
+# `duckdb-sdc release {spec_name}`).
+[source]
+database = "demo_source.duckdb"
+table = "people"
+key = "person_id"
+
+[output]
+database = "demo_release.duckdb"
+table = "people"
+view_without_key = "people_public"
+
+[masking]
+strata = ["region"]             # every masked column is masked within each region
+
+[columns]
+person_id = "keep"
+region = "keep"
+age = "keep"
+household_size = "keep"
+income = {{ method = "mdav_round", k = {k} }}
+expenses = {{ method = "mdav_round", k = {k} }}
+savings = {{ method = "mdav_round", k = {k} }}
+"""
+
 SUMMARY_SQL = """
 SELECT '{col}' AS "column",
        round(avg(o.{col}), 1) AS mean_before, round(avg(m.{col}), 1) AS mean_after,
        round(stddev_samp(o.{col}), 1) AS sd_before, round(stddev_samp(m.{col}), 1) AS sd_after,
        count(DISTINCT o.{col}) AS distinct_before, count(DISTINCT m.{col}) AS distinct_after,
-       round(100 * sum((o.{col} - m.{col}) ^ 2) / sum((o.{col} - (SELECT avg({col}) FROM demo)) ^ 2), 3)
+       round(100 * sum((o.{col} - m.{col}) ^ 2) / sum((o.{col} - (SELECT avg({col}) FROM src.people)) ^ 2), 3)
            AS "SSE/SST %",
        round(corr(o.{col}, m.{col}), 4) AS corr
-FROM demo o JOIN masked m USING (person_id)
+FROM src.people o JOIN rel.people m USING (person_id)
 """
 
 
-def run_demo(con=None, k: int = 5) -> str:
-    """Mask income, expenses and savings of the demo data with mdav_round, by region, in SQL; return
-    a before/after summary as text."""
-    import duckdb_sdc
+def write_source(path: Path, n: int = 5000) -> None:
+    """The generated demo microdata as table `people` of a new DuckDB file at `path`."""
+    import duckdb
 
-    own = con is None
-    con = duckdb_sdc.connect() if own else con
-    con.register("demo_df", make_microdata())
-    con.execute("CREATE OR REPLACE TABLE demo AS SELECT * FROM demo_df")
-    con.execute(f"""
-        CREATE OR REPLACE TABLE masked AS
-        WITH m AS (
-            SELECT unnest(l).id AS person_id,
-                   unnest(mdav_round(list_transform(l, lambda s: s.income), {k})) AS income,
-                   unnest(mdav_round(list_transform(l, lambda s: s.expenses), {k})) AS expenses,
-                   unnest(mdav_round(list_transform(l, lambda s: s.savings), {k})) AS savings
-            FROM (SELECT region,
-                         list(struct_pack(id := person_id, income := income, expenses := expenses,
-                                          savings := savings)) AS l
-                  FROM demo GROUP BY region))
-        SELECT d.person_id, d.region, d.age, d.household_size, m.income, m.expenses, m.savings
-        FROM demo d JOIN m USING (person_id)
-    """)
-    lines = [f"duckdb_sdc demo: {con.execute('SELECT count(*) FROM demo').fetchall()[0][0]} generated people, "
-             f"income, expenses and savings masked with mdav_round(k = {k}) per region", ""]
-    summary = con.sql(" UNION ALL ".join(SUMMARY_SQL.format(col=c) for c in ("income", "expenses", "savings")))
-    lines.append(str(summary))
+    path.unlink(missing_ok=True)
+    con = duckdb.connect(str(path))
+    try:
+        con.register("demo_df", make_microdata(n))
+        con.execute("CREATE TABLE people AS SELECT * FROM demo_df")
+    finally:
+        con.close()
+
+
+def run_demo(k: int = 5, out_dir: Path | str = "duckdb_sdc_demo", progress=None) -> str:
+    """Write the demo data and the example spec into `out_dir`, release income, expenses and
+    savings masked with mdav_round per region into a separate database file, and return a
+    before/after summary as text."""
+    import duckdb
+
+    from .release import load_spec, release
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_source(out / "demo_source.duckdb")
+    spec_path = out / "demo_release.toml"
+    spec_path.write_text(DEMO_SPEC.format(k=int(k), spec_name=spec_path), encoding="utf-8")
+    result = release(load_spec(spec_path), progress=progress)
+
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
+    con.execute("ATTACH ? AS src (READ_ONLY)", [str(out / "demo_source.duckdb")])
+    con.execute("ATTACH ? AS rel (READ_ONLY)", [str(result.path)])
+    lines = [f"duckdb_sdc demo: {result.rows} generated people, income, expenses and savings masked with "
+             f"mdav_round(k = {k}) per region", f"spec {spec_path} -> release {result.path} "
+             f"(table people, view people_public, release_manifest) in {result.seconds:.1f} s", ""]
+    lines.append(str(con.sql(" UNION ALL ".join(SUMMARY_SQL.format(col=c) for c in ("income", "expenses", "savings")))))
     smallest = con.execute("""
-        SELECT min(n) FROM (SELECT count(*) AS n FROM masked WHERE income IS NOT NULL
+        SELECT min(n) FROM (SELECT count(*) AS n FROM rel.people WHERE income IS NOT NULL
                             GROUP BY region, income)""").fetchall()[0][0]
     nulls = con.execute("SELECT count(*) FILTER (income IS NULL), count(*) FILTER (expenses IS NULL) "
-                        "FROM masked").fetchall()[0]
+                        "FROM rel.people").fetchall()[0]
     lines.append(f"smallest group of records sharing a masked income within a region: {smallest} (k = {k})")
     lines.append(f"NULL incomes / expenses kept in place: {nulls[0]} / {nulls[1]}")
     lines.append("")
     lines.append(str(con.sql("SELECT o.person_id, o.region, o.income AS income_before, m.income AS income_after, "
                              "o.savings AS savings_before, m.savings AS savings_after "
-                             "FROM demo o JOIN masked m USING (person_id) ORDER BY person_id LIMIT 5")))
-    if own:
-        con.close()
+                             "FROM src.people o JOIN rel.people m USING (person_id) ORDER BY person_id LIMIT 5")))
+    con.close()
+    lines.append(f"open the release with any DuckDB client, or: duckdb-sdc sql {result.path} "
+                 "-c \"FROM release_manifest\"")
     return "\n".join(lines)

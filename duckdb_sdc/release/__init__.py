@@ -1,0 +1,20 @@
+"""Releases as code: a TOML spec declares what to release; duckdb_sdc builds the SQL with sqlglot,
+masks in DuckDB and writes a separate release database file with a manifest.
+
+    from duckdb_sdc.release import load_spec, release, dry_run
+    spec = load_spec("people.toml")
+    print(dry_run(spec))          # the SQL that would run
+    release(spec)                 # writes the output file atomically
+
+Modules: `spec` (the TOML format and its checks), `methods` (the masking methods a spec can name,
+derived from the SQL registry), `plan` (the sqlglot script), `run` (materialisation), `progress`.
+"""
+
+from __future__ import annotations
+
+from .methods import METHODS, ReleaseMethod
+from .run import ReleaseResult, dry_run, plan_release, release
+from .spec import Spec, SpecError, load_spec, parse_spec
+
+__all__ = ["METHODS", "ReleaseMethod", "ReleaseResult", "Spec", "SpecError", "dry_run", "load_spec",
+           "parse_spec", "plan_release", "release"]

@@ -1,0 +1,352 @@
+"""From a checked spec and the source's columns to the release script, as sqlglot expressions.
+
+Every name from the spec or the source reaches SQL only as a quoted sqlglot identifier and every
+value only as a sqlglot literal; nothing is formatted into SQL text. The script:
+
+1. attaches the source read-only and reads it through a temporary view `__sdc_source` (CSV files are
+   read once into a temporary table instead);
+2. counts rows, non-NULL and distinct keys (the key must be unique and non-NULL);
+3. masks each masked column in its own statement (a progress step) into a temporary table of
+   (key, masked value): one list of {key, value} structs per stratum, ordered by the key (ties are
+   then broken alike in every run), the method's list function on the values, and both unnested
+   side by side, so keys and masked values stay aligned;
+4. attaches a new file and, in one transaction, writes the release table (the source's columns in
+   their order, masked values joined on the key, ordered by the key), the manifest and the view
+   without the key; then detaches it (the caller renames the file into place).
+
+The source's column names and types come from `DESCRIBE`; `resolve` checks them against the rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import sqlglot
+from sqlglot import exp
+
+from .methods import SECRET_PARAMS
+from .spec import MANIFEST_TABLE, Rule, Spec, SpecError
+
+SOURCE_DB = "__sdc_source_db"
+SOURCE = "__sdc_source"
+RELEASE_DB = "__sdc_release"
+MEMORY_DB = "memory"
+DIALECT = "duckdb"
+
+_NUMERIC = re.compile(r"(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|"
+                      r"UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))")
+
+MANIFEST_COLUMNS = (
+    ("release_table", "VARCHAR"),
+    ("column_name", "VARCHAR"),
+    ("position", "INTEGER"),       # position in the release table; NULL for a dropped column
+    ("rule", "VARCHAR"),           # 'key', 'keep', 'drop' or 'mask'
+    ("method", "VARCHAR"),         # SQL function of a masked column
+    ("parameters", "VARCHAR"),     # JSON object of every parameter used (seeds are never written)
+    ("strata", "VARCHAR[]"),       # columns within whose groups the column was masked
+    ("masked_with", "VARCHAR[]"),  # the group of columns a multivariate method masked together
+    ("epsilon", "DOUBLE"),         # privacy budget spent by a differentially private column
+    ("source_type", "VARCHAR"),
+    ("released_type", "VARCHAR"),
+    ("source", "VARCHAR"),
+    ("epsilon_total", "DOUBLE"),   # the release's total: sum over its DP columns
+    ("package_version", "VARCHAR"),
+    ("duckdb_version", "VARCHAR"),
+    ("created_at", "TIMESTAMP"),   # UTC (TIMESTAMPTZ would need pytz in Python clients)
+    ("spec", "VARCHAR"),           # the spec as written (JSON), without seeds
+)
+
+
+def ident(name: str) -> exp.Identifier:
+    return exp.to_identifier(name, quoted=True)
+
+
+def column(name: str, table: str | None = None) -> exp.Column:
+    return exp.Column(this=ident(name), table=ident(table) if table else None)
+
+
+def table(name: str, db: str | None = None, catalog: str | None = None) -> exp.Table:
+    return exp.Table(this=ident(name), db=ident(db) if db else None, catalog=ident(catalog) if catalog else None)
+
+
+def literal(value) -> exp.Expression:
+    if value is None:
+        return exp.Null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, float)):
+        return exp.Literal.number(repr(value) if isinstance(value, float) else str(value))
+    if isinstance(value, (list, tuple)):
+        return exp.Array(expressions=[literal(v) for v in value])
+    return exp.Literal.string(str(value))
+
+
+@dataclass
+class Step:
+    label: str  # what a progress bar shows
+    sql: exp.Expression
+    where: str | None = None  # the spec's rule a failure comes from ('columns.income', 'groups[0]')
+    check: Callable[[list[tuple]], None] | None = None  # inspects the statement's rows
+
+
+@dataclass
+class Plan:
+    spec: Spec
+    source_columns: list[tuple[str, str]]  # (name, type) in the source's order
+    attach_path: Path  # the file the script writes (renamed to the output path afterwards)
+    setup: list[Step] = field(default_factory=list)  # run while planning (reads only)
+    steps: list[Step] = field(default_factory=list)
+
+    def statements(self) -> list[exp.Expression]:
+        return [s.sql for s in self.setup + self.steps]
+
+    def sql(self) -> str:
+        head = (f"-- duckdb-sdc release of {self.spec.name}: the file is written as {self.attach_path}\n"
+                f"-- and renamed to {self.spec.output.database} when every statement has succeeded\n")
+        return head + "\n".join(s.sql(dialect=DIALECT, pretty=True) + ";\n" for s in self.statements())
+
+
+def source_steps(spec: Spec) -> list[Step]:
+    src = spec.source
+    if src.database is not None:
+        attach = exp.Attach(this=exp.Alias(this=literal(str(src.database)), alias=ident(SOURCE_DB)),
+                            expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])
+        body = exp.select(exp.Star()).from_(table(src.table, src.schema, SOURCE_DB))
+        view = exp.Create(this=table(SOURCE), kind="VIEW", expression=body,
+                          properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
+        return [Step("attaching the source", attach), Step("reading the source", view)]
+    files = literal(list(src.files))
+    reader = exp.ReadParquet(expressions=[files]) if src.format == "parquet" else exp.ReadCSV(this=files)
+    body = exp.select(exp.Star()).from_(exp.Table(this=reader))
+    # CSV is parsed once into a temporary table; Parquet is read column by column where needed
+    kind = "VIEW" if src.format == "parquet" else "TABLE"
+    create = exp.Create(this=table(SOURCE), kind=kind, expression=body,
+                        properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
+    return [Step("reading the source", create)]
+
+
+def resolve(spec: Spec, source_columns: list[tuple[str, str]]) -> None:
+    """Check the rules against the source: every column declared (privacy by default), every rule
+    for an existing column, key and strata present, masked columns numeric."""
+    names = [n for n, _ in source_columns]
+    types = dict(source_columns)
+    undeclared = [n for n in names if n not in spec.rules]
+    unknown = [n for n in spec.rules if n not in types]
+    problems = []
+    if undeclared:
+        problems.append(f"source column{'s' if len(undeclared) > 1 else ''} without a rule in [columns] "
+                        f"(declare each as \"keep\", \"drop\" or a masking method): {', '.join(map(repr, undeclared))}")
+    if unknown:
+        hints = []
+        for n in unknown:
+            near = [m for m in names if m.lower() == n.lower()]
+            hints.append(f"{n!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+        problems.append(f"[columns] names column{'s' if len(unknown) > 1 else ''} the source does not have: "
+                        f"{', '.join(hints)}")
+    if problems:
+        raise SpecError(f"{spec.name}: " + "; ".join(problems))
+    if spec.source.key not in types:
+        raise SpecError(f"{spec.name}: source.key: the source has no column {spec.source.key!r}")
+    for rule in spec.masked():
+        for s in spec.strata_of(rule):
+            if s not in types:
+                raise SpecError(f"{spec.name}: {rule.where}: stratum column {s!r} is not in the source")
+        for col in rule.columns:
+            if not _NUMERIC.fullmatch(types[col]):
+                raise SpecError(f"{spec.name}: {rule.where}: {rule.method.name} masks numbers, "
+                                f"column {col!r} is {types[col]}")
+
+
+def key_step(spec: Spec) -> Step:
+    key = column(spec.source.key)
+    query = exp.select(
+        exp.Count(this=exp.Star()).as_("rows"),
+        exp.Count(this=key.copy()).as_("keys"),
+        exp.Count(this=exp.Distinct(expressions=[key.copy()])).as_("distinct_keys"),
+    ).from_(table(SOURCE))
+
+    def check(rows):
+        n, non_null, distinct = rows[0]
+        if non_null != n or distinct != non_null:
+            raise SpecError(f"{spec.name}: source.key: {spec.source.key!r} must be unique and non-NULL; "
+                            f"it has {n - non_null} NULL and {non_null - distinct} repeated values")
+
+    return Step("checking the key", query, check=check)
+
+
+def _call(rule: Rule, values: exp.Expression) -> exp.Expression:
+    """The list function with the rule's parameters: required ones by position, the others by name
+    (macros take defaults only by name)."""
+    args = [values]
+    for p in rule.method.params:
+        if p.name not in rule.params:
+            continue
+        value = literal(rule.params[p.name])
+        args.append(value if p.default is None else exp.PropertyEQ(this=exp.to_identifier(p.name), expression=value))
+    return exp.Anonymous(this=rule.method.name, expressions=args)
+
+
+def mask_table(i: int) -> str:
+    return f"__sdc_mask_{i}"
+
+
+def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
+    """One masking rule into temporary table i: (__sdc_key, __sdc_value), where the value is the
+    masked number, or for a group the masked vector of its columns in the group's order."""
+    lst, s = ident("__sdc_l"), ident("__sdc_s")
+    if rule.group:
+        value = exp.Array(expressions=[exp.Cast(this=column(c), to=exp.DataType.build("DOUBLE"))
+                                       for c in rule.group])
+    else:
+        value = column(rule.column)
+    pairs = exp.Struct(expressions=[
+        exp.PropertyEQ(this=ident("k"), expression=column(spec.source.key)),
+        exp.PropertyEQ(this=ident("v"), expression=value),
+    ])
+    # ordered by the key, so that ties are broken the same way in every run: a release is reproducible
+    ordered = exp.Order(this=pairs, expressions=[exp.Ordered(this=column(spec.source.key), nulls_first=False)])
+    grouped = exp.select(exp.ArrayAgg(this=ordered).as_(lst)).from_(table(SOURCE))
+    strata = spec.strata_of(rule)
+    if strata:
+        grouped = grouped.group_by(*(column(c) for c in strata))
+    values = exp.Transform(this=exp.Column(this=lst.copy()),
+                           expression=exp.Lambda(this=exp.Dot(this=s.copy(), expression=ident("v")),
+                                                 expressions=[s.copy()]))
+    query = exp.select(
+        exp.Dot(this=exp.Explode(this=exp.Column(this=lst.copy())), expression=ident("k")).as_(ident("__sdc_key")),
+        exp.Explode(this=_call(rule, values)).as_(ident("__sdc_value")),
+    ).from_(grouped.subquery(ident("__sdc_g")))
+    create = exp.Create(this=table(mask_table(i)), kind="TABLE", expression=query,
+                        properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
+    return Step(f"masking {', '.join(rule.columns)} ({rule.method.name})", create, where=rule.where)
+
+
+def released_columns(spec: Spec, source_columns: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(name, type) of the release table's columns, in the source's order."""
+    out = []
+    for name, type_ in source_columns:
+        rule = spec.rules[name]
+        if rule.action == "keep":
+            out.append((name, type_))
+        elif rule.action == "mask":
+            out.append((name, "DOUBLE"))
+    return out
+
+
+def release_table_step(spec: Spec, source_columns) -> Step:
+    src = "__sdc_src"
+    rules = spec.masked()
+    masked = {}  # column -> (mask table number, position in the group's vector or None)
+    for i, rule in enumerate(rules, start=1):
+        for j, col in enumerate(rule.group):
+            masked[col] = (i, j + 1)
+        if not rule.group:
+            masked[rule.column] = (i, None)
+    select = []
+    for name, _ in released_columns(spec, source_columns):
+        if name in masked:
+            i, j = masked[name]
+            value = column("__sdc_value", f"__sdc_m{i}")
+            if j is not None:
+                # sqlglot counts from 0 and writes DuckDB's 1-based index: this is value[j]
+                value = exp.Bracket(this=value, expressions=[exp.Literal.number(j - 1)])
+            select.append(value.as_(ident(name)))
+        else:
+            select.append(column(name, src).as_(ident(name)))
+    query = exp.select(*select).from_(exp.Table(this=ident(SOURCE), alias=exp.TableAlias(this=ident(src))))
+    for i in range(1, len(rules) + 1):
+        alias = f"__sdc_m{i}"
+        on = exp.EQ(this=column(spec.source.key, src), expression=column("__sdc_key", alias))
+        query = query.join(exp.Table(this=ident(mask_table(i)), alias=exp.TableAlias(this=ident(alias))),
+                           on=on, join_type="LEFT")
+    query = query.order_by(column(spec.source.key, src))
+    create = exp.Create(this=table(spec.output.table, "main", RELEASE_DB), kind="TABLE", expression=query)
+    return Step(f"writing table {spec.output.table}", create)
+
+
+def manifest_rows(spec: Spec, source_columns, *, package_version: str, duckdb_version: str,
+                  created_at: datetime) -> list[dict]:
+    released = [n for n, _ in released_columns(spec, source_columns)]
+    public = json.dumps(spec.public_text(), default=str, ensure_ascii=False, sort_keys=True)
+    rows = []
+    for name, type_ in source_columns:
+        rule = spec.rules[name]
+        masked = rule.action == "mask"
+        params = None
+        if masked:
+            params = {k: v for k, v in rule.effective_params().items() if k not in SECRET_PARAMS}
+        rows.append({
+            "release_table": spec.output.table,
+            "column_name": name,
+            "position": released.index(name) + 1 if name in released else None,
+            "rule": "key" if name == spec.source.key else rule.action,
+            "method": rule.method.name if masked else None,
+            "parameters": json.dumps(params, sort_keys=True) if masked else None,
+            "strata": list(spec.strata_of(rule)) if masked else None,
+            "masked_with": list(rule.group) if rule.group else None,
+            "epsilon": rule.epsilon,
+            "source_type": type_,
+            "released_type": ("DOUBLE" if masked else type_) if name in released else None,
+            "source": spec.source.describe(),
+            "epsilon_total": spec.epsilon_spent(),
+            "package_version": package_version,
+            "duckdb_version": duckdb_version,
+            "created_at": created_at.astimezone(timezone.utc).replace(tzinfo=None).isoformat(sep=" "),
+            "spec": public,
+        })
+    return rows
+
+
+def manifest_steps(rows: list[dict]) -> list[Step]:
+    target = table(MANIFEST_TABLE, "main", RELEASE_DB)
+    schema = exp.Schema(this=target, expressions=[
+        exp.ColumnDef(this=ident(n), kind=exp.DataType.build(t, dialect=DIALECT)) for n, t in MANIFEST_COLUMNS])
+    create = exp.Create(this=schema, kind="TABLE")
+    values = exp.values([tuple(literal(row[n]) for n, _ in MANIFEST_COLUMNS) for row in rows])
+    insert = exp.insert(values, target.copy())
+    return [Step("writing the manifest", create), Step("writing the manifest", insert)]
+
+
+def view_steps(spec: Spec, source_columns) -> list[Step]:
+    if not spec.output.view_without_key:
+        return []
+    names = [n for n, _ in released_columns(spec, source_columns) if n != spec.source.key]
+    body = exp.select(*(column(n) for n in names)).from_(table(spec.output.table))
+    view = exp.Create(this=table(spec.output.view_without_key), kind="VIEW", expression=body)
+    # created while the release database is the default one, so the stored view names its table
+    # without a database: it works whatever name a reader attaches the file under
+    return [Step("writing views", exp.Use(this=table(RELEASE_DB))),
+            Step(f"writing view {spec.output.view_without_key}", view),
+            Step("writing views", exp.Use(this=table(MEMORY_DB)))]
+
+
+def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str, duckdb_version: str,
+          created_at: datetime | None = None) -> list[Step]:
+    """The steps after the source is set up (key check, masking, writing the release file)."""
+    resolve(spec, source_columns)
+    created_at = created_at or datetime.now(timezone.utc)
+    options = []
+    if spec.output.storage_version:
+        options.append(exp.AttachOption(this=exp.Var(this="STORAGE_VERSION"),
+                                        expression=literal(spec.output.storage_version)))
+    attach = exp.Attach(this=exp.Alias(this=literal(str(attach_path)), alias=ident(RELEASE_DB)),
+                        expressions=options or None)
+    steps = [key_step(spec)]
+    steps += [mask_step(spec, rule, i) for i, rule in enumerate(spec.masked(), start=1)]
+    steps += [Step("opening the release file", attach), Step("writing the release", exp.Transaction()),
+              release_table_step(spec, source_columns)]
+    steps += manifest_steps(manifest_rows(spec, source_columns, package_version=package_version,
+                                          duckdb_version=duckdb_version, created_at=created_at))
+    steps += view_steps(spec, source_columns)
+    steps += [Step("committing", exp.Commit()), Step("closing the release file", exp.Detach(this=ident(RELEASE_DB)))]
+    return steps
+
+
+def parse_back(script: str) -> list[exp.Expression]:
+    """Parse a generated script with sqlglot (a test and a sanity check of the dry run)."""
+    return [e for e in sqlglot.parse(script, read=DIALECT) if e is not None]

@@ -1,0 +1,411 @@
+"""The release spec: a TOML file that declares what to release, checked before any SQL is built.
+
+    [source]                      # a table of a DuckDB file ...
+    database = "survey.duckdb"    # paths are relative to the spec file's folder
+    table = "people"              # schema = "main" by default
+    key = "person_id"             # row key: unique and non-NULL (checked when released)
+    # files = ["data/*.parquet"]  # ... or Parquet / CSV files (format inferred, or format = "csv")
+
+    [output]
+    database = "release/people.duckdb"   # a separate file, replaced atomically
+    table = "people"
+    view_without_key = "people_public"   # optional: a view of the table without the key column
+    storage_version = "v1.5.0"           # optional: readable by older DuckDB clients
+
+    [masking]
+    strata = ["region"]           # optional: every masked column is masked within each stratum
+    total_epsilon = 1.0           # optional: budget split equally over DP columns without epsilon
+
+    [columns]                     # every source column needs a rule (privacy by default)
+    person_id = "keep"            # the key too: "keep" or "drop"
+    region = "keep"
+    household_size = "drop"
+    income = { method = "mdav_round", k = 5 }
+    savings = { method = "vmdav_round", k = 5, gamma = 0.2, strata = [] }   # strata per column
+
+    [[groups]]                    # a method over a group of columns (one vector per record); the
+    columns = ["age", "weight"]   # group declares its columns (they have no [columns] rule)
+    method = "..."                # a method whose list takes rows DOUBLE[][]
+    k = 5
+
+Everything is validated here against the method table (`methods.METHODS`); what needs the source
+(its columns and types) is checked when the release is planned (`plan.py`).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._validate import SdcError, show
+from .methods import COLUMN, EPSILON, METHODS, ROWS, SECRET_PARAMS, ReleaseMethod, check_value
+
+RESERVED_PREFIX = "__sdc_"
+MANIFEST_TABLE = "release_manifest"
+FILE_FORMATS = ("parquet", "csv")
+
+
+class SpecError(SdcError):
+    """A mistake in a release spec (a user error: the command exits with code 2)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    key: str
+    database: Path | None = None
+    schema: str = "main"
+    table: str | None = None
+    files: tuple[str, ...] = ()
+    format: str | None = None
+
+    def describe(self) -> str:
+        if self.database is not None:
+            return f"{self.database} table {self.schema}.{self.table}"
+        return f"{self.format} files {', '.join(self.files)}"
+
+
+@dataclass(frozen=True)
+class Output:
+    database: Path
+    table: str
+    view_without_key: str | None = None
+    storage_version: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    column: str  # the column; for a group, its first column
+    action: str  # 'keep', 'drop' or 'mask'
+    method: ReleaseMethod | None = None
+    params: dict = field(default_factory=dict)  # as written, plus the epsilon assigned by the split
+    strata: tuple[str, ...] | None = None  # None: the spec's default strata
+    group: tuple[str, ...] = ()  # the columns masked together by a multivariate method
+    where: str = ""  # where the rule is written, for messages: 'columns.income', 'groups[0]'
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.group or (self.column,)
+
+    @property
+    def epsilon(self) -> float | None:
+        return self.params.get(EPSILON) if self.method is not None and self.method.is_dp else None
+
+    def effective_params(self) -> dict:
+        """Every parameter of the method with the value used (registry defaults read from their SQL
+        literals)."""
+        out = {}
+        for p in self.method.params:
+            out[p.name] = self.params[p.name] if p.name in self.params else _default(p.default)
+        return out
+
+
+@dataclass(frozen=True)
+class Spec:
+    source: Source
+    output: Output
+    rules: dict[str, Rule]  # in the order written
+    strata: tuple[str, ...] = ()
+    total_epsilon: float | None = None
+    name: str = "spec"  # prefix of error messages (the file name)
+    text: dict = field(default_factory=dict)  # the parsed TOML
+
+    def strata_of(self, rule: Rule) -> tuple[str, ...]:
+        return self.strata if rule.strata is None else rule.strata
+
+    def masked(self) -> list[Rule]:
+        """The masking rules, each once (a group's rule serves all its columns)."""
+        return _unique(r for r in self.rules.values() if r.action == "mask")
+
+    def epsilon_spent(self) -> float | None:
+        eps = [r.epsilon for r in self.masked() if r.epsilon is not None]
+        return math.fsum(eps) if eps else None
+
+    def public_text(self) -> dict:
+        """The spec as written, without secret parameters (seeds): what the manifest may keep."""
+        text = copy.deepcopy(self.text)
+        for value in [*text.get("columns", {}).values(), *text.get("groups", [])]:
+            if isinstance(value, dict):
+                for secret in SECRET_PARAMS:
+                    value.pop(secret, None)
+        return text
+
+
+def _unique(rules) -> list[Rule]:
+    seen, out = set(), []
+    for r in rules:
+        if id(r) not in seen:
+            seen.add(id(r))
+            out.append(r)
+    return out
+
+
+def _default(literal: str | None):
+    """A registry default (a SQL literal) as a Python value for the manifest."""
+    if literal is None or literal.upper() == "NULL":
+        return None
+    if literal.startswith("'") and literal.endswith("'"):
+        return literal[1:-1].replace("''", "'")
+    try:
+        return int(literal)
+    except ValueError:
+        try:
+            return float(literal)
+        except ValueError:
+            return literal
+
+
+class _Checker:
+    def __init__(self, name: str):
+        self.name = name
+
+    def error(self, where: str, message: str) -> SpecError:
+        return SpecError(f"{self.name}: {where}: {message}" if where else f"{self.name}: {message}")
+
+    def table(self, doc: dict, key: str, required: bool = True) -> dict:
+        value = doc.get(key)
+        if value is None:
+            if required:
+                raise self.error("", f"the [{key}] section is missing")
+            return {}
+        if not isinstance(value, dict):
+            raise self.error(key, f"must be a table ([{key}]), got {show(value)}")
+        return value
+
+    def keys(self, where: str, section: dict, allowed: tuple[str, ...]) -> None:
+        unknown = [k for k in section if k not in allowed]
+        if unknown:
+            raise self.error(where, f"unknown key{'s' if len(unknown) > 1 else ''} "
+                                    f"{', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}")
+
+    def name_value(self, where: str, value, *, required: bool = True) -> str | None:
+        """A table, column or view name: a non-empty string, not reserved."""
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or not value:
+            raise self.error(where, f"must be a non-empty name, got {show(value)}")
+        if value.lower().startswith(RESERVED_PREFIX):
+            raise self.error(where, f"names starting with {RESERVED_PREFIX!r} are reserved, got {value!r}")
+        if "\x00" in value:
+            raise self.error(where, f"a name cannot contain a NUL character, got {value!r}")
+        return value
+
+    def names(self, where: str, value) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list):
+            raise self.error(where, f"must be a column name or a list of column names, got {show(value)}")
+        out = tuple(self.name_value(f"{where}[{i}]", v) for i, v in enumerate(value))
+        if len(set(out)) != len(out):
+            raise self.error(where, f"lists a column twice: {list(out)}")
+        return out
+
+    def path(self, where: str, value, base: Path) -> Path:
+        if not isinstance(value, str) or not value:
+            raise self.error(where, f"must be a file path, got {show(value)}")
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else base / path
+
+
+def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
+    """Check a parsed TOML document and return the Spec. Paths are relative to `base`."""
+    c = _Checker(name)
+    base = Path(base)
+    c.keys("", doc, ("source", "output", "masking", "columns", "groups"))
+    source = _source(c, c.table(doc, "source"), base)
+    output = _output(c, c.table(doc, "output"), base)
+    masking = c.table(doc, "masking", required=False)
+    c.keys("masking", masking, ("strata", "total_epsilon"))
+    strata = c.names("masking.strata", masking["strata"]) if "strata" in masking else ()
+    total = masking.get("total_epsilon")
+    if total is not None and (isinstance(total, bool) or not isinstance(total, (int, float))
+                              or not math.isfinite(total) or total <= 0):
+        raise c.error("masking.total_epsilon", f"must be a finite number > 0, got {show(total)}")
+    columns = c.table(doc, "columns", required="groups" not in doc)
+    rules = {col: _rule(c, col, value) for col, value in columns.items()}
+    groups = doc.get("groups", [])
+    if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
+        raise c.error("groups", "must be an array of tables ([[groups]])")
+    for i, settings in enumerate(groups):
+        rule = _group(c, i, settings)
+        for col in rule.group:
+            if col in rules:
+                other = rules[col].where or f"columns.{col}"
+                raise c.error(rule.where, f"column {col!r} already has a rule ({other})")
+            rules[col] = rule
+    if not rules:
+        raise c.error("columns", "declares no column")
+    key_rule = rules.get(source.key)
+    if key_rule is not None and key_rule.action == "mask":
+        raise c.error(f"columns.{source.key}", "the row key can only be kept or dropped, not masked")
+    if key_rule is not None and key_rule.action == "drop" and output.view_without_key:
+        raise c.error("output.view_without_key", f"the key {source.key!r} is dropped from the table already")
+    for rule in _unique(rules.values()):
+        for s in (strata if rule.strata is None else rule.strata):
+            if s in rules and rules[s].action == "mask":
+                raise c.error(rule.where, f"stratum column {s!r} is masked itself; "
+                                          "strata must be kept or dropped")
+    if output.table == output.view_without_key:
+        raise c.error("output.view_without_key", "must differ from output.table")
+    rules = split_epsilon(c, rules, total)
+    return Spec(source=source, output=output, rules=rules, strata=strata,
+                total_epsilon=None if total is None else float(total), name=name, text=doc)
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and check a TOML release spec. Relative paths in it are relative to its folder."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SpecError(f"{path}: cannot read the spec ({e.strerror})") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path.name}: not valid TOML: {e}") from None
+    return parse_spec(doc, base=path.resolve().parent, name=path.name)
+
+
+def _source(c: _Checker, s: dict, base: Path) -> Source:
+    c.keys("source", s, ("database", "schema", "table", "files", "format", "key"))
+    key = c.name_value("source.key", s.get("key"))
+    if ("table" in s) == ("files" in s):
+        raise c.error("source", "give either database and table, or files")
+    if "table" in s:
+        if "format" in s:
+            raise c.error("source.format", "applies to files only")
+        database = c.path("source.database", s.get("database"), base)
+        schema = c.name_value("source.schema", s.get("schema", "main"))
+        return Source(key=key, database=database, schema=schema, table=c.name_value("source.table", s["table"]))
+    if "database" in s or "schema" in s:
+        raise c.error("source", "database/schema apply to a table source, not to files")
+    files = s["files"]
+    files = [files] if isinstance(files, str) else files
+    if not isinstance(files, list) or not files:
+        raise c.error("source.files", f"must be a path or a list of paths, got {show(s['files'])}")
+    paths = tuple(str(c.path(f"source.files[{i}]", f, base)) for i, f in enumerate(files))
+    fmt = s.get("format")
+    if fmt is None:
+        kinds = {_format_of(p) for p in paths}
+        if len(kinds) != 1 or None in kinds:
+            raise c.error("source.format", "cannot tell the file format from the names "
+                                           f"{list(paths)}; set format = \"parquet\" or \"csv\"")
+        fmt = kinds.pop()
+    if fmt not in FILE_FORMATS:
+        raise c.error("source.format", f"must be one of {', '.join(map(repr, FILE_FORMATS))}, got {show(fmt)}")
+    return Source(key=key, files=paths, format=fmt)
+
+
+def _format_of(path: str) -> str | None:
+    name = path.lower()
+    if name.endswith(".parquet"):
+        return "parquet"
+    if re.search(r"\.(csv|tsv)(\.gz|\.zst)?$", name):
+        return "csv"
+    return None
+
+
+def _output(c: _Checker, o: dict, base: Path) -> Output:
+    c.keys("output", o, ("database", "table", "view_without_key", "storage_version"))
+    database = c.path("output.database", o.get("database"), base)
+    table = c.name_value("output.table", o.get("table"))
+    view = c.name_value("output.view_without_key", o.get("view_without_key"), required=False)
+    for where, value in (("output.table", table), ("output.view_without_key", view)):
+        if value is not None and value.lower() == MANIFEST_TABLE:
+            raise c.error(where, f"{MANIFEST_TABLE!r} is the manifest's name")
+    version = o.get("storage_version")
+    if version is not None and (not isinstance(version, str) or not re.fullmatch(r"v\d+\.\d+\.\d+", version)):
+        raise c.error("output.storage_version", f"must look like \"v1.5.0\", got {show(version)}")
+    return Output(database=database, table=table, view_without_key=view, storage_version=version)
+
+
+def _rule(c: _Checker, column: str, value) -> Rule:
+    where = f"columns.{column}"
+    c.name_value(where, column)
+    if isinstance(value, str):
+        if value in ("keep", "drop"):
+            return Rule(column, value, where=where)
+        value = {"method": value}
+    if not isinstance(value, dict):
+        raise c.error(where, f"must be \"keep\", \"drop\" or {{ method = ..., ... }}, got {show(value)}")
+    return _masking(c, where, dict(value), COLUMN, (column,))
+
+
+def _group(c: _Checker, i: int, value: dict) -> Rule:
+    where = f"groups[{i}]"
+    settings = dict(value)
+    if "columns" not in settings:
+        raise c.error(where, "a group needs columns = [...]")
+    columns = c.names(f"{where}.columns", settings.pop("columns"))
+    if len(columns) < 2:
+        raise c.error(f"{where}.columns", f"a group needs at least two columns, got {list(columns)}")
+    return _masking(c, where, settings, ROWS, columns)
+
+
+def _masking(c: _Checker, where: str, settings: dict, kind: str, columns: tuple[str, ...]) -> Rule:
+    name = settings.pop("method", None)
+    if name is None:
+        raise c.error(where, "a masking rule needs method = \"...\"")
+    method = METHODS.get(name) if isinstance(name, str) else None
+    known = sorted(m.name for m in METHODS.values() if m.kind == kind)
+    if method is None:
+        raise c.error(where, f"unknown method {show(name)}; known: {', '.join(known) or 'none yet'}")
+    if method.kind != kind:
+        raise c.error(where, f"{name} masks {'a group of columns: declare it in [[groups]]' if kind == COLUMN else 'one column: declare it in [columns]'}")
+    strata = c.names(f"{where}.strata", settings.pop("strata")) if "strata" in settings else None
+    allowed = tuple(p.name for p in method.params)
+    unknown = [k for k in settings if k not in allowed]
+    if unknown:
+        raise c.error(where, f"{name} has no parameter {', '.join(map(repr, unknown))}; "
+                             f"its parameters: {', '.join(allowed) or 'none'}")
+    for key, v in settings.items():
+        expected = check_value(method.param(key), v)
+        if expected is not None:
+            raise c.error(f"{where}.{key}", f"{name} expects {expected}, got {show(v)}")
+    missing = [p for p in method.required if p not in settings and p != EPSILON]
+    if missing:
+        raise c.error(where, f"{name} needs {', '.join(missing)}")
+    if kind == COLUMN:
+        return Rule(columns[0], "mask", method, settings, strata, where=where)
+    return Rule(columns[0], "mask", method, settings, strata, group=columns, where=where)
+
+
+def split_epsilon(c: _Checker, rules: dict[str, Rule], total) -> dict[str, Rule]:
+    """Give every differentially private column its epsilon.
+
+    Columns stating `epsilon` keep it; the others share what is left of masking.total_epsilon
+    equally. Sequential composition: the release spends the sum over its DP columns (strata are
+    disjoint, so masking each stratum separately spends a column's epsilon once). The sum may not
+    exceed the total."""
+    dp = [r for r in _unique(rules.values()) if r.method is not None and r.method.is_dp]
+    if not dp:
+        if total is not None:
+            raise c.error("masking.total_epsilon", "no column uses a differentially private method")
+        return rules
+    stated = [r for r in dp if EPSILON in r.params]
+    open_ = [r for r in dp if EPSILON not in r.params]
+    used = math.fsum(float(r.params[EPSILON]) for r in stated)
+    if total is None:
+        if open_:
+            raise c.error(open_[0].where, f"{open_[0].method.name} needs epsilon "
+                                                        "(or set masking.total_epsilon to split a budget)")
+        return rules
+    if used > total * (1 + 1e-12):
+        raise c.error("masking.total_epsilon", f"the columns' epsilons add up to {used:g}, more than "
+                                               f"the total {total:g}")
+    if open_:
+        share = (total - used) / len(open_)
+        if share <= 0:
+            raise c.error("masking.total_epsilon", f"nothing is left for {', '.join(r.where for r in open_)} "
+                                                   f"after the stated epsilons ({used:g} of {total:g})")
+        out = dict(rules)
+        for r in open_:
+            shared = dataclasses.replace(r, params={**r.params, EPSILON: share})
+            for col in r.columns:
+                out[col] = shared
+        return out
+    return rules

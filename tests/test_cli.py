@@ -1,0 +1,149 @@
+"""The duckdb-sdc command: release, sql, exit codes and messages."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+import duckdb
+import pytest
+from release_helpers import base_doc, people, write_db, write_spec
+
+from duckdb_sdc.cli import main
+from duckdb_sdc.release.plan import parse_back
+from duckdb_sdc.release.progress import Progress
+
+
+@pytest.fixture
+def spec(tmp_path):
+    write_db(tmp_path / "src.duckdb", "people", people(150))
+    return write_spec(tmp_path, base_doc())
+
+
+def _cli(*args, stdin=None, env=None):
+    return subprocess.run([sys.executable, "-m", "duckdb_sdc", *args], capture_output=True, text=True,
+                          input=stdin, timeout=300, env=env)
+
+
+def test_release_command_writes_the_file_and_says_so(spec, capsys):
+    assert main(["release", str(spec)]) == 0
+    out = capsys.readouterr().out
+    assert "released 150 rows x 5 columns (2 masked: income, expenses)" in out
+    assert (spec.parent / "out" / "release.duckdb").is_file()
+
+
+def test_dry_run_prints_the_script_and_writes_nothing(spec, capsys):
+    assert main(["release", str(spec), "--dry-run"]) == 0
+    script = capsys.readouterr().out
+    assert len(parse_back(script)) == 15
+    assert not (spec.parent / "out").exists()
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["columns"].pop("age"), "source column without a rule in [columns] (declare each"),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 10**6}), "columns.income: mdav_round: k = 1000000"),
+])
+def test_user_errors_exit_2_with_one_line(spec, capsys, change, message):
+    doc = base_doc()
+    change(doc)
+    write_spec(spec.parent, doc)
+    assert main(["release", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("duckdb-sdc release: error: spec.toml: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_no_traceback_for_bad_input_in_a_real_process(tmp_path):
+    missing = _cli("release", str(tmp_path / "none.toml"))
+    assert missing.returncode == 2 and "cannot read the spec" in missing.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[source]\ntable = 'x'\n")
+    done = _cli("release", str(bad))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "bad.toml: source.key: must be a non-empty name, got None" in done.stderr
+    assert _cli("release").returncode == 2  # argparse: missing SPEC
+    query = _cli("sql", "-c", "SELECT mdav_round([1, 2, 3], 5)")
+    assert query.returncode == 2 and "Traceback" not in query.stderr
+    assert query.stderr.strip() == ("duckdb-sdc sql: error: mdav_round: k = 5 is larger than the number of "
+                                    "non-NULL values (3)")
+
+
+def test_sql_command_runs_queries_with_every_function(spec, capsys):
+    assert main(["release", str(spec), "--quiet"]) == 0
+    db = str(spec.parent / "out" / "release.duckdb")
+    capsys.readouterr()
+    assert main(["sql", db, "--read-only", "-c",
+                 "SELECT column_name, rule FROM release_manifest WHERE rule = 'mask'; "
+                 "SELECT mdav_round([1, 2, 3, 4], 2) AS m"]) == 0
+    out = capsys.readouterr().out
+    assert "│ income      │ mask    │" in out and "[1.5, 1.5, 3.5, 3.5]" in out
+    script = spec.parent / "q.sql"
+    script.write_text("CREATE TEMP TABLE t AS SELECT 41 AS x;\nSELECT x + 1 AS answer FROM t;\n")
+    assert main(["sql", "-f", str(script)]) == 0
+    assert "42" in capsys.readouterr().out
+    assert main(["sql", "-c", "SELEC 1"]) == 2
+    assert "Parser Error" in capsys.readouterr().err
+    assert main(["sql", str(spec.parent / "nope.duckdb"), "--read-only", "-c", "SELECT 1"]) == 2
+    # nothing was written into the release file by registering the functions
+    plain = duckdb.connect(db, read_only=True)
+    assert plain.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'mdav_round'").fetchall() == [(0,)]
+    plain.close()
+
+
+def test_sql_reads_statements_from_a_pipe():
+    done = _cli("sql", stdin="SELECT 6 * 7 AS answer;\nSELECT ranking_round([3, 1, 2, 4], 2) AS r;\n")
+    assert done.returncode == 0, done.stderr
+    assert "│     42 │" in done.stdout and "[3.5, 1.5, 1.5, 3.5]" in done.stdout
+
+
+def _read_until(fd, needle: bytes, timeout: float = 60.0) -> bytes:
+    seen, end = b"", time.time() + timeout
+    while needle not in seen and time.time() < end:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
+def test_interactive_prompt_keeps_history_and_survives_errors(tmp_path):
+    env = {**os.environ, "DUCKDB_SDC_HISTORY": str(tmp_path / "history")}
+    pid, fd = pty.fork()
+    if pid == 0:  # child: the prompt on a terminal
+        os.execve(sys.executable, [sys.executable, "-m", "duckdb_sdc", "sql"], env)
+    try:
+        assert b"sdc> " in _read_until(fd, b"sdc> ")
+        os.write(fd, b"SELECT mdav_round([1, 2, 3], 9);\n")
+        assert b"k = 9 is larger" in _read_until(fd, b"sdc> ")
+        os.write(fd, b"SELECT 40 +\n2 AS answer;\n")
+        assert b"42" in _read_until(fd, b"sdc> ")
+        os.write(fd, b".quit\n")
+        _read_until(fd, b"\x00", timeout=20)
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert "SELECT 40 +" in (tmp_path / "history").read_text()
+
+
+def test_progress_bar_draws_only_when_asked(capsys):
+    import io
+
+    stream = io.StringIO()
+    with Progress(stream=stream, enabled=True).task("release t", 2) as bar:
+        bar.advance("masking income")
+        bar.advance("writing")
+    assert "release t [" in stream.getvalue() and "2/2" in stream.getvalue()
+    quiet = io.StringIO()
+    with Progress(stream=quiet).task("release t", 2) as bar:  # StringIO is not a terminal
+        bar.advance("masking income")
+    assert quiet.getvalue() == ""
