@@ -25,7 +25,7 @@ _DESCRIPTIONS = {
 }
 
 _XS = Param("xs", "DOUBLE[]", doc="the column as a list, e.g. list(income); any numeric list type")
-_C = Param("c", "INTEGER or VARCHAR", doc="number of intervals >= 1, or 'auto' (Freedman-Diaconis)")
+_C = Param("c", "INTEGER or 'auto'", doc="number of intervals >= 1, or 'auto' (Freedman-Diaconis)")
 _REP = Param("representative", "VARCHAR", "'mean'",
              doc="rounding point of an interval: 'mean', 'median' or 'midpoint'")
 _STOCH = Param("stochastic", "BOOLEAN", "false",

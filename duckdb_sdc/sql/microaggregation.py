@@ -23,7 +23,7 @@ _DESCRIPTIONS = {
 }
 
 _XS = Param("xs", "DOUBLE[]", doc="the column as a list, e.g. list(income); any numeric list type")
-_K = Param("k", "INTEGER or VARCHAR",
+_K = Param("k", "INTEGER or 'auto'",
            doc="minimum group size, 1 <= k <= number of non-NULL values, or 'auto' (Freedman-Diaconis)")
 _GAMMA = Param("gamma", "DOUBLE", "0.2", doc="V-MDAV's extension factor, >= 0")
 _REP = Param("representative", "VARCHAR", "'mean'", doc="'mean' or 'median' of the group")
