@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import fail
+from .._validate import SdcError, fail
+
+
+class UndefinedMeasure(SdcError):
+    """The measure is undefined for these data (a constant original column, a single record, every
+    original value 0). The numpy functions raise it; the SQL aggregates return NULL instead, and
+    `evaluate` reports the value as missing with the message as its note."""
+
+
+def undefined(func: str, message: str) -> UndefinedMeasure:
+    return UndefinedMeasure(f"{func}: {message}")
 
 
 def matrix(func: str, param: str, values) -> np.ndarray:
@@ -42,11 +52,11 @@ def sample_sd(func: str, X: np.ndarray, what: str = "x") -> np.ndarray:
     where standardising is undefined."""
     n = X.shape[0]
     if n < 2:
-        raise fail(func, f"{what} has n = 1 record; the sample standard deviation (n - 1) is undefined")
+        raise undefined(func, f"{what} has n = 1 record; the sample standard deviation (n - 1) is undefined")
     centred = X - X.mean(axis=0)
     sd = np.sqrt((centred * centred).sum(axis=0) / (n - 1))
     constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
     if constant.size:
-        raise fail(func, f"column {int(constant[0])} of {what} is constant (standard deviation 0); "
+        raise undefined(func, f"column {int(constant[0])} of {what} is constant (standard deviation 0); "
                          "standardising by it is undefined")
     return sd

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import SdcError, fail
+from .._validate import fail
 from . import loss, ranks, risk
-from ._input import pair
+from ._input import UndefinedMeasure, pair, undefined
 
 
 def il_dr_score(x, xm, k: float = 0.05) -> float:
@@ -20,7 +20,7 @@ def il_dr_score(x, xm, k: float = 0.05) -> float:
     X, XM = pair("il_dr_score", x, xm)
     il = loss.il_metrics(X, XM)["composite"]
     if il is None:
-        raise fail("il_dr_score", "the IL metrics are undefined for these data (every original value is 0)")
+        raise undefined("il_dr_score", "the IL metrics are undefined for these data (every original value is 0)")
     return 0.25 * (il + 100.0 * loss.il1s(X, XM) + 100.0 * risk.record_linkage(X, XM)
                    + 100.0 * risk.interval_disclosure(X, XM, k))
 
@@ -45,7 +45,7 @@ OVERALL = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst", "rank_bounded_mae
 def _value(func, *args, **kw) -> tuple[float | None, str | None]:
     try:
         return func(*args, **kw), None
-    except SdcError as e:
+    except UndefinedMeasure as e:
         return None, str(e)
 
 
@@ -109,6 +109,7 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
         overall[f"il_metrics.{part}"] = (None, note) if il is None else (
             il[part], None if il[part] is not None else "undefined for these data (see il_metrics)")
     overall["il_metrics"] = (None, note) if il is None else (il["composite"], None)
-    overall["record_linkage_second"] = _value(risk.record_linkage, Xc, XMc, 2)
+    overall["record_linkage_second"] = (_value(risk.record_linkage, Xc, XMc, 2) if Xc.shape[0] > 1
+                                        else (None, "record_linkage: a single record has no second nearest"))
     overall["il_dr_score"] = _value(il_dr_score, Xc, XMc, k)
     return rows + [Row(m, None, *overall[m]) for m in OVERALL]

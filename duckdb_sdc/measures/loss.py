@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .._validate import fail
-from ._input import matrix, pair, sample_sd
+from ._input import matrix, pair, sample_sd, undefined
 
 SQRT2 = math.sqrt(2.0)
 
@@ -40,7 +40,7 @@ def il1(x, xm) -> float:
     X, XM = pair("il1", x, xm)
     nonzero = X != 0
     if not nonzero.any():
-        raise fail("il1", "every original value is 0; the relative change |x - xm| / |x| is undefined")
+        raise undefined("il1", "every original value is 0; the relative change |x - xm| / |x| is undefined")
     return float((np.abs(X - XM)[nonzero] / np.abs(X[nonzero])).mean())
 
 
@@ -124,7 +124,7 @@ def il_metrics(x, xm) -> dict[str, float | None]:
     X, XM = pair("il_metrics", x, xm)
     n, p = X.shape
     if n < 2:
-        raise fail("il_metrics", "x has n = 1 record; sample covariances (n - 1) are undefined")
+        raise undefined("il_metrics", "x has n = 1 record; sample covariances (n - 1) are undefined")
     c = np.cov(X, rowvar=False, ddof=1).reshape(p, p)
     cm = np.cov(XM, rowvar=False, ddof=1).reshape(p, p)
     upper = np.triu_indices(p)

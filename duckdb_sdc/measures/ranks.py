@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._validate import choice, fail
+from .._validate import choice, fail, show
 from ..methods._order import sort_column
 from ._input import pair
 
@@ -93,7 +93,7 @@ def ranks(values: np.ndarray, partner: np.ndarray, ties: str, seed: int, column:
 
 def _seed(func: str, seed) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise fail(func, f"seed must be an integer, got {seed!r}")
+        raise fail(func, f"seed must be an integer, got {show(seed) if isinstance(seed, str) else repr(seed)}")
     return int(seed)
 
 
