@@ -150,17 +150,25 @@ def _linkage_1d(z_sorted, z_true, zm):
 
 
 def _linkage_kd(Z: np.ndarray, ZM: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
-    """(a, t) as in _linkage_1d, in several dimensions with a k-d tree. Candidates come from the tree;
-    their squared distances are recomputed here in one fixed order, so ties are exact and do not
-    depend on the tree's arithmetic. A record is settled once `rank` candidates are strictly nearer
-    than its true original (no credit) or the tree's farthest candidate lies clearly beyond the true
-    original's distance (every original at that distance is then a candidate); otherwise k doubles."""
+    """(a, t) as in _linkage_1d, in several dimensions with a k-d tree; a is exact whenever a < rank.
+
+    First the `rank` nearest originals of every masked record: if the farthest of them is clearly
+    nearer than the true original (by a relative margin of 1e-9, far beyond rounding), at least
+    `rank` originals are strictly nearer and the record gets no credit. The other records (the
+    risky ones) are settled exactly: candidates come from the tree, their squared distances are
+    recomputed here in one fixed order so that ties are exact and do not depend on the tree's
+    arithmetic, and k doubles until `rank` candidates are strictly nearer or the tree's farthest
+    candidate lies clearly beyond the true original (every original at its distance is then a
+    candidate)."""
     n = Z.shape[0]
     tree = cKDTree(Z)
     d_true = ((ZM - Z) ** 2).sum(axis=1)
-    a = np.zeros(n, np.int64)
+    reach = np.sqrt(d_true)
+    a = np.full(n, rank, np.int64)
     t = np.ones(n, np.int64)
-    todo = np.arange(n)
+    dist, _ = tree.query(ZM, k=rank, workers=-1)
+    kth = dist if rank == 1 else dist[:, -1]
+    todo = np.flatnonzero(~(kth < reach * (1 - 1e-9)))
     k = min(n, rank + 2)
     while todo.size:
         dist, idx = tree.query(ZM[todo], k=k, workers=-1)
@@ -170,7 +178,7 @@ def _linkage_kd(Z: np.ndarray, ZM: np.ndarray, rank: int) -> tuple[np.ndarray, n
         dt = d_true[todo][:, None]
         below = (d2 < dt).sum(axis=1)
         ties = (d2 == dt).sum(axis=1)
-        beyond = dist[:, -1] > np.sqrt(d_true[todo]) * (1 + 1e-9) + 1e-300
+        beyond = dist[:, -1] > reach[todo] * (1 + 1e-9) + 1e-300
         settled = (below >= rank) | beyond | (k == n)
         done = todo[settled]
         a[done] = below[settled]
@@ -190,8 +198,8 @@ def record_linkage(x, xm, rank: int = 1) -> float:
     rank = 2 gives the share linked at the second nearest, and so on: with a originals strictly nearer
     than the true one and t at its distance, the true one is at rank r with probability 1/t for
     a < r <= a + t. Ties are exact equalities of the squared distances computed in floating point.
-    One column: a sort and two binary searches per record, O(n log n). Several: a k-d tree (scipy),
-    about O(n log n) for moderate p.
+    One column: a sort and two binary searches per record, O(n log n). Several: a k-d tree (scipy):
+    one nearest-neighbour query per record, more only for the records that may score.
     """
     X, XM = pair("record_linkage", x, xm)
     n = X.shape[0]
