@@ -41,38 +41,39 @@ _PAIRS = "STRUCT(x DOUBLE, xm DOUBLE)[]"
 _ROWS = "STRUCT(x DOUBLE[], xm DOUBLE[])[]"
 
 
-def _floats(arr: pa.Array) -> np.ndarray:
-    """float64 values of a numeric Arrow array, NaN where NULL."""
+def _floats(func: str, arr: pa.Array, name: str) -> np.ndarray:
+    """float64 values of a numeric Arrow array with NaN where NULL; NaN or infinity in the data itself
+    is refused (NULL is the only way to say missing)."""
+    if arr.null_count:  # a writable copy: the NULL slots become NaN below
+        values = np.array(arr.fill_null(0.0).to_numpy(zero_copy_only=False), dtype=np.float64)
+    else:
+        values = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.float64)
+    if not np.isfinite(values).all():
+        bad = values[~np.isfinite(values)][0]
+        raise fail(func, f"{name} contains {float(bad)}; NaN and infinite values are refused "
+                         "(use NULL for a missing value)")
     if arr.null_count:
-        arr = arr.fill_null(float("nan"))
-    return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.float64)
+        values[~arr.is_valid().to_numpy(zero_copy_only=False)] = np.nan
+    return values
 
 
 def _pairs(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(x, xm) of the complete pairs of one group's list of structs."""
-    x = _floats(group.field("x"))
-    xm = _floats(group.field("xm"))
+    """(x, xm) as n x 1 matrices of the complete pairs of one group's list of structs."""
+    x = _floats(func, group.field("x"), "x")
+    xm = _floats(func, group.field("xm"), "xm")
     keep = ~(np.isnan(x) | np.isnan(xm))
-    return _finite(func, x[keep][:, None], xm[keep][:, None])
+    return x[keep][:, None], xm[keep][:, None]
 
 
-def _finite(func: str, x: np.ndarray, xm: np.ndarray):
-    # NULLs became NaN and were dropped above, so any non-finite value left was in the data
-    for name, a in (("x", x), ("xm", xm)):
-        if a.size and not np.isfinite(a).all():
-            raise fail(func, f"{name} contains {float(a[~np.isfinite(a)][0])}; NaN and infinite values "
-                             "are refused (use NULL for a missing value)")
-    return x, xm
-
-
-def _vectors(func: str, side: pa.Array, name: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """One side's row vectors as an n x p matrix (NaN rows where missing), validity per record, p."""
+def _vectors(func: str, side: pa.Array, name: str) -> tuple[np.ndarray, int]:
+    """One side's row vectors as an n x p matrix, NaN for a NULL value or a NULL vector, and p (-1
+    when every vector is NULL)."""
     n = len(side)
     offsets = np.asarray(side.offsets, dtype=np.int64)
     lengths = np.diff(offsets)
     present = ~side.is_null().to_numpy(zero_copy_only=False) if side.null_count else np.ones(n, bool)
     if not present.any():
-        return np.empty((n, 0)), present, -1
+        return np.full((n, 0), np.nan), -1
     p = int(lengths[present][0])
     wrong = present & (lengths != p)
     if wrong.any():
@@ -80,23 +81,29 @@ def _vectors(func: str, side: pa.Array, name: str) -> tuple[np.ndarray, np.ndarr
                          f"another {int(lengths[wrong][0])}")
     if p == 0:
         raise fail(func, f"{name} row vectors are empty; give each record's values as a list, e.g. [a, b]")
-    values = _floats(side.values.slice(offsets[0], offsets[-1] - offsets[0]))
+    values = _floats(func, side.values.slice(offsets[0], offsets[-1] - offsets[0]), name)
     out = np.full((n, p), np.nan)
     starts = offsets[:-1][present] - offsets[0]
     out[present] = values[starts[:, None] + np.arange(p)]
-    return out, present, p
+    return out, p
+
+
+def _sides(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(X, XM) n x p of one group's list of (x vector, xm vector) structs, NaN where missing."""
+    X, p = _vectors(func, _single(group.field("x")), "x")
+    XM, pm = _vectors(func, _single(group.field("xm")), "xm")
+    if p >= 0 and pm >= 0 and p != pm:
+        raise fail(func, f"x and xm must have the same number of values per record, got {p} and {pm}")
+    if p < 0 or pm < 0:
+        return np.empty((0, 0)), np.empty((0, 0))
+    return X, XM
 
 
 def _records(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(X, XM) n x p of the complete records of one group's list of (x vector, xm vector) structs."""
-    X, okx, p = _vectors(func, _single(group.field("x")), "x")
-    XM, okm, pm = _vectors(func, _single(group.field("xm")), "xm")
-    if p >= 0 and pm >= 0 and p != pm:
-        raise fail(func, f"x and xm must have the same number of values per record, got {p} and {pm}")
-    keep = okx & okm
-    if keep.any():
-        keep &= ~(np.isnan(X).any(axis=1) | np.isnan(XM).any(axis=1))
-    return _finite(func, X[keep], XM[keep])
+    """(X, XM) of the records complete on both sides (listwise exclusion)."""
+    X, XM = _sides(func, group)
+    keep = ~(np.isnan(X).any(axis=1) | np.isnan(XM).any(axis=1))
+    return X[keep], XM[keep]
 
 
 def aggregate_udf(func: str, compute, out_type: pa.DataType, n_params: int, vectors: bool):
@@ -307,9 +314,10 @@ def _evaluate_udf(groups, names, masked_names, k, seed):
         if names[r] != masked_names[r]:
             raise fail(func, f"the original table's columns {names[r]} and the masked table's columns "
                              f"{masked_names[r]} differ; name the columns to compare with columns := [...]")
-        group = lists.values.slice(offsets[r], offsets[r + 1] - offsets[r])
-        X, okx, p = _vectors(func, _single(group.field("x")), "x")
-        XM, okm, _ = _vectors(func, _single(group.field("xm")), "xm")
+        X, XM = _sides(func, lists.values.slice(offsets[r], offsets[r + 1] - offsets[r]))
+        if X.size == 0:
+            out.append(None)
+            continue
         if ks[r] is None:
             raise fail(func, "k must not be NULL")
         if seeds[r] is None:
