@@ -30,9 +30,10 @@ CREATE OR REPLACE MACRO __sdc_finite(r, fname) AS
 CREATE OR REPLACE MACRO mae(x, xm) AS
     __sdc_finite(avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae'))), 'mae');
 
--- Mean squared error: sum (x - xm)^2 / n.
+-- Mean squared error: sum (x - xm)^2 / n (a product: DuckDB's ^ is pow(), several times slower).
 CREATE OR REPLACE MACRO mse(x, xm) AS
-    __sdc_finite(avg((__sdc_value(x, 'mse') - __sdc_value(xm, 'mse')) ^ 2), 'mse');
+    __sdc_finite(avg((__sdc_value(x, 'mse') - __sdc_value(xm, 'mse')) * (__sdc_value(x, 'mse') - __sdc_value(xm, 'mse'))),
+                 'mse');
 
 -- IL1, mean variation: mean of |x - xm| / |x| over the pairs with x <> 0 (x = 0 is left out).
 CREATE OR REPLACE MACRO il1(x, xm) AS
@@ -62,7 +63,8 @@ CREATE OR REPLACE MACRO il1s_sum(x, xm) AS
 CREATE OR REPLACE MACRO sse_sst(x, xm) AS
     __sdc_finite(
         CASE WHEN regr_sxx(__sdc_value(xm, 'sse_sst'), __sdc_value(x, 'sse_sst')) > 0
-             THEN 100 * sum((__sdc_value(x, 'sse_sst') - __sdc_value(xm, 'sse_sst')) ^ 2)
+             THEN 100 * sum((__sdc_value(x, 'sse_sst') - __sdc_value(xm, 'sse_sst'))
+                            * (__sdc_value(x, 'sse_sst') - __sdc_value(xm, 'sse_sst')))
                   / regr_sxx(__sdc_value(xm, 'sse_sst'), __sdc_value(x, 'sse_sst'))
         END, 'sse_sst');
 

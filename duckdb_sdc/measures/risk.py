@@ -132,9 +132,12 @@ def _count_below(z, v, d2, pos, strict):
 
 
 @nb.njit(cache=True, nogil=True)
-def _linkage_1d(z_sorted, z_true, zm):
-    """(a, t) per masked record: originals strictly nearer than its true original, and originals at
-    exactly the true original's (squared) distance, the true one included."""
+def _linkage_1d(z_sorted, z_true, zm, rank):
+    """(a, t) per masked record: a the originals strictly nearer than its true original (exact when
+    a < rank, else any value >= rank), t the originals at exactly the true original's squared
+    distance, the true one included. A walk of `rank` steps outwards from the masked value finds its
+    rank-th nearest original; only when that one is not strictly nearer than the true original are
+    the exact counts taken, by binary searches."""
     n = zm.shape[0]
     a = np.empty(n, np.int64)
     t = np.empty(n, np.int64)
@@ -143,6 +146,19 @@ def _linkage_1d(z_sorted, z_true, zm):
         d = z_true[i] - v
         d2 = d * d
         pos = np.searchsorted(z_sorted, v)
+        lo, hi = pos - 1, pos
+        kth = 0.0
+        for _ in range(rank):
+            if lo < 0 or (hi < n and (z_sorted[hi] - v) * (z_sorted[hi] - v) <= (z_sorted[lo] - v) * (z_sorted[lo] - v)):
+                kth = (z_sorted[hi] - v) * (z_sorted[hi] - v)
+                hi += 1
+            else:
+                kth = (z_sorted[lo] - v) * (z_sorted[lo] - v)
+                lo -= 1
+        if kth < d2:
+            a[i] = rank
+            t[i] = 1
+            continue
         below = _count_below(z_sorted, v, d2, pos, True)
         a[i] = below
         t[i] = _count_below(z_sorted, v, d2, pos, False) - below
@@ -150,7 +166,7 @@ def _linkage_1d(z_sorted, z_true, zm):
 
 
 def _linkage_kd(Z: np.ndarray, ZM: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
-    """(a, t) as in _linkage_1d, in several dimensions with a k-d tree; a is exact whenever a < rank.
+    """(a, t) as in _linkage_1d, in several dimensions with a k-d tree.
 
     First the `rank` nearest originals of every masked record: if the farthest of them is clearly
     nearer than the true original (by a relative margin of 1e-9, far beyond rounding), at least
@@ -209,7 +225,7 @@ def record_linkage(x, xm, rank: int = 1) -> float:
         return 1.0 / n
     if Z.shape[1] == 1:
         z = Z[:, 0]
-        a, t = _linkage_1d(np.sort(z), z, ZM[:, 0])
+        a, t = _linkage_1d(np.sort(z), z, ZM[:, 0], rank)
     else:
         a, t = _linkage_kd(Z, ZM, rank)
     hit = (a < rank) & (rank <= a + t)
