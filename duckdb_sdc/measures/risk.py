@@ -168,33 +168,34 @@ def _linkage_1d(z_sorted, z_true, zm, rank):
 def _linkage_kd(Z: np.ndarray, ZM: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
     """(a, t) as in _linkage_1d, in several dimensions with a k-d tree.
 
-    First the `rank` nearest originals of every masked record: if the farthest of them is clearly
-    nearer than the true original (by a relative margin of 1e-9, far beyond rounding), at least
-    `rank` originals are strictly nearer and the record gets no credit. The other records (the
-    risky ones) are settled exactly: candidates come from the tree, their squared distances are
-    recomputed here in one fixed order so that ties are exact and do not depend on the tree's
-    arithmetic, and k doubles until `rank` candidates are strictly nearer or the tree's farthest
-    candidate lies clearly beyond the true original (every original at its distance is then a
-    candidate)."""
+    The tree gives every masked record its k = rank + 1 nearest originals. If the rank-th of them is
+    clearly nearer than the true original (by a relative margin of 1e-9, far beyond rounding), at
+    least `rank` originals are strictly nearer and the record gets no credit. The others (the risky
+    records) are settled exactly: the candidates' squared distances are recomputed here in one fixed
+    order, so ties are exact and do not depend on the tree's arithmetic, and k doubles until `rank`
+    candidates are strictly nearer or the tree's farthest candidate lies clearly beyond the true
+    original (every original at its distance is then a candidate)."""
     n = Z.shape[0]
     tree = cKDTree(Z)
     d_true = ((ZM - Z) ** 2).sum(axis=1)
     reach = np.sqrt(d_true)
-    a = np.full(n, rank, np.int64)
+    a = np.empty(n, np.int64)
     t = np.ones(n, np.int64)
-    dist, _ = tree.query(ZM, k=rank, workers=-1)
-    kth = dist if rank == 1 else dist[:, -1]
-    todo = np.flatnonzero(~(kth < reach * (1 - 1e-9)))
-    k = min(n, rank + 2)
+    todo = np.arange(n)
+    k = min(n, rank + 1)
     while todo.size:
         dist, idx = tree.query(ZM[todo], k=k, workers=-1)
         dist = dist.reshape(todo.size, k)
         idx = idx.reshape(todo.size, k)
+        near = reach[todo]
+        clear = dist[:, rank - 1] < near * (1 - 1e-9)  # rank originals clearly nearer: no credit
+        a[todo[clear]] = rank
+        todo, dist, idx, near = todo[~clear], dist[~clear], idx[~clear], near[~clear]
         d2 = ((ZM[todo][:, None, :] - Z[idx]) ** 2).sum(axis=2)
         dt = d_true[todo][:, None]
         below = (d2 < dt).sum(axis=1)
         ties = (d2 == dt).sum(axis=1)
-        beyond = dist[:, -1] > reach[todo] * (1 + 1e-9) + 1e-300
+        beyond = dist[:, -1] > near * (1 + 1e-9) + 1e-300
         settled = (below >= rank) | beyond | (k == n)
         done = todo[settled]
         a[done] = below[settled]
