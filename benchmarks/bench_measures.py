@@ -5,8 +5,9 @@ same table in the same run.
 
 For every size: a table t(x DOUBLE, y DOUBLE) of lognormal values x and masked values y (x plus 10%
 noise, rounded to 3 significant digits, so y has ties). Each measure is timed as
-`SELECT <measure>(x, y) FROM t` (row-vector measures as `<measure>([x], [y])`), fully fetched; best of
---repeat runs (the slow Python-backed measures at most 2). Ratio = measure / baseline. Then DDR on
+`SELECT <measure>(x, y) FROM t` (row-vector measures as `<measure>([x], [y])`), fully fetched, in turn
+with the baseline (the machine is shared: alternating keeps both under the same load); best of
+--repeat runs of each (the slow Python-backed measures at most 2). Ratio = measure / baseline. Then DDR on
 5 columns: t5(x1..x5, y1..y5) with `record_linkage([x1, ..., x5], [y1, ..., y5])` at 1M rows.
 """
 
@@ -30,19 +31,25 @@ CASES = [
 SLOW = {"rank_bounded_mae", "record_linkage (1 col)"}
 
 
-def best_of(con, sql: str, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        con.execute(sql).fetchall()
-        times.append(time.perf_counter() - start)
-    return min(times)
+BASELINE = "SELECT avg(abs(x - y)) FROM t"
+
+
+def seconds(con, sql: str) -> float:
+    start = time.perf_counter()
+    con.execute(sql).fetchall()
+    return time.perf_counter() - start
+
+
+def alternating(con, sql: str, repeat: int) -> tuple[float, float]:
+    """Best times of `sql` and of the baseline, run in turn `repeat` times."""
+    pairs = [(seconds(con, sql), seconds(con, BASELINE)) for _ in range(repeat)]
+    return min(p[0] for p in pairs), min(p[1] for p in pairs)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--ddr5-rows", type=int, default=1_000_000)
     args = parser.parse_args()
 
@@ -59,17 +66,15 @@ def main() -> None:
             SELECT x, round(x * (1 + 0.1 * sqrt(-2 * ln(random())) * cos(2 * pi() * random())),
                             2 - floor(log10(x))::INT) AS y
             FROM (SELECT exp(9 + 1.2 * sqrt(-2 * ln(random())) * cos(2 * pi() * random())) AS x FROM range({n}))""")
-        base = best_of(con, "SELECT avg(abs(x - y)) FROM t", max(args.repeat, 5))
-        print(f"{n:>11,} {'avg(abs(x - y))':>24} {base:>8.3f} {base:>9.3f} {1:>7.2f}", flush=True)
         for name, expr in CASES:
-            secs = best_of(con, f"SELECT {expr} FROM t", min(args.repeat, 2) if name in SLOW else args.repeat)
+            secs, base = alternating(con, f"SELECT {expr} FROM t", min(args.repeat, 2) if name in SLOW else args.repeat)
             print(f"{n:>11,} {name:>24} {secs:>8.3f} {base:>9.3f} {secs / base:>7.2f}", flush=True)
     if args.ddr5_rows:
         n = args.ddr5_rows
         cols = ", ".join(f"random() AS x{j}" for j in range(1, 6))
         noisy = ", ".join(f"x{j} + 0.02 * (random() - 0.5) AS y{j}" for j in range(1, 6))
         con.execute(f"CREATE OR REPLACE TABLE t5 AS SELECT *, {noisy} FROM (SELECT {cols} FROM range({n}))")
-        base = best_of(con, "SELECT avg(abs(x1 - y1)) FROM t5", 5)
+        base = min(seconds(con, "SELECT avg(abs(x1 - y1)) FROM t5") for _ in range(5))
         xs = ", ".join(f"x{j}" for j in range(1, 6))
         ys = ", ".join(f"y{j}" for j in range(1, 6))
         start = time.perf_counter()

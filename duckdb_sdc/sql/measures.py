@@ -164,10 +164,6 @@ def _linkage(func, x, xm, rank):
     return measures.record_linkage(x, xm, group_size(func, rank, x.shape[0], param="rank"))
 
 
-def _il_metrics(func, x, xm):
-    return measures.il_metrics(x, xm)
-
-
 def _regression(func, x, xm):
     return measures.regression_utility(x, xm, response=0)
 
@@ -245,7 +241,7 @@ FUNCTIONS += [
         "mean absolute error of the correlation matrix (pairs i < j; NULL for one column), and "
         "composite = 100 * mean of the present components.",
         "SELECT (il_metrics([a, b, c], [a_m, b_m, c_m])).composite FROM j",
-        _il_metrics, _IL_TYPE, True, sql_type=_IL_SQL),
+        _plain(measures.il_metrics), _IL_TYPE, True, sql_type=_IL_SQL),
     _aggregate(
         "regression_utility", (_XV, _XMV), "STRUCT(mse DOUBLE, r2 DOUBLE)", GROUP_LOSS,
         "Regression utility: least squares of the first value of the row vector on the others (with "
