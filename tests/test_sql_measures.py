@@ -11,7 +11,7 @@ import pytest
 from duckdb_sdc import measures as m
 
 PURE = ["mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst"]
-RANKED = ["rank_bounded_mae", "rank_bounded_mse"]
+RANKED = ["rank_mae", "rank_mse", "rank_bounded_mae", "rank_bounded_mse"]
 VECTOR = ["interval_disclosure", "sd_interval_disclosure", "rank_interval_disclosure", "record_linkage",
           "global_linkage", "il_dr_score"]
 

@@ -223,6 +223,16 @@ FUNCTIONS: list[SqlFunction] = [
 
 FUNCTIONS += [
     _aggregate(
+        "rank_mae", (_X, _XM, _TIES, _SEED), "DOUBLE", GROUP_LOSS,
+        "Rank MAE (rMAE): ranks 1..n of x and of xm with ties broken into unique ranks, sum |r - r'| / n.",
+        "SELECT rank_mae(income, income_m) FROM j",
+        _rank(measures.rank_mae), pa.float64(), False),
+    _aggregate(
+        "rank_mse", (_X, _XM, _TIES, _SEED), "DOUBLE", GROUP_LOSS,
+        "Rank MSE (rMSE): sum (r - r')^2 / n, ranks as in rank_mae.",
+        "SELECT rank_mse(income, income_m) FROM j",
+        _rank(measures.rank_mse), pa.float64(), False),
+    _aggregate(
         "rank_bounded_mae", (_X, _XM, _TIES, _SEED), "DOUBLE", GROUP_LOSS,
         "Bounded rank MAE (Chaibub Neto) in [0, 1]: ranks 1..n of x and of xm with ties broken into "
         "unique ranks, sum |r - r'| / sum_{k=1..floor(n/2)} 2(n - 2k + 1); 1 for reversed ranks, 0 for n = 1.",
