@@ -64,6 +64,8 @@ def test_entropy_is_duckdbs_builtin(con, pairs):
 def test_parameters_reach_numpy(con, pairs):
     x, xm = pairs[["a", "b"]].to_numpy(), pairs[["am", "bm"]].to_numpy()
     assert _one(con, "SELECT interval_disclosure([a, b], [am, bm], k := 0.5) FROM j") == m.interval_disclosure(x, xm, 0.5)
+    assert (_one(con, "SELECT interval_disclosure([a, b], [am, bm], max_outside := 1) FROM j")
+            == m.interval_disclosure(x, xm, max_outside=1))
     assert _one(con, "SELECT record_linkage([a, b], [am, bm], rank := 2) FROM j") == m.record_linkage(x, xm, 2)
     assert _one(con, "SELECT il_dr_score([a, b], [am, bm], 0.2) FROM j") == pytest.approx(m.il_dr_score(x, xm, 0.2), rel=1e-12)
     for ties, seed in (("first", 0), ("random", 7)):
@@ -149,6 +151,8 @@ def test_numeric_types_are_accepted(con, sql_type):
      "record_linkage: rank = 3 is larger than the number of non-NULL values (2)"),
     ("SELECT interval_disclosure([x], [x], k := -0.1) FROM (VALUES (1), (2)) t(x)",
      "interval_disclosure: k must be a finite number >= 0, got -0.1"),
+    ("SELECT interval_disclosure([x], [x], max_outside := -1) FROM (VALUES (1), (2)) t(x)",
+     "interval_disclosure: max_outside must be an integer >= 0, got -1"),
     ("SELECT record_linkage(x, x) FROM (VALUES (1), (2)) t(x)",
      "record_linkage: xs must be a list of numbers such as list(column) gives, got INTEGER"),
 ])

@@ -156,8 +156,11 @@ def _plain(measure):
     return compute
 
 
-def _idr(func, x, xm, k):
-    return measures.interval_disclosure(x, xm, positive_number(func, "k", k, allow_zero=True))
+def _idr(func, x, xm, k, max_outside):
+    if max_outside is None:
+        raise fail(func, "max_outside must not be NULL")
+    return measures.interval_disclosure(x, xm, positive_number(func, "k", k, allow_zero=True),
+                                        max_outside=_as_integer(func, "max_outside", max_outside))
 
 
 def _linkage(func, x, xm, rank):
@@ -260,9 +263,13 @@ FUNCTIONS += [
         "SELECT regression_utility([y, a, b], [y_m, a_m, b_m]) FROM j",
         _regression, _REG_TYPE, True, sql_type="STRUCT(mse DOUBLE, r2 DOUBLE)"),
     _aggregate(
-        "interval_disclosure", (_XV, _XMV, _K), "DOUBLE", GROUP_RISK,
+        "interval_disclosure",
+        (_XV, _XMV, _K, Param("max_outside", "INTEGER", "0",
+                              doc="values allowed outside their interval (sdcMicro's dRisk code: 1)")),
+        "DOUBLE", GROUP_RISK,
         "Interval disclosure risk (sdcMicro dRisk): the share of records whose original values all lie "
-        "in the closed intervals xm +- k * sd(xm_j), sd the masked column's sample sd.",
+        "in the closed intervals xm +- k * sd(xm_j), sd the masked column's sample sd (with "
+        "max_outside := 1, at most one value outside, as sdcMicro's code counts).",
         "SELECT interval_disclosure([a, b], [a_m, b_m], k := 0.05) FROM j",
         _idr, pa.float64(), True),
     _aggregate(
