@@ -187,3 +187,25 @@ def test_evaluate_masking_reports_undefined_measures_and_mismatched_columns(con)
     with pytest.raises(duckdb.Error, match="evaluate_masking: the original table's columns"):
         con.execute("FROM evaluate_masking('o', 'm2', 'id')").fetchall()
     assert len(con.execute("FROM evaluate_masking('o', 'm2', 'id', columns := ['x'])").fetchall()) > 0
+
+
+def test_evaluate_masking_quotes_names_and_never_executes_them(con):
+    con.execute('CREATE TABLE "o""; DROP TABLE keep; --" ("my id" INTEGER, "select" DOUBLE, "x\'y" DOUBLE)')
+    con.execute("CREATE TABLE keep AS SELECT 1 AS a")
+    con.execute('INSERT INTO "o""; DROP TABLE keep; --" VALUES (1, 1, 10), (2, 2, 20), (3, 4, 25)')
+    con.execute('CREATE TABLE m AS SELECT "my id", "select" + 0.5 AS "select", "x\'y" FROM "o""; DROP TABLE keep; --"')
+    rows = con.execute("""SELECT "column", value FROM evaluate_masking('o"; DROP TABLE keep; --', 'm', 'my id')
+                          WHERE measure = 'mae'""").fetchall()
+    assert rows == [("select", 0.5), ("x'y", 0.0), (None, 0.25)]
+    assert con.execute("SELECT * FROM keep").fetchall() == [(1,)]
+
+
+def test_pure_sql_measures_work_in_a_plain_duckdb_connection():
+    from duckdb_sdc.sql import sql_files
+
+    plain = duckdb.connect()
+    for _, text in sql_files():
+        plain.execute(text)
+    got = plain.execute("SELECT mae(x, xm), il1s(x, xm), sse_sst(x, xm) FROM (VALUES (1, 2), (3, 3), (10, 8)) t(x, xm)").fetchall()[0]
+    assert got == pytest.approx((1.0, m.il1s([1, 3, 10], [2, 3, 8]), m.sse_sst([1, 3, 10], [2, 3, 8])))
+    plain.close()
