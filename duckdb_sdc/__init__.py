@@ -4,7 +4,8 @@
     con = duckdb_sdc.connect()          # or duckdb_sdc.register(existing_connection)
     con.sql("SELECT region, mdav_round(list(income), 5) FROM people GROUP BY region")
 
-Layers: `duckdb_sdc.methods` (masking on numpy arrays), `duckdb_sdc.sql` (the SQL binding).
+Layers: `duckdb_sdc.methods` (masking on numpy arrays), `duckdb_sdc.measures` (information loss and
+disclosure risk on numpy arrays), `duckdb_sdc.sql` (the SQL binding).
 """
 
 from __future__ import annotations

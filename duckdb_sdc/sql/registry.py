@@ -8,7 +8,9 @@ Three kinds of rows:
 * a list function backed by a Python UDF: `udf` is set; the public name is a TEMP macro that checks
   the list's type and calls the internal UDF `__sdc_<name>` (macros give defaults and named
   parameters, which UDFs lack);
-* a macro whose body is generated here (`body`), for example the table form of a list function;
+* a macro whose body is generated here (`body`), for example the table form of a list function; a
+  row with both `udf` and `body` installs the UDF `__sdc_<name>` and the macro `body`, which calls it
+  (the Python-backed aggregate macros of the measures);
 * a pure-SQL macro defined in a file under `sql/` (`source`), usable from a plain DuckDB shell.
 """
 
@@ -62,7 +64,7 @@ class SqlFunction:
     def macro_sql(self) -> str:
         """CREATE statement of the public macro (for rows with `udf` or `body`)."""
         params = ", ".join(p.name if p.default is None else f"{p.name} := {p.default}" for p in self.params)
-        if self.udf is not None:
+        if self.udf is not None and self.body is None:
             first, *rest = self.params
             args = [f"__sdc_numeric_list({first.name}, '{self.name}')"]
             args += [f"{p.name}::VARCHAR" for p in rest]
@@ -73,10 +75,10 @@ class SqlFunction:
 
 
 def _collect() -> tuple[SqlFunction, ...]:
-    from . import discretisation, dp, microaggregation
+    from . import discretisation, dp, measures, microaggregation
 
     rows: list[SqlFunction] = []
-    for module in (microaggregation, discretisation, dp):
+    for module in (microaggregation, discretisation, dp, measures):
         rows.extend(module.FUNCTIONS)
     names = [r.name for r in rows]
     duplicates = {n for n in names if names.count(n) > 1}

@@ -1,0 +1,62 @@
+"""Input checks shared by every measure: an (original, masked) pair of equal shape, finite values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import SdcError, fail
+
+
+class UndefinedMeasure(SdcError):
+    """The measure is undefined for these data (a constant original column, a single record, every
+    original value 0). The numpy functions raise it; the SQL aggregates return NULL instead, and
+    `evaluate` reports the value as missing with the message as its note."""
+
+
+def undefined(func: str, message: str) -> UndefinedMeasure:
+    return UndefinedMeasure(f"{func}: {message}")
+
+
+def matrix(func: str, param: str, values) -> np.ndarray:
+    """`values` as a C-contiguous float64 n x p matrix (a 1-D array is one column); finite values only."""
+    a = np.asarray(values, dtype=np.float64)
+    if a.ndim == 1:
+        a = a[:, None]
+    if a.ndim != 2:
+        raise fail(func, f"{param} must be a 1-D array (one column) or a 2-D n x p array, got shape {a.shape}")
+    if a.shape[0] == 0 or a.shape[1] == 0:
+        raise fail(func, f"{param} is empty (shape {a.shape}); a measure needs at least one record and one column")
+    if not np.isfinite(a).all():
+        bad = a[~np.isfinite(a)][0]
+        raise fail(func, f"{param} contains {float(bad)}; NaN and infinite values are refused "
+                         "(leave out records with missing values)")
+    return np.ascontiguousarray(a)
+
+
+def pair(func: str, x, xm) -> tuple[np.ndarray, np.ndarray]:
+    """The original and masked data as two n x p float64 matrices of the same shape."""
+    X = matrix(func, "x", x)
+    XM = matrix(func, "xm", xm)
+    if X.shape != XM.shape:
+        raise fail(func, f"x and xm must have the same shape (one masked value per original value), "
+                         f"got {_shape(x)} and {_shape(xm)}")
+    return X, XM
+
+
+def _shape(values) -> tuple:
+    return tuple(np.shape(values))
+
+
+def sample_sd(func: str, X: np.ndarray, what: str = "x") -> np.ndarray:
+    """Sample standard deviation (n - 1) of every column of X; an error for n = 1 or a constant column,
+    where standardising is undefined."""
+    n = X.shape[0]
+    if n < 2:
+        raise undefined(func, f"{what} has n = 1 record; the sample standard deviation (n - 1) is undefined")
+    centred = X - X.mean(axis=0)
+    sd = np.sqrt((centred * centred).sum(axis=0) / (n - 1))
+    constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
+    if constant.size:
+        raise undefined(func, f"column {int(constant[0])} of {what} is constant (standard deviation 0); "
+                         "standardising by it is undefined")
+    return sd

@@ -1,0 +1,115 @@
+"""The whole evaluation of an (original, masked) pair at once: every measure, per column and overall,
+as tidy rows, and the seed's single IL-DR score."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import fail
+from . import loss, ranks, risk
+from ._input import UndefinedMeasure, pair, undefined
+
+
+def il_dr_score(x, xm, k: float = 0.05) -> float:
+    """The seed's IL-DR score, lower is better: 0.25 * IL + 0.25 * IL1s + 0.25 * DDR + 0.25 * IDR with
+    every term in percent: IL = il_metrics(...)["composite"] (already 100 times a mean),
+    IL1s = 100 * il1s, DDR = 100 * record_linkage (rank 1), IDR = 100 * interval_disclosure(k).
+    Needs n >= 2 and no constant original column (il1s)."""
+    X, XM = pair("il_dr_score", x, xm)
+    il = loss.il_metrics(X, XM)["composite"]
+    if il is None:
+        raise undefined("il_dr_score", "the IL metrics are undefined for these data (every original value is 0)")
+    return 0.25 * (il + 100.0 * loss.il1s(X, XM) + 100.0 * risk.record_linkage(X, XM)
+                   + 100.0 * risk.interval_disclosure(X, XM, k))
+
+
+@dataclass(frozen=True)
+class Row:
+    measure: str
+    column: str | None  # None: over all columns together
+    value: float | None  # None: undefined for these data (the note says why)
+    note: str | None = None
+
+
+PER_COLUMN = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst", "rank_bounded_mae", "rank_bounded_mse",
+              "entropy", "interval_disclosure", "sd_interval_disclosure", "rank_interval_disclosure",
+              "record_linkage")
+OVERALL = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst", "rank_bounded_mae", "rank_bounded_mse",
+           "entropy", "il_metrics.il1", "il_metrics.means", "il_metrics.covariances", "il_metrics.variances",
+           "il_metrics.correlations", "il_metrics", "interval_disclosure", "sd_interval_disclosure",
+           "rank_interval_disclosure", "record_linkage", "record_linkage_second", "il_dr_score")
+
+
+def _value(func, *args, **kw) -> tuple[float | None, str | None]:
+    try:
+        return func(*args, **kw), None
+    except UndefinedMeasure as e:
+        return None, str(e)
+
+
+def _measures(X: np.ndarray, XM: np.ndarray, k: float, seed: int) -> dict[str, tuple[float | None, str | None]]:
+    out = {
+        "mae": _value(loss.mae, X, XM),
+        "mse": _value(loss.mse, X, XM),
+        "il1": _value(loss.il1, X, XM),
+        "il1s": _value(loss.il1s, X, XM),
+        "il1s_sum": _value(loss.il1s_sum, X, XM),
+        "sse_sst": _value(loss.sse_sst, X, XM),
+        "rank_bounded_mae": _value(ranks.rank_bounded_mae, X, XM, seed=seed),
+        "rank_bounded_mse": _value(ranks.rank_bounded_mse, X, XM, seed=seed),
+        "entropy": _value(loss.entropy, XM),
+        "interval_disclosure": _value(risk.interval_disclosure, X, XM, k),
+        "sd_interval_disclosure": _value(risk.sd_interval_disclosure, X, XM),
+        "rank_interval_disclosure": _value(risk.rank_interval_disclosure, X, XM),
+        "record_linkage": _value(risk.record_linkage, X, XM),
+    }
+    return out
+
+
+def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_SEED,
+             listwise: bool = True) -> list[Row]:
+    """Every measure of this package for one (original, masked) pair, as tidy rows
+    (measure, column, value, note): first each measure of PER_COLUMN on every column alone, then each
+    measure of OVERALL on all columns together (column None). A measure that is undefined for these
+    data (e.g. il1s with a constant column) has value None and the reason in `note`; nothing is NaN.
+
+    x and xm may contain NaN for missing values (as pandas and the SQL binding deliver NULL): a column
+    alone uses the records where both its values are present (pairwise); the overall measures use the
+    records complete in every column on both sides (listwise).
+    """
+    X = np.asarray(x, dtype=np.float64)
+    XM = np.asarray(xm, dtype=np.float64)
+    X = X[:, None] if X.ndim == 1 else X
+    XM = XM[:, None] if XM.ndim == 1 else XM
+    if X.ndim != 2 or X.shape != XM.shape:
+        raise fail("evaluate", f"x and xm must be n x p arrays of the same shape, got {np.shape(x)} and {np.shape(xm)}")
+    p = X.shape[1]
+    names = [f"c{j}" for j in range(p)] if columns is None else [str(c) for c in columns]
+    if len(names) != p:
+        raise fail("evaluate", f"columns names {len(names)} columns, the data have {p}")
+    if np.isinf(X).any() or np.isinf(XM).any():
+        raise fail("evaluate", "x or xm contains an infinite value")
+    rows: list[Row] = []
+    for j, name in enumerate(names):
+        ok = ~(np.isnan(X[:, j]) | np.isnan(XM[:, j]))
+        if not ok.any():
+            rows += [Row(m, name, None, "no record has both values") for m in PER_COLUMN]
+            continue
+        for m, (v, note) in _measures(X[ok, j], XM[ok, j], k, seed).items():
+            rows.append(Row(m, name, v, note))
+    ok = ~(np.isnan(X).any(axis=1) | np.isnan(XM).any(axis=1))
+    if not ok.any():
+        return rows + [Row(m, None, None, "no record is complete") for m in OVERALL]
+    Xc, XMc = X[ok], XM[ok]
+    overall = _measures(Xc, XMc, k, seed)
+    il, note = _value(loss.il_metrics, Xc, XMc)
+    for part in loss.IL_COMPONENTS:
+        overall[f"il_metrics.{part}"] = (None, note) if il is None else (
+            il[part], None if il[part] is not None else "undefined for these data (see il_metrics)")
+    overall["il_metrics"] = (None, note) if il is None else (il["composite"], None)
+    overall["record_linkage_second"] = (_value(risk.record_linkage, Xc, XMc, 2) if Xc.shape[0] > 1
+                                        else (None, "record_linkage: a single record has no second nearest"))
+    overall["il_dr_score"] = _value(il_dr_score, Xc, XMc, k)
+    return rows + [Row(m, None, *overall[m]) for m in OVERALL]

@@ -1,0 +1,179 @@
+"""Information loss between original data x and masked data xm (n records, p columns).
+
+Every function takes 1-D arrays (one column) or 2-D n x p arrays of finite values and returns a float.
+Cost O(n p) unless stated. Where a measure is undefined for the data (a constant original column, one
+record, every original value 0) the function raises `SdcError` naming the reason; it never returns NaN.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validate import fail
+from ._input import matrix, pair, sample_sd, undefined
+
+SQRT2 = math.sqrt(2.0)
+
+
+def mae(x, xm) -> float:
+    """Mean absolute error: sum |x - x'| / (n p)."""
+    X, XM = pair("mae", x, xm)
+    return float(np.abs(X - XM).mean())
+
+
+def mse(x, xm) -> float:
+    """Mean squared error: sum (x - x')^2 / (n p)."""
+    X, XM = pair("mse", x, xm)
+    d = X - XM
+    return float((d * d).mean())
+
+
+def il1(x, xm) -> float:
+    """IL1, the mean variation of the values: the mean of |x - x'| / |x| over the cells with x != 0.
+
+    Rule for x = 0 (the relative change is undefined there): such cells are left out of the mean, as
+    sdcMicro's dUtility does; the mean is taken over the remaining cells. If every original value is
+    0 the measure is undefined and an error is raised.
+    """
+    X, XM = pair("il1", x, xm)
+    nonzero = X != 0
+    if not nonzero.any():
+        raise undefined("il1", "every original value is 0; the relative change |x - xm| / |x| is undefined")
+    return float((np.abs(X - XM)[nonzero] / np.abs(X[nonzero])).mean())
+
+
+def _il1s_terms(func: str, x, xm) -> tuple[np.ndarray, np.ndarray]:
+    X, XM = pair(func, x, xm)
+    sd = sample_sd(func, X)
+    return np.abs(X - XM).sum(axis=0) / (SQRT2 * sd), X
+
+
+def il1s(x, xm) -> float:
+    """IL1s (Yancey, Winkler & Creecy 2002): (1 / (n p)) sum_j sum_i |x_ij - x'_ij| / (sqrt(2) S_j),
+    S_j the sample standard deviation (n - 1) of original column j.
+
+    Scale free: multiplying x and x' by the same positive constant leaves it unchanged. Undefined (an
+    error) when n = 1 or an original column is constant (S_j = 0).
+    """
+    terms, X = _il1s_terms("il1s", x, xm)
+    return float(terms.sum() / X.size)
+
+
+def il1s_sum(x, xm) -> float:
+    """The un-normalised IL1s that sdcMicro's dUtility reports (method "IL1s"):
+    sum_j sum_i |x_ij - x'_ij| / (sqrt(2) S_j), i.e. n p * il1s(x, xm)."""
+    terms, _ = _il1s_terms("il1s_sum", x, xm)
+    return float(terms.sum())
+
+
+def sse_sst(x, xm) -> float:
+    """100 * SSE / SST on standardised columns, the figure microaggregation papers tabulate.
+
+    z = (x - mean_j) / S_j and z' = (x' - mean_j) / S_j with the ORIGINAL column's mean and sample sd
+    (n - 1); SSE = sum (z - z')^2, SST = sum (z - mean z)^2 over all cells. The choice of sd cancels:
+    per column SSE_j / SST_j = sum (x - x')^2 / sum (x - mean x)^2 whatever S_j is, and the overall
+    figure is 100 times the mean over the columns of SSE_j / SST_j, so population and sample sd give
+    the same number. Undefined (an error) for n = 1 or a constant original column.
+    """
+    X, XM = pair("sse_sst", x, xm)
+    sample_sd("sse_sst", X)  # refuses n = 1 and constant columns
+    d = X - XM
+    c = X - X.mean(axis=0)
+    return float(100.0 * np.mean((d * d).sum(axis=0) / (c * c).sum(axis=0)))
+
+
+def _mean_variation(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Mean of |a - b| / |a| over the entries with a != 0; None when every a is 0."""
+    keep = a != 0
+    if not keep.any():
+        return None
+    return float((np.abs(a - b)[keep] / np.abs(a[keep])).mean())
+
+
+def _correlation(cov: np.ndarray) -> np.ndarray:
+    """Correlation matrix from a covariance matrix; a pair with a constant column has correlation 0."""
+    sd = np.sqrt(np.diag(cov))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = cov / np.outer(sd, sd)
+    r[~np.isfinite(r)] = 0.0
+    zero = sd == 0
+    r[zero, :] = 0.0
+    r[:, zero] = 0.0
+    return r
+
+
+IL_COMPONENTS = ("il1", "means", "covariances", "variances", "correlations")
+
+
+def il_metrics(x, xm) -> dict[str, float | None]:
+    """The Domingo-Ferrer & Torra (2001) information-loss metrics and their composite.
+
+    Components (each a mean variation |a - a'| / |a| over the entries with a != 0, or None when every
+    entry is 0 or there is no entry):
+      il1          the values (as `il1`),
+      means        the column means,
+      covariances  the sample covariance matrix (n - 1), pairs i <= j,
+      variances    the sample variances (n - 1),
+      correlations mean ABSOLUTE error of the correlation matrix, pairs i < j (None when p = 1);
+                   a pair involving a constant column has correlation 0.
+    composite = 100 * mean of the components that are not None.
+    Needs n >= 2 (sample covariances). Cost O(n p^2).
+    """
+    X, XM = pair("il_metrics", x, xm)
+    n, p = X.shape
+    if n < 2:
+        raise undefined("il_metrics", "x has n = 1 record; sample covariances (n - 1) are undefined")
+    c = np.cov(X, rowvar=False, ddof=1).reshape(p, p)
+    cm = np.cov(XM, rowvar=False, ddof=1).reshape(p, p)
+    upper = np.triu_indices(p)
+    strict = np.triu_indices(p, 1)
+    out: dict[str, float | None] = {
+        "il1": _mean_variation(X.ravel(), XM.ravel()),
+        "means": _mean_variation(X.mean(axis=0), XM.mean(axis=0)),
+        "covariances": _mean_variation(c[upper], cm[upper]),
+        "variances": _mean_variation(np.diag(c), np.diag(cm)),
+        "correlations": (float(np.abs(_correlation(c)[strict] - _correlation(cm)[strict]).mean())
+                         if p > 1 else None),
+    }
+    present = [v for v in out.values() if v is not None]
+    out["composite"] = 100.0 * float(np.mean(present)) if present else None
+    return out
+
+
+def entropy(xm) -> float:
+    """Shannon entropy of the masked data in bits: sum over columns of -sum_v f_v log2 f_v, f_v the
+    share of records with value v in that column (DuckDB's built-in `entropy` aggregate per column).
+    0 for a constant column; at most log2(n) per column."""
+    XM = matrix("entropy", "xm", xm)
+    total = 0.0
+    for j in range(XM.shape[1]):
+        _, counts = np.unique(XM[:, j], return_counts=True)
+        f = counts / XM.shape[0]
+        total += float(-(f * np.log2(f)).sum())
+    return total + 0.0  # never -0.0
+
+
+def regression_utility(x, xm, response: int = 0) -> dict[str, float]:
+    """Regression utility: ordinary least squares (with intercept) of column `response` on the other
+    columns, fitted on the MASKED data; then the original response is predicted from the original
+    predictors. Returns {"mse": mean squared prediction error on the original data,
+    "r2": R^2 of the fit on the masked data}.
+
+    p = 1 fits the intercept alone. R^2 is 0 when the masked response is constant. The least-squares
+    solution is the minimum-norm one when the masked predictors are collinear. Cost O(n p^2).
+    """
+    X, XM = pair("regression_utility", x, xm)
+    n, p = X.shape
+    if not -p <= response < p or isinstance(response, bool):
+        raise fail("regression_utility", f"response = {response} is not a column index (p = {p})")
+    others = [j for j in range(p) if j != response % p]
+    design_m = np.column_stack([np.ones(n), XM[:, others]])
+    design = np.column_stack([np.ones(n), X[:, others]])
+    ym, y = XM[:, response], X[:, response]
+    beta, *_ = np.linalg.lstsq(design_m, ym, rcond=None)
+    fitted = design_m @ beta
+    sst = float(((ym - ym.mean()) ** 2).sum())
+    r2 = 1.0 - float(((ym - fitted) ** 2).sum()) / sst if sst > 0 else 0.0
+    return {"mse": float(((y - design @ beta) ** 2).mean()), "r2": r2}

@@ -1,0 +1,328 @@
+"""The measures on numpy arrays against the slow references, their properties, and the rules for
+degenerate input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial import cKDTree
+from scipy.stats import spearmanr
+
+import reference_measures as ref
+from duckdb_sdc import SdcError
+from duckdb_sdc import measures as m
+from duckdb_sdc.measures import UndefinedMeasure
+from duckdb_sdc.measures.ranks import bounded_mae_denominator, bounded_mse_denominator
+
+
+def random_pair(rng, n, p, ties=False):
+    if ties:
+        x = rng.integers(-5, 6, (n, p)).astype(float)
+        xm = x + rng.integers(-2, 3, (n, p))
+    else:
+        x = rng.normal(10, 3, (n, p))
+        xm = x + rng.normal(0, 1, (n, p))
+    return x, xm
+
+
+CASES = [(seed, n, p, ties) for seed in range(12) for n, p in ((1 + seed, 1), (23, 2), (40, 3)) for ties in (False, True)]
+
+
+@pytest.mark.parametrize("seed, n, p, ties", CASES)
+def test_information_loss_equals_the_textbook_formulas(seed, n, p, ties):
+    x, xm = random_pair(np.random.default_rng(seed), n, p, ties)
+    assert m.mae(x, xm) == pytest.approx(ref.mae(x, xm), rel=1e-12, abs=1e-300)
+    assert m.mse(x, xm) == pytest.approx(ref.mse(x, xm), rel=1e-12, abs=1e-300)
+    if (x != 0).any():
+        assert m.il1(x, xm) == pytest.approx(ref.il1(x, xm), rel=1e-12)
+    if n > 1 and (np.ptp(x, axis=0) > 0).all():
+        assert m.il1s(x, xm) == pytest.approx(ref.il1s(x, xm), rel=1e-12)
+        assert m.il1s_sum(x, xm) == pytest.approx(ref.il1s(x, xm) * n * p, rel=1e-12)
+        assert m.sse_sst(x, xm) == pytest.approx(ref.sse_sst(x, xm), rel=1e-10)
+    assert m.entropy(xm) == pytest.approx(ref.entropy(xm), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed, n, p, ties", CASES)
+@pytest.mark.parametrize("rule", ["random", "first"])
+def test_rank_measures_equal_the_reference_ranks(seed, n, p, ties, rule):
+    x, xm = random_pair(np.random.default_rng(seed), n, p, ties)
+    assert m.rank_bounded_mae(x, xm, ties=rule, seed=seed) == ref.rank_bounded(x, xm, 1, rule, seed)
+    assert m.rank_bounded_mse(x, xm, ties=rule, seed=seed) == ref.rank_bounded(x, xm, 2, rule, seed)
+    r = ref.ranks([float(v) for v in x[:, 0]], [float(v) for v in xm[:, 0]], rule, seed, 0)
+    rm = ref.ranks([float(v) for v in xm[:, 0]], [float(v) for v in x[:, 0]], rule, seed, 0)
+    assert m.rank_mae(x[:, 0], xm[:, 0], rule, seed) == pytest.approx(np.mean(np.abs(np.subtract(r, rm))), rel=1e-12)
+    assert m.rank_mse(x[:, 0], xm[:, 0], rule, seed) == pytest.approx(np.mean(np.subtract(r, rm) ** 2.0), rel=1e-12)
+
+
+def test_bounded_denominators_are_the_closed_forms():
+    for n in range(1, 60):
+        k = n // 2
+        assert bounded_mae_denominator(n) == sum(2 * (n - 2 * i + 1) for i in range(1, k + 1))
+        assert bounded_mse_denominator(n) == sum(2 * (n - 2 * i + 1) ** 2 for i in range(1, k + 1))
+
+
+def test_random_ties_do_not_depend_on_record_order():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 4, (500, 2)).astype(float)
+    xm = rng.integers(0, 4, (500, 2)).astype(float)
+    perm = rng.permutation(500)
+    for f in (m.rank_bounded_mae, m.rank_bounded_mse):
+        assert f(x, xm) == f(x[perm], xm[perm])
+        assert f(x, xm, seed=1) != f(x, xm, seed=2)  # the seed matters with this many ties
+    # 'first' follows the order, so it may differ
+    assert m.rank_bounded_mae(x, xm, ties="first") != m.rank_bounded_mae(x[perm], xm[perm], ties="first")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-20, 20), st.integers(-20, 20)), min_size=1, max_size=40),
+       st.sampled_from(["random", "first"]))
+def test_bounded_rank_measures_lie_in_zero_one(pairs, rule):
+    x = np.array([a for a, _ in pairs], float)
+    xm = np.array([b for _, b in pairs], float)
+    for f in (m.rank_bounded_mae, m.rank_bounded_mse):
+        assert 0.0 <= f(x, xm, ties=rule) <= 1.0
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 101])
+def test_reversed_ranks_give_exactly_one(n):
+    x = np.random.default_rng(n).permutation(n).astype(float)
+    assert m.rank_bounded_mae(x, -x) == 1.0
+    assert m.rank_bounded_mse(x, -x) == 1.0
+    two = np.column_stack([x, x * 3])
+    assert m.rank_bounded_mae(two, -two) == 1.0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_bounded_mse_without_ties_is_one_minus_spearman_over_two(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=200)
+    xm = x + rng.normal(scale=seed + 0.1, size=200)
+    rho = spearmanr(x, xm).statistic
+    assert m.rank_bounded_mse(x, xm) == pytest.approx((1 - rho) / 2, rel=1e-10, abs=1e-14)
+
+
+def test_every_measure_is_zero_for_identical_data_and_linkage_is_one():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(50, 3))
+    for f in (m.mae, m.mse, m.il1, m.il1s, m.il1s_sum, m.sse_sst, m.rank_bounded_mae, m.rank_bounded_mse):
+        assert f(x, x) == 0.0
+    il = m.il_metrics(x, x)
+    assert all(v == 0.0 for v in il.values())
+    assert m.record_linkage(x, x) == 1.0
+    assert m.global_linkage(x, x) == 1.0
+    assert m.interval_disclosure(x, x) == 1.0
+    tied = rng.integers(0, 3, (60, 2)).astype(float)  # identical data with ties: ranks agree too
+    assert m.rank_bounded_mae(tied, tied) == 0.0 and m.rank_bounded_mse(tied, tied, ties="first") == 0.0
+
+
+@pytest.mark.parametrize("c", [2.0 ** -20, 0.37, 3.0, 1e6])
+def test_il1s_and_sse_sst_are_scale_free(c):
+    x, xm = random_pair(np.random.default_rng(1), 80, 2, False)
+    assert m.il1s(c * x, c * xm) == pytest.approx(m.il1s(x, xm), rel=1e-12)
+    assert m.sse_sst(c * x, c * xm) == pytest.approx(m.sse_sst(x, xm), rel=1e-10)
+    assert m.record_linkage(c * x, c * xm) == m.record_linkage(x, xm)
+
+
+def test_il1s_survives_a_large_common_offset():
+    x, xm = random_pair(np.random.default_rng(2), 1000, 1, False)
+    assert m.il1s(x + 1e9, xm + 1e9) == pytest.approx(m.il1s(x, xm), rel=1e-6)
+
+
+def test_il1_leaves_out_zero_originals():
+    assert m.il1([0, 2, 4], [5, 1, 4]) == pytest.approx((0.5 + 0.0) / 2)
+    with pytest.raises(UndefinedMeasure, match="il1: every original value is 0"):
+        m.il1([0, 0], [1, 2])
+
+
+@pytest.mark.parametrize("f", [m.il1s, m.il1s_sum, m.sse_sst])
+def test_standardised_measures_are_undefined_for_constant_columns_and_one_record(f):
+    with pytest.raises(UndefinedMeasure, match=f"{f.__name__}: column 1 of x is constant"):
+        f([[1, 5], [2, 5], [3, 5]], [[1, 5], [2, 6], [3, 5]])
+    with pytest.raises(UndefinedMeasure, match=f"{f.__name__}: x has n = 1 record"):
+        f([1.0], [2.0])
+
+
+def test_one_record():
+    assert m.mae([3.0], [5.0]) == 2.0
+    assert m.rank_bounded_mae([3.0], [5.0]) == 0.0 and m.rank_bounded_mse([3.0], [5.0]) == 0.0
+    assert m.record_linkage([3.0], [5.0]) == 1.0
+    assert m.interval_disclosure([3.0], [3.0]) == 1.0 and m.interval_disclosure([3.0], [5.0]) == 0.0
+    with pytest.raises(UndefinedMeasure):
+        m.il_metrics([3.0], [5.0])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: m.mae([1, 2, 3], [1, 2]), "mae: x and xm must have the same shape (one masked value per original value), got (3,) and (2,)"),
+    (lambda: m.il1s([1, np.nan], [1, 2]), "il1s: x contains nan; NaN and infinite values are refused"),
+    (lambda: m.mse([1, 2], [1, np.inf]), "mse: xm contains inf"),
+    (lambda: m.mae([], []), "mae: x is empty"),
+    (lambda: m.rank_bounded_mae([1, 2], [2, 1], ties="average"), "rank_bounded_mae: ties must be one of 'random', 'first', got 'average'"),
+    (lambda: m.rank_bounded_mse([1, 2], [2, 1], seed=1.5), "rank_bounded_mse: seed must be an integer, got 1.5"),
+    (lambda: m.interval_disclosure([1, 2], [2, 1], k=-1), "interval_disclosure: k must be a finite number >= 0, got -1"),
+    (lambda: m.record_linkage([1, 2], [2, 1], rank=3), "record_linkage: rank = 3 is larger than the number of non-NULL values (2)"),
+    (lambda: m.global_linkage(np.zeros(5001), np.zeros(5001)), "global_linkage: n = 5001 records is too many"),
+    (lambda: m.regression_utility([[1, 2]], [[1, 2]], response=2), "regression_utility: response = 2 is not a column index (p = 2)"),
+])
+def test_bad_input_gives_a_clear_error(call, message):
+    with pytest.raises(SdcError) as info:
+        call()
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_il_metrics_equal_the_textbook_formulas(seed):
+    rng = np.random.default_rng(seed)
+    x, xm = random_pair(rng, 30, 1 + seed % 4, seed % 2 == 1)
+    got, want = m.il_metrics(x, xm), ref.il_metrics(x, xm)
+    assert got.keys() == want.keys()
+    for key in want:
+        if want[key] is None:
+            assert got[key] is None
+        else:
+            assert got[key] == pytest.approx(want[key], rel=1e-9, abs=1e-12)
+
+
+def test_il_metrics_rules_for_zeros_and_constant_columns():
+    x = np.array([[0.0, 1.0], [0.0, 2.0], [0.0, 3.0]])
+    xm = np.array([[1.0, 1.0], [0.0, 2.0], [-1.0, 4.0]])
+    got = m.il_metrics(x, xm)
+    assert got["il1"] == pytest.approx(1 / 3 / 3)  # zero cells left out: only column 1's cells count
+    assert got["means"] == pytest.approx(abs(2 - 7 / 3) / 2)  # column 0's mean is 0: left out
+    # a constant column has correlation 0 with anything: the loss is the masked correlation itself
+    assert got["correlations"] == pytest.approx(abs(np.corrcoef(xm.T)[0, 1]))
+    assert m.il_metrics(xm, x)["correlations"] == got["correlations"]
+    assert got["composite"] == pytest.approx(100 * np.mean([got[k] for k in m.IL_COMPONENTS]))
+    assert m.il_metrics(x[:, 1], xm[:, 1])["correlations"] is None
+
+
+def test_interval_disclosure_equals_the_reference():
+    for seed in range(10):
+        x, xm = random_pair(np.random.default_rng(seed), 15 + seed, 1 + seed % 3, seed % 2 == 0)
+        for k in (0.0, 0.05, 0.5):
+            assert m.interval_disclosure(x, xm, k) == ref.interval_disclosure(x, xm, k)
+            assert m.interval_disclosure(x, xm, k, max_outside=1) == ref.interval_disclosure(x, xm, k, 1)
+        assert m.sd_interval_disclosure(x, xm) == pytest.approx(ref.sd_interval_disclosure(x, xm), rel=1e-12)
+        assert m.rank_interval_disclosure(x, xm) == pytest.approx(ref.rank_interval_disclosure(x, xm), rel=1e-12)
+
+
+def test_sdcmicro_drisk_counts_a_record_with_one_value_outside():
+    x = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]])
+    xm = np.array([[1.0, 15.0], [2.5, 20.0], [3.0, 30.0]])  # record 0: one outside; record 1: one outside
+    assert m.interval_disclosure(x, xm) == pytest.approx(1 / 3)
+    assert m.interval_disclosure(x, xm, max_outside=1) == 1.0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_record_linkage_equals_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n, p = 5 + 7 * seed, 1 + seed % 4
+    x, xm = random_pair(rng, n, p, ties=seed % 2 == 0)
+    Z, ZM = m.standardise("test", x, xm)
+    for rank in (1, 2):
+        assert m.record_linkage(x, xm, rank) == pytest.approx(ref.linkage_credit(Z, ZM, rank), rel=1e-12)
+
+
+def test_record_linkage_credit_for_ties_on_a_hand_made_case():
+    # sd of [-2, 0, 2] is exactly 2, so the z-scores are exact and the ties are exact
+    x = np.array([-2.0, 0.0, 2.0])
+    xm = np.array([-1.0, 0.0, 1.0])  # records 0 and 2 are halfway between two originals
+    assert m.record_linkage(x, xm) == pytest.approx((1 / 2 + 1 + 1 / 2) / 3)
+    assert m.record_linkage(x, xm, rank=2) == pytest.approx((1 / 2 + 0 + 1 / 2) / 3)
+    two = np.column_stack([x, x])
+    assert m.record_linkage(two, np.column_stack([xm, xm])) == pytest.approx(2 / 3)
+    # three originals at the same distance, the true one among them: credit 1/3
+    square = np.array([[-2.0, -2.0], [-2.0, 2.0], [2.0, -2.0], [2.0, 2.0]])  # sd of each column is 2.309...
+    masked = square.copy()
+    masked[0] = [0.0, 0.0]  # equidistant from all four originals
+    assert m.record_linkage(square, masked) == pytest.approx((1 / 4 + 3) / 4)
+
+
+def test_record_linkage_drops_constant_columns_and_handles_equal_originals():
+    x = np.array([[1.0, 7.0], [2.0, 7.0], [3.0, 7.0]])
+    xm = np.array([[1.1, 9.0], [2.0, 5.0], [2.9, 7.0]])
+    assert m.record_linkage(x, xm) == m.record_linkage(x[:, 0], xm[:, 0]) == 1.0
+    same = np.full((4, 2), 3.0)
+    assert m.record_linkage(same, same + 1) == 0.25  # every original is the same point
+
+
+def test_record_linkage_on_many_records_in_five_columns():
+    # (the benchmark runs 1M x 5; here 100k x 5 against a slow but exact check of the risky records)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(100_000, 5))
+    xm = x + rng.normal(scale=0.05, size=x.shape)
+    xm[:10] = x[:10]  # exact matches: certainly linked
+    Z, ZM = m.standardise("test", x, xm)
+    nearest = cKDTree(Z).query(ZM, k=1)[1]
+    risk = m.record_linkage(x, xm)
+    assert risk == pytest.approx(np.mean(nearest == np.arange(len(x))), abs=1e-4)  # no ties in continuous data
+    assert 0.5 < risk < 1.0
+
+
+def test_global_linkage_herranz_style_examples():
+    x = np.array([0.0, 1.0])
+    # both masked records are nearest to original 0: local linkage finds 1 of 2, the one-to-one
+    # assignment of least total distance matches both correctly ...
+    assert m.record_linkage(x, [0.4, 0.45]) == 0.5
+    assert m.global_linkage(x, [0.4, 0.45]) == 1.0
+    # ... or, when the masked values cross, matches both wrongly
+    assert m.record_linkage(x, [0.45, 0.4]) == 0.5
+    assert m.global_linkage(x, [0.45, 0.4]) == 0.0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_global_linkage_equals_the_best_permutation(seed):
+    rng = np.random.default_rng(seed)
+    x, xm = random_pair(rng, 6, 1 + seed % 3, False)
+    xm = x + rng.normal(scale=3, size=x.shape)
+    Z, ZM = m.standardise("test", x, xm)
+    assert m.global_linkage(x, xm) in ref.global_linkage_rates(Z, ZM)
+
+
+def test_regression_utility():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 300))
+    y = 2 + 3 * a - b + rng.normal(scale=0.1, size=300)
+    x = np.column_stack([y, a, b])
+    same = m.regression_utility(x, x)
+    assert same["r2"] > 0.99 and same["mse"] == pytest.approx(np.mean((y - (2 + 3 * a - b)) ** 2), rel=0.2)
+    noisy = x + rng.normal(scale=2, size=x.shape)
+    worse = m.regression_utility(x, noisy)
+    assert worse["mse"] > 10 * same["mse"] and worse["r2"] < same["r2"]
+    design = np.column_stack([np.ones(300), noisy[:, 1:]])
+    beta = np.linalg.lstsq(design, noisy[:, 0], rcond=None)[0]
+    assert worse["mse"] == pytest.approx(np.mean((y - np.column_stack([np.ones(300), a, b]) @ beta) ** 2), rel=1e-12)
+    assert m.regression_utility(x[:, :1], np.ones((300, 1)))["r2"] == 0.0
+
+
+def test_il_dr_score_is_the_average_of_the_four_terms_in_percent():
+    x, xm = random_pair(np.random.default_rng(4), 100, 3, False)
+    want = 0.25 * (m.il_metrics(x, xm)["composite"] + 100 * m.il1s(x, xm) + 100 * m.record_linkage(x, xm)
+                   + 100 * m.interval_disclosure(x, xm))
+    assert m.il_dr_score(x, xm) == pytest.approx(want, rel=1e-14)
+
+
+def test_evaluate_returns_every_measure_per_column_and_overall():
+    x, xm = random_pair(np.random.default_rng(6), 60, 2, True)
+    x[:, 1] = 4.0  # a constant column: its standardised measures are undefined
+    rows = m.evaluate(x, xm, ["a", "b"])
+    assert [(r.measure, r.column) for r in rows] == (
+        [(k, "a") for k in m.PER_COLUMN] + [(k, "b") for k in m.PER_COLUMN] + [(k, None) for k in m.OVERALL])
+    got = {(r.measure, r.column): r for r in rows}
+    assert got["il1s", "a"].value == m.il1s(x[:, 0], xm[:, 0])
+    assert got["il1s", "b"].value is None and "constant" in got["il1s", "b"].note
+    assert got["record_linkage", None].value == m.record_linkage(x, xm)
+    assert got["il_dr_score", None].value is None
+    assert all(r.value is None or np.isfinite(r.value) for r in rows)
+
+
+def test_evaluate_excludes_missing_values_pairwise_per_column_and_listwise_overall():
+    x, xm = random_pair(np.random.default_rng(7), 50, 2, False)
+    x[3, 0] = np.nan
+    xm[8, 1] = np.nan
+    got = {(r.measure, r.column): r.value for r in m.evaluate(x, xm)}
+    keep0 = np.arange(50) != 3
+    both = (np.arange(50) != 3) & (np.arange(50) != 8)
+    assert got["mae", "c0"] == m.mae(x[keep0, 0], xm[keep0, 0])
+    assert got["mae", None] == m.mae(x[both], xm[both])
