@@ -99,3 +99,25 @@ def choice(func: str, param: str, value, options: tuple[str, ...]) -> str:
     if text not in options:
         raise fail(func, f"{param} must be one of {', '.join(repr(o) for o in options)}, got {show(value)}")
     return text
+
+
+def integer_at_least(func: str, param: str, value, minimum: int) -> int:
+    """An integer parameter >= minimum (e.g. the n of the (n, r) dominance rule)."""
+    if value is None:
+        raise fail(func, f"{param} must not be NULL")
+    v = _as_integer(func, param, value)
+    if v < minimum:
+        raise fail(func, f"{param} must be an integer >= {minimum}, got {v}")
+    return v
+
+
+def record_group_size(func: str, k, n: int) -> int:
+    """Validate a minimum cluster size k against n complete records (no NULL attribute): 1 <= k <= n."""
+    if k is None:
+        raise fail(func, "k must not be NULL")
+    kk = _as_integer(func, "k", k)
+    if kk < 1:
+        raise fail(func, f"k must be >= 1, got {kk}")
+    if kk > n:
+        raise fail(func, f"k = {kk} is larger than the number of records without NULL attributes ({n})")
+    return kk
