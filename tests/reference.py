@@ -310,3 +310,63 @@ def mdav_nearest_reference(x, k):
         groups[c].append(x_)
         rest.remove(x_)
     return labels
+
+
+def dominance_reference(values, n, r):
+    """(n, r) dominance rule by a direct loop in exact arithmetic, r read as the decimal it prints as."""
+    c = sorted((Fraction(float(v)) for v in values), reverse=True)
+    if not c:
+        return None
+    if len(c) <= n:
+        return True
+    return sum(c[:n]) > Fraction(repr(float(r))) * sum(c)
+
+
+def p_percent_reference(values, p):
+    """p% rule by a direct loop in exact arithmetic: T - c(1) - c(2) < p c(1)."""
+    c = sorted((Fraction(float(v)) for v in values), reverse=True)
+    if not c:
+        return None
+    c1 = c[0]
+    c2 = c[1] if len(c) > 1 else Fraction(0)
+    return sum(c) - c1 - c2 < Fraction(repr(float(p))) * c1
+
+
+def cells_reference(X, labels, rule):
+    """{(cluster, attribute): sensitive} with `rule(values)` applied to every cell."""
+    X = as_matrix(X)
+    return {(int(g), j): rule(X[labels == g, j].tolist()) for g in np.unique(labels) for j in range(X.shape[1])}
+
+
+def nearest_cluster_reference(X, labels, a, candidates):
+    """The candidate cluster whose centroid on the standardised attributes is nearest to a's (first
+    minimum wins)."""
+    Z = standardized(X)
+    ca = Z[labels == a].mean(axis=0)
+    d = [float(((Z[labels == b].mean(axis=0) - ca) ** 2).sum()) for b in candidates]
+    return candidates[_first_min(d)]
+
+
+def merge_reference(X, labels, rule):
+    """Dynamic k by the obvious loop: recompute every cell, merge the first cluster with a sensitive
+    cell into its nearest cluster (the merged cluster keeps the smaller label), repeat."""
+    labels = np.asarray(labels).copy()
+    while True:
+        cells = cells_reference(X, labels, rule)
+        bad = sorted({g for (g, _), s in cells.items() if s})
+        if not bad:
+            break
+        a = bad[0]
+        others = [int(g) for g in np.unique(labels) if g != a]
+        if not others:
+            raise ValueError("one cluster is still sensitive")
+        b = nearest_cluster_reference(X, labels, a, others)
+        keep, gone = min(a, b), max(a, b)
+        labels[labels == gone] = keep
+    return canonical_sorted(labels)
+
+
+def canonical_sorted(labels):
+    """Relabel 0..g-1 in increasing order of the labels' values."""
+    _, inv = np.unique(labels, return_inverse=True)
+    return inv.astype(np.int64)
