@@ -121,3 +121,17 @@ def record_group_size(func: str, k, n: int) -> int:
     if kk > n:
         raise fail(func, f"k = {kk} is larger than the number of records without NULL attributes ({n})")
     return kk
+
+
+def boolean(func: str, param: str, value) -> bool:
+    """A boolean parameter, also as SQL passes it to a UDF ('true' / 'false')."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if value is None:
+        raise fail(func, f"{param} must not be NULL")
+    text = str(value).strip().lower()
+    if text in ("true", "t", "1"):
+        return True
+    if text in ("false", "f", "0"):
+        return False
+    raise fail(func, f"{param} must be true or false, got {show(value)}")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .._validate import fail, finite_values, integer_at_least, positive_number
+from .._validate import boolean, fail, finite_values, integer_at_least, positive_number
 from .multivariate import as_records, centroids, standardize
 
 DECIMALS = 1e9
@@ -108,23 +108,12 @@ def dominance_rule(n, r, *, absolute: bool = False, _func: str = "dominance_sens
         raise fail(_func, f"r must be a number, got {r!r}") from None
     if not (0.0 < rr <= 1.0):
         raise fail(_func, f"r must be in (0, 1], got {r}")
-    return Rule("dominance", n=nn, r=rr, absolute=_flag(_func, "absolute", absolute))
+    return Rule("dominance", n=nn, r=rr, absolute=boolean(_func, "absolute", absolute))
 
 
 def p_percent_rule(p, *, absolute: bool = False, _func: str = "p_percent_sensitive") -> Rule:
     pp = positive_number(_func, "p", p)
-    return Rule("p%", p=pp, absolute=_flag(_func, "absolute", absolute))
-
-
-def _flag(func: str, param: str, value) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    text = str(value).strip().lower() if value is not None else None
-    if text in ("true", "t", "1"):
-        return True
-    if text in ("false", "f", "0"):
-        return False
-    raise fail(func, f"{param} must be true or false, got {value!r}")
+    return Rule("p%", p=pp, absolute=boolean(_func, "absolute", absolute))
 
 
 def _contributions(func: str, values, rule: Rule, param: str = "value") -> np.ndarray:

@@ -73,10 +73,10 @@ class SqlFunction:
 
 
 def _collect() -> tuple[SqlFunction, ...]:
-    from . import microaggregation
+    from . import microaggregation, multivariate
 
     rows: list[SqlFunction] = []
-    for module in (microaggregation,):
+    for module in (microaggregation, multivariate):
         rows.extend(module.FUNCTIONS)
     names = [r.name for r in rows]
     duplicates = {n for n in names if names.count(n) > 1}
