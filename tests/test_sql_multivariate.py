@@ -230,3 +230,17 @@ def test_records_with_a_null_cluster_take_no_part(con):
         == [0, 0, None, 0, 0]
     assert con.execute("SELECT dominance_merge([[1], [2], [100], [4], [5]], [0, 0, NULL, 7, 7], 1, 0.9)").fetchone()[0] \
         == [0, 0, None, 1, 1]
+
+
+def test_suppression_and_dynamic_k_per_stratum(con, people):
+    rows = con.execute("""
+        SELECT region, p_percent_merge(r, mdav_multi_labels(r, 3), 0.5),
+               (dominance_suppress(r, mdav_multi_labels(r, 3), 1, 0.6)).primary_cells
+        FROM (SELECT region, list([income, expenses, savings] ORDER BY id) AS r FROM people GROUP BY region)""").fetchall()
+    assert len(rows) == 3
+    for region, merged, primary in rows:
+        sub, ok = _complete(people[people["region"] == region])
+        X = sub[COLS].to_numpy(float)[ok]
+        labels = mv.mdav_multi_partition(X, 3)
+        assert [m for m, good in zip(merged, ok) if good] == sv.merge_sensitive(X, labels, sv.p_percent_rule(0.5)).tolist()
+        assert primary == sv.suppress(X, labels, sv.dominance_rule(1, 0.6)).primary.sum()

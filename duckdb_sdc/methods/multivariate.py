@@ -11,7 +11,9 @@ MDAV (Domingo-Ferrer & Mateo-Sanz 2002; Domingo-Ferrer & Torra 2005), on the sta
   farthest from c; a group of r and its k-1 nearest remaining records; s = the remaining record
   farthest from r (looked for after r's group is removed); a group of s and its k-1 nearest;
 * with 2k..3k-1 records left: one group of k around the record farthest from their centroid, the rest
-  as the last group; with fewer than 2k left: one group.
+  as the last group; with fewer than 2k left: one group (remainder='group', the textbook ending);
+  or (remainder='nearest') groups of k go on being formed the same way while k records remain, and
+  the n mod k left join their nearest clusters, the ending that reproduces the published figures.
 
 Ties: every "farthest" and "nearest" choice goes to the record that comes first in the input
 (smallest row position); the k-1 nearest are the first k-1 in the order (distance, position).
@@ -19,12 +21,14 @@ Distances to the centroid are compared as |m x - S|^2 (m remaining records, S th
 exact for integer data, so a centroid such as 24/7 ties exactly when it should.
 
 The fast implementation keeps the remaining records in a k-d tree whose boxes, counts and smallest
-positions are updated as records are removed. Farthest- and nearest-record queries are branch and
-bound searches over the tree; a box is skipped only when its bound is strictly worse than the best
+positions are updated as records are removed. Nearest-record and farthest-record queries are branch
+and bound searches over the tree; a box is skipped only when its bound is strictly worse than the best
 record found (or equal, with no smaller position inside), and the bounds are computed with the same
 floating-point operations as the distances, so the result is exactly that of the O(n^2/k) textbook
-scan (tested against an exact-arithmetic reference). Typical cost O(n log n); on adversarial data (all
-records on a sphere around the centroid) the farthest queries degrade towards the scan.
+scan (tested against an exact-arithmetic reference). The record farthest from the centroid is found
+from a list sorted by distance to an earlier centroid (`_farthest_from_centroid`). Far below the scan
+in practice (100x at 100k records, see the README); on adversarial data (all records on a sphere
+around the centroid) the farthest queries degrade towards the scan.
 
 Mondrian (LeFevre, DeWitt & Ramakrishnan 2006), multidimensional, on the raw attributes: a partition
 is cut at the median of the attribute with the widest normalised range (its range inside the

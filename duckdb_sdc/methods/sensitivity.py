@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .._validate import boolean, fail, finite_values, integer_at_least, positive_number
+from .._validate import boolean, fail, finite_values, integer_at_least, positive_number, show
 from .multivariate import as_records, centroids, standardize
 
 DECIMALS = 1e9
@@ -105,9 +105,9 @@ def dominance_rule(n, r, *, absolute: bool = False, _func: str = "dominance_sens
     try:
         rr = float(r)
     except (TypeError, ValueError):
-        raise fail(_func, f"r must be a number, got {r!r}") from None
+        raise fail(_func, f"r must be a number, got {show(r)}") from None
     if not (0.0 < rr <= 1.0):
-        raise fail(_func, f"r must be in (0, 1], got {r}")
+        raise fail(_func, f"r must be in (0, 1], got {show(r)}")
     return Rule("dominance", n=nn, r=rr, absolute=boolean(_func, "absolute", absolute))
 
 
@@ -279,7 +279,8 @@ def merge_sensitive(X, labels, rule: Rule, *, _func: str = "merge_sensitive") ->
     """Dynamic k: while some cluster has a sensitive cell, merge the sensitive cluster that comes
     first with its nearest cluster (centroids on the standardised attributes, ties: the cluster that
     comes first). Clusters only grow, so every record stays in a cluster of at least its original
-    size. Returns labels 0..g'-1 numbered in the order of the clusters' first original label.
+    size. Returns labels 0..g'-1, numbered in increasing order of the smallest original cluster id each
+    merged cluster contains.
 
     Each merge costs O(g p) (g clusters) for the nearest-cluster search. If one cluster of all the
     records is still sensitive, no merging can satisfy the rule and an error is raised."""
