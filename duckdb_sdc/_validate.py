@@ -67,15 +67,15 @@ def _as_integer(func: str, param: str, value) -> int:
     raise fail(func, f"{param} must be an integer, got {show(value)}")
 
 
-def group_size(func: str, k, n: int, param: str = "k") -> int:
-    """Validate a minimum group size k against n non-NULL values: 1 <= k <= n."""
+def group_size(func: str, k, n: int, param: str = "k", *, what: str = "non-NULL values") -> int:
+    """Validate a minimum group size k against n values (or records, `what`): 1 <= k <= n."""
     if k is None:
         raise fail(func, f"{param} must not be NULL")
     kk = _as_integer(func, param, k)
     if kk < 1:
         raise fail(func, f"{param} must be >= 1, got {kk}")
     if kk > n:
-        raise fail(func, f"{param} = {kk} is larger than the number of non-NULL values ({n})")
+        raise fail(func, f"{param} = {kk} is larger than the number of {what} ({n})")
     return kk
 
 
@@ -99,6 +99,16 @@ def choice(func: str, param: str, value, options: tuple[str, ...]) -> str:
     if text not in options:
         raise fail(func, f"{param} must be one of {', '.join(repr(o) for o in options)}, got {show(value)}")
     return text
+
+
+def integer_at_least(func: str, param: str, value, minimum: int) -> int:
+    """An integer parameter >= minimum (e.g. the n of the (n, r) dominance rule)."""
+    if value is None:
+        raise fail(func, f"{param} must not be NULL")
+    v = _as_integer(func, param, value)
+    if v < minimum:
+        raise fail(func, f"{param} must be an integer >= {minimum}, got {v}")
+    return v
 
 
 # ---------------------------------------------------------------------------------------------

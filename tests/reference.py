@@ -167,3 +167,206 @@ def optimal_sse_bruteforce(x, k) -> float:
                 total += math.fsum((part - math.fsum(part) / len(part)) ** 2)
             best = min(best, total)
     return best
+
+
+def standardized(x):
+    """z-scores with the population sd (constant columns become 0), as the numpy layer uses."""
+    X = as_matrix(x)
+    sd = X.std(axis=0)
+    Z = X - X.mean(axis=0)
+    Z[:, sd > 0] /= sd[sd > 0]
+    return Z
+
+
+def mondrian_reference(x, k, mode):
+    """Textbook Mondrian (LeFevre, DeWitt & Ramakrishnan 2006), recursive, with the documented rules:
+    widest normalised range first (ties: first attribute); strict cuts at the lower median (<= left)
+    only when both sides keep >= k records, trying the next widest attribute otherwise; relaxed
+    halves of floor/ceil(m/2) records in (value, position) order. Labels numbered left to right."""
+    X = as_matrix(x)
+    n, p = X.shape
+    span = [float(X[:, j].max() - X[:, j].min()) for j in range(p)]
+    labels = np.full(n, -1, dtype=np.int64)
+    counter = [0]
+
+    def widths(rows):
+        return [(float(max(X[rows, j]) - min(X[rows, j])) / span[j]) if span[j] > 0 else 0.0 for j in range(p)]
+
+    def split(rows):
+        if len(rows) < 2 * k:
+            return None
+        w = widths(rows)
+        dims = sorted(range(p), key=lambda j: (-w[j], j))
+        if mode == "relaxed":
+            d = dims[0]
+            ordered = sorted(rows, key=lambda i: (X[i, d], i))
+            half = len(rows) // 2
+            return sorted(ordered[:half]), sorted(ordered[half:])
+        for d in dims:
+            if w[d] == 0:
+                return None
+            vals = sorted(X[i, d] for i in rows)
+            median = vals[(len(vals) - 1) // 2]
+            left = [i for i in rows if X[i, d] <= median]
+            right = [i for i in rows if X[i, d] > median]
+            if len(left) >= k and len(right) >= k:
+                return left, right
+        return None
+
+    def anonymize(rows):
+        cut = split(rows)
+        if cut is None:
+            labels[rows] = counter[0]
+            counter[0] += 1
+            return
+        anonymize(cut[0])
+        anonymize(cut[1])
+
+    anonymize(list(range(n)))
+    return labels
+
+
+def relaxed_sizes(n, k):
+    """Cluster sizes of relaxed Mondrian, left to right: halve every part of >= 2k records."""
+    if n < 2 * k:
+        return [n]
+    return relaxed_sizes(n // 2, k) + relaxed_sizes(n - n // 2, k)
+
+
+def il_sse_sst(x, labels) -> float:
+    """100 SSE / SST of replacing every record by its cluster centroid, straight from the formula,
+    on the data as given (standardise first for the literature's figure)."""
+    X = as_matrix(x)
+    labels = np.asarray(labels)
+    sse = 0.0
+    for lab in np.unique(labels):
+        part = X[labels == lab]
+        sse += math.fsum(((part - part.mean(axis=0)) ** 2).ravel())
+    sst = math.fsum(((X - X.mean(axis=0)) ** 2).ravel())
+    return 100.0 * sse / sst
+
+
+def mdav_scan_reference(x, k):
+    """Textbook multivariate MDAV as a plain O(n^2/k) numpy scan over the remaining records, in
+    floating point with the documented tie rules (distances to the centroid as |m x - S|^2). Equal to
+    `mdav_reference` wherever float64 is exact (integer data), and fast enough for thousands of
+    records."""
+    X = as_matrix(x)
+    n = X.shape[0]
+    labels = np.full(n, -1, dtype=np.int64)
+    rest = np.arange(n)
+    g = 0
+
+    def farthest(points, a, b):
+        score = ((a * X[points] - b) ** 2).sum(axis=1)
+        return points[np.flatnonzero(score == score.max())[0]]
+
+    def take(points, r):
+        nonlocal g
+        d = ((X[points] - X[r]) ** 2).sum(axis=1)
+        d[points == r] = -1.0
+        group = points[np.lexsort((points, d))[:k]]
+        labels[group] = g
+        g += 1
+        return points[labels[points] < 0]
+
+    while len(rest) >= 3 * k:
+        r = farthest(rest, len(rest), X[rest].sum(axis=0))
+        rest = take(rest, r)
+        s = farthest(rest, 1.0, X[r])
+        rest = take(rest, s)
+    if len(rest) >= 2 * k:
+        rest = take(rest, farthest(rest, len(rest), X[rest].sum(axis=0)))
+    labels[rest] = g
+    return labels
+
+
+def mdav_nearest_reference(x, k):
+    """MDAV with the 'nearest' remainder, exact arithmetic: groups of k (around the record farthest
+    from the centroid, then around the record farthest from that one) while at least k records
+    remain; each of the fewer than k left, farthest from their centroid first, joins the cluster whose
+    centroid (counting records that joined) is nearest (ties: smallest position, first cluster)."""
+    F = _exact(as_matrix(x))
+    n = len(F)
+    labels = np.full(n, -1, dtype=np.int64)
+    rest = list(range(n))
+    groups: list[list[int]] = []
+
+    def take(group):
+        nonlocal rest
+        labels[group] = len(groups)
+        groups.append(list(group))
+        rest = [i for i in rest if i not in set(group)]
+
+    while len(rest) >= k:
+        r = _farthest(F, rest, _centroid(F, rest))
+        take(_group_around(F, rest, r, k))
+        if len(rest) >= k:
+            take(_group_around(F, rest, _farthest(F, rest, F[r]), k))
+    while rest:
+        x_ = _farthest(F, rest, _centroid(F, rest))
+        c = _first_min([_d2(F, [x_], _centroid(F, grp))[0] for grp in groups])
+        labels[x_] = c
+        groups[c].append(x_)
+        rest.remove(x_)
+    return labels
+
+
+def dominance_reference(values, n, r):
+    """(n, r) dominance rule by a direct loop in exact arithmetic, r read as the decimal it prints as."""
+    c = sorted((Fraction(float(v)) for v in values), reverse=True)
+    if not c:
+        return None
+    if len(c) <= n:
+        return True
+    return sum(c[:n]) > Fraction(repr(float(r))) * sum(c)
+
+
+def p_percent_reference(values, p):
+    """p% rule by a direct loop in exact arithmetic: T - c(1) - c(2) < p c(1)."""
+    c = sorted((Fraction(float(v)) for v in values), reverse=True)
+    if not c:
+        return None
+    c1 = c[0]
+    c2 = c[1] if len(c) > 1 else Fraction(0)
+    return sum(c) - c1 - c2 < Fraction(repr(float(p))) * c1
+
+
+def cells_reference(X, labels, rule):
+    """{(cluster, attribute): sensitive} with `rule(values)` applied to every cell."""
+    X = as_matrix(X)
+    return {(int(g), j): rule(X[labels == g, j].tolist()) for g in np.unique(labels) for j in range(X.shape[1])}
+
+
+def nearest_cluster_reference(X, labels, a, candidates):
+    """The candidate cluster whose centroid on the standardised attributes is nearest to a's (first
+    minimum wins)."""
+    Z = standardized(X)
+    ca = Z[labels == a].mean(axis=0)
+    d = [float(((Z[labels == b].mean(axis=0) - ca) ** 2).sum()) for b in candidates]
+    return candidates[_first_min(d)]
+
+
+def merge_reference(X, labels, rule):
+    """Dynamic k by the obvious loop: recompute every cell, merge the first cluster with a sensitive
+    cell into its nearest cluster (the merged cluster keeps the smaller label), repeat."""
+    labels = np.asarray(labels).copy()
+    while True:
+        cells = cells_reference(X, labels, rule)
+        bad = sorted({g for (g, _), s in cells.items() if s})
+        if not bad:
+            break
+        a = bad[0]
+        others = [int(g) for g in np.unique(labels) if g != a]
+        if not others:
+            raise ValueError("one cluster is still sensitive")
+        b = nearest_cluster_reference(X, labels, a, others)
+        keep, gone = min(a, b), max(a, b)
+        labels[labels == gone] = keep
+    return canonical_sorted(labels)
+
+
+def canonical_sorted(labels):
+    """Relabel 0..g-1 in increasing order of the labels' values."""
+    _, inv = np.unique(labels, return_inverse=True)
+    return inv.astype(np.int64)

@@ -1,0 +1,341 @@
+"""Attribute disclosure in a k-anonymous release: the sensitivity rules for tabular cells, primary
+and secondary suppression, and dynamic k (merging clusters until no cell is sensitive).
+
+A cell is a (cluster, attribute) pair; its contributions c_1..c_t are the original values of that
+attribute for the t records of the cluster, and the release shows their mean (so, with t, their total
+T). Sorted, c_(1) >= c_(2) >= ... (Hundepool et al., Statistical Disclosure Control, 2012, ch. 4;
+the rules of tau-ARGUS):
+
+* (n, r) dominance rule: sensitive when the n largest contributions exceed the fraction r of the
+  total, c_(1) + ... + c_(n) > r T (strict); a cell with t <= n contributors is sensitive.
+* p% rule: sensitive when T - c_(1) - c_(2) < p c_(1) (p a fraction; c_(2) = 0 when t = 1): the
+  second largest contributor could estimate the largest to within p of its value. With
+  p = (1 - r) / r every p%-sensitive cell is (2, r)-sensitive, and the two rules agree on every cell
+  with c_(1) >= r T.
+
+Choices where the rules are silent (the same in the SQL macros):
+
+* Contributions must be >= 0 (the rules are stated for non-negative magnitudes); a negative one is
+  an error unless absolute=True, which applies the rule to |c_i|.
+* A cell whose total is 0 is not sensitive (unless t <= n for the dominance rule): nothing exceeds a
+  zero share. A cell without contributions has no value (None / NULL).
+* r and p are taken to 9 decimal places (r = 0.7 means exactly 7/10), and the comparisons are exact
+  for the given totals: the products are compared as error-free double-double products, so a cell
+  exactly at the boundary (c_(1) + c_(2) = 0.7 T) is never flagged by rounding. Totals are exact for
+  integer contributions below 2^53.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from .._validate import fail, flag, finite_values, integer_at_least, positive_number, show
+from .multivariate import as_records, centroids, standardize
+
+DECIMALS = 1e9
+
+
+# ---------------------------------------------------------------------------------------------
+# exact comparison of products
+
+
+def _split(a):
+    c = 134217729.0 * a  # 2^27 + 1 (Veltkamp)
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _product(a, b):
+    """(p, e) with p = fl(a b) and a b = p + e exactly (Dekker's product)."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+def product_gt(x, y, u, v):
+    """x * y > u * v, exactly, for finite doubles (no overflow): rounding is monotone, so unequal
+    rounded products already decide; equal ones are decided by their exact rounding errors."""
+    p1, e1 = _product(np.asarray(x, np.float64), np.asarray(y, np.float64))
+    p2, e2 = _product(np.asarray(u, np.float64), np.asarray(v, np.float64))
+    return (p1 > p2) | ((p1 == p2) & (e1 > e2))
+
+
+# ---------------------------------------------------------------------------------------------
+# rules
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A sensitivity rule: kind 'dominance' with (n, r), or 'p%' with p; absolute applies it to |c|."""
+
+    kind: str
+    n: int = 0
+    r: float = 0.0
+    p: float = 0.0
+    absolute: bool = False
+
+    @property
+    def top(self) -> int:
+        """How many of the largest contributions of a cell the rule looks at."""
+        return self.n if self.kind == "dominance" else 2
+
+    def flags(self, count, total, top):
+        """Sensitivity of cells from their contributor counts, totals and largest contributions
+        (top[..., i] = c_(i+1), 0 where absent), all arrays broadcasting together."""
+        count = np.asarray(count)
+        total = np.asarray(total, np.float64)
+        top = np.asarray(top, np.float64)
+        if self.kind == "dominance":
+            a = np.round(self.r * DECIMALS)
+            return (count <= self.n) | product_gt(top.sum(axis=-1), DECIMALS, a, total)
+        a = np.round(self.p * DECIMALS)
+        rest = total - top[..., 0] - top[..., 1]
+        return product_gt(a, top[..., 0], rest, DECIMALS)
+
+
+def dominance_rule(n, r, *, absolute: bool = False, _func: str = "dominance_sensitive") -> Rule:
+    nn = integer_at_least(_func, "n", n, 1)
+    if r is None:
+        raise fail(_func, "r must not be NULL")
+    try:
+        rr = float(r)
+    except (TypeError, ValueError):
+        raise fail(_func, f"r must be a number, got {show(r)}") from None
+    if not (0.0 < rr <= 1.0):
+        raise fail(_func, f"r must be in (0, 1], got {show(r)}")
+    return Rule("dominance", n=nn, r=rr, absolute=flag(_func, "absolute", absolute))
+
+
+def p_percent_rule(p, *, absolute: bool = False, _func: str = "p_percent_sensitive") -> Rule:
+    pp = positive_number(_func, "p", p)
+    return Rule("p%", p=pp, absolute=flag(_func, "absolute", absolute))
+
+
+def _contributions(func: str, values, rule: Rule, param: str = "value") -> np.ndarray:
+    v = finite_values(func, param, values)
+    if rule.absolute:
+        return np.abs(v)
+    if v.size and v.min() < 0:
+        raise fail(func, f"{param} contains {v.min():g}; the rule needs contributions >= 0 "
+                         "(absolute := true applies it to absolute values)")
+    return v
+
+
+def cell_sensitive(values, rule: Rule, *, _func: str | None = None):
+    """Whether one cell with these contributions is sensitive under `rule`; None for no contribution."""
+    func = _func or ("dominance_sensitive" if rule.kind == "dominance" else "p_percent_sensitive")
+    c = _contributions(func, values, rule)
+    if c.size == 0:
+        return None
+    top = np.zeros(rule.top)
+    largest = np.sort(c)[::-1][: rule.top]
+    top[: largest.size] = largest
+    return bool(rule.flags(c.size, c.sum(), top))
+
+
+def dominance_sensitive(values, n, r, *, absolute: bool = False):
+    """(n, r) dominance rule on one cell's contributions (see the module docstring)."""
+    return cell_sensitive(values, dominance_rule(n, r, absolute=absolute))
+
+
+def p_percent_sensitive(values, p, *, absolute: bool = False):
+    """p% rule on one cell's contributions (see the module docstring)."""
+    return cell_sensitive(values, p_percent_rule(p, absolute=absolute))
+
+
+def dominance_to_p_percent(r) -> float:
+    """p = (1 - r) / r: the p% rule that flags a subset of the (2, r) dominance rule's cells and agrees
+    with it on every cell whose largest contribution is at least r T."""
+    rule = dominance_rule(2, r, _func="dominance_to_p_percent")
+    return (1.0 - rule.r) / rule.r
+
+
+# ---------------------------------------------------------------------------------------------
+# all cells of a partition
+
+
+def _compact(func: str, labels, n: int) -> tuple[np.ndarray, np.ndarray]:
+    lab = np.asarray(labels)
+    if lab.shape != (n,):
+        raise fail(func, f"clusters has {lab.size} entries but there are {n} records")
+    if n and not np.issubdtype(lab.dtype, np.integer):
+        if not np.all(np.isfinite(lab)) or not np.all(lab == np.round(lab)):
+            raise fail(func, "clusters must be integers")
+    ids, inv = np.unique(lab.astype(np.int64), return_inverse=True)
+    return ids, inv.astype(np.int64)
+
+
+def cell_summaries(C, labels, g: int, m: int):
+    """Per cluster: record counts (g,), attribute totals (g, p) and the m largest contributions of
+    every cell (g, p, m) in decreasing order, 0 where a cell has fewer."""
+    n, p = C.shape
+    count = np.bincount(labels, minlength=g)
+    total = np.zeros((g, p))
+    top = np.zeros((g, p, m))
+    if n == 0:
+        return count, total, top
+    for j in range(p):
+        total[:, j] = np.bincount(labels, weights=C[:, j], minlength=g)
+        order = np.lexsort((-C[:, j], labels))
+        lab_sorted = labels[order]
+        first = np.searchsorted(lab_sorted, np.arange(g))
+        rank = np.arange(n) - first[lab_sorted]
+        keep = rank < m
+        top[lab_sorted[keep], j, rank[keep]] = C[order[keep], j]
+    return count, total, top
+
+
+def sensitive_cells(X, labels, rule: Rule, *, _func: str = "sensitive_cells") -> np.ndarray:
+    """(g, p) boolean matrix: is cell (cluster, attribute) sensitive, for clusters 0..g-1."""
+    A = as_records(_func, X)
+    C = _contributions(_func, A.ravel(), rule, "rows").reshape(A.shape)
+    _, lab = _compact(_func, labels, A.shape[0])
+    g = int(lab.max()) + 1 if lab.size else 0
+    count, total, top = cell_summaries(C, lab, g, rule.top)
+    return rule.flags(count[:, None], total, top)
+
+
+# ---------------------------------------------------------------------------------------------
+# primary and secondary suppression
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """A centroid release with suppressed cells as NaN, and which cells each step suppressed."""
+
+    release: np.ndarray  # (n, p): every record's cluster centroid, NaN in suppressed cells
+    primary: np.ndarray  # (g, p) cells suppressed because they are sensitive
+    secondary: np.ndarray  # (g, p) cells suppressed to protect a primary one
+
+
+@nb.njit(cache=True, nogil=True)
+def _nearest_other(Z):
+    """For every row of Z, the other row nearest in squared Euclidean distance (ties: smallest)."""
+    g, p = Z.shape
+    out = np.full(g, -1, np.int64)
+    for a in range(g):
+        best = np.inf
+        for b in range(g):
+            if b == a:
+                continue
+            d = 0.0
+            for j in range(p):
+                u = Z[a, j] - Z[b, j]
+                d += u * u
+            if d < best:
+                best = d
+                out[a] = b
+    return out
+
+
+def suppress(X, labels, rule: Rule, *, secondary: bool = True, _func: str = "suppress") -> Suppression:
+    """Release every record as its cluster's centroid with the sensitive cells suppressed (primary)
+    and, for each of them, the cell of the same attribute in the nearest cluster (secondary), so that
+    a suppressed value cannot be recovered by subtracting the other cells from a published total.
+
+    The nearest cluster is the one whose centroid on the standardised attributes is nearest (ties:
+    the cluster that comes first); a cell that is already suppressed is not counted again, and with a
+    single cluster there is no secondary suppression. Every attribute then has either no suppressed
+    cell or at least two (when there are at least two clusters)."""
+    A = as_records(_func, X)
+    ids, lab = _compact(_func, labels, A.shape[0])
+    primary = sensitive_cells(A, lab, rule, _func=_func)
+    second = np.zeros_like(primary)
+    g = primary.shape[0]
+    if secondary and g > 1 and primary.any():
+        near = _nearest_other(centroids(standardize(A), lab))
+        rows, cols = np.nonzero(primary)
+        second[near[rows], cols] = True
+        second &= ~primary
+    release = centroids(A, lab)
+    release[primary | second] = np.nan
+    return Suppression(release[lab], primary, second)
+
+
+# ---------------------------------------------------------------------------------------------
+# dynamic k
+
+
+@nb.njit(cache=True, nogil=True)
+def _merge_top(a, b, out):
+    """The len(out) largest of two decreasing lists, decreasing."""
+    i = 0
+    j = 0
+    for t in range(out.shape[0]):
+        if j >= b.shape[0] or (i < a.shape[0] and a[i] >= b[j]):
+            out[t] = a[i]
+            i += 1
+        else:
+            out[t] = b[j]
+            j += 1
+
+
+def merge_sensitive(X, labels, rule: Rule, *, _func: str = "merge_sensitive") -> np.ndarray:
+    """Dynamic k: while some cluster has a sensitive cell, merge the sensitive cluster that comes
+    first with its nearest cluster (centroids on the standardised attributes, ties: the cluster that
+    comes first). Clusters only grow, so every record stays in a cluster of at least its original
+    size. Returns labels 0..g'-1, numbered in increasing order of the smallest original cluster id each
+    merged cluster contains.
+
+    Each merge costs O(g p) (g clusters) for the nearest-cluster search. If one cluster of all the
+    records is still sensitive, no merging can satisfy the rule and an error is raised."""
+    A = as_records(_func, X)
+    C = _contributions(_func, A.ravel(), rule, "rows").reshape(A.shape)
+    ids, lab = _compact(_func, labels, A.shape[0])
+    g = ids.size
+    if g == 0:
+        return lab
+    m = rule.top
+    count, total, top = cell_summaries(C, lab, g, m)
+    Z = standardize(A)
+    zsum = np.zeros((g, A.shape[1]))
+    for j in range(A.shape[1]):
+        zsum[:, j] = np.bincount(lab, weights=Z[:, j], minlength=g)
+    root = np.arange(g)
+    flags = rule.flags(count[:, None], total, top).any(axis=1)
+    alive = np.ones(g, bool)
+    merged = _merge_loop(count, total, top, zsum, flags, alive, root, rule)
+    if merged is not None:
+        raise fail(_func, f"all {A.shape[0]} records in one cluster still leave a sensitive cell; no merging "
+                          "of clusters can satisfy the rule")
+    final = root.copy()
+    for c in range(g):  # follow merge chains to the surviving cluster
+        r = c
+        while final[r] != r:
+            r = final[r]
+        final[c] = r
+    survivors = np.unique(final)
+    return np.searchsorted(survivors, final)[lab]
+
+
+def _merge_loop(count, total, top, zsum, flags, alive, root, rule: Rule):
+    """Merge in place until no live cluster is flagged; returns None, or the last cluster when it
+    is still flagged with nothing left to merge it with."""
+    buf = np.empty(top.shape[2])
+    while True:
+        sensitive = np.flatnonzero(flags & alive)
+        if sensitive.size == 0:
+            return None
+        a = sensitive[0]
+        others = np.flatnonzero(alive)
+        others = others[others != a]
+        if others.size == 0:
+            return a
+        cen = zsum[others] / count[others, None]
+        d = ((cen - zsum[a] / count[a]) ** 2).sum(axis=1)
+        b = others[np.argmin(d)]  # first minimum: the cluster that comes first
+        keep, gone = (a, b) if a < b else (b, a)
+        count[keep] += count[gone]
+        total[keep] += total[gone]
+        zsum[keep] += zsum[gone]
+        for j in range(top.shape[1]):
+            _merge_top(top[keep, j].copy(), top[gone, j], buf)
+            top[keep, j] = buf
+        alive[gone] = False
+        root[gone] = keep
+        flags[keep] = rule.flags(count[keep], total[keep], top[keep]).any()

@@ -1,0 +1,221 @@
+"""Arrow plumbing for multivariate list functions: `rows DOUBLE[][]`, one vector per record.
+
+DuckDB hands the UDF a chunk of rows; each row holds the records of one group (a whole table, or a
+stratum under GROUP BY), as a list of equally long vectors (`list([a, b, c])`). The numpy function sees
+the complete records of a row as an (m, p) matrix and its result is put back in place:
+
+* a NULL list gives NULL; an empty list, or one without any complete record, comes back as it is
+  (NULL records stay NULL);
+* a record that is NULL, or has a NULL attribute, takes part in nothing (it joins no cluster, is no
+  contribution) and comes back NULL;
+* every non-NULL record must have the same number p >= 1 of attributes; NaN and infinity are refused.
+
+Functions over a partition also take `clusters BIGINT[]`, aligned with the records; a record whose
+cluster is NULL is treated like an incomplete record.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from .._validate import fail
+from .arrow import _float_values, _single
+
+DOUBLE_ROWS = pa.list_(pa.list_(pa.float64()))
+
+
+@dataclass
+class _Group:
+    """One list row: its complete records as a matrix, and where they sit among the row's records."""
+
+    X: np.ndarray  # (m, p)
+    complete: np.ndarray  # (records,) bool
+    p: int
+
+
+def _offsets(arr) -> np.ndarray:
+    return np.asarray(arr.offsets, dtype=np.int64)
+
+
+class _RowsChunk:
+    """Decode one Arrow chunk of `rows` lists into per-row record matrices."""
+
+    def __init__(self, func: str, rows):
+        self.func = func
+        outer = _single(rows)
+        self.outer = outer
+        self.n_rows = len(outer)
+        off = _offsets(outer)
+        self.rec_off = off - off[0]
+        inner = outer.values.slice(off[0], off[-1] - off[0])
+        self.n_records = len(inner)
+        self.rec_valid = (inner.is_valid().to_numpy(zero_copy_only=False) if inner.null_count
+                          else np.ones(self.n_records, bool))
+        ioff = _offsets(inner)
+        self.val_start = ioff[:-1] - ioff[0]
+        self.rec_len = np.diff(ioff)
+        values = inner.values.slice(ioff[0], ioff[-1] - ioff[0])
+        self.values, valid = _float_values(values)
+        if valid is None:
+            self.rec_null_attr = np.zeros(self.n_records, bool)
+        else:
+            bad = np.concatenate([[0], np.cumsum(~valid)])
+            self.rec_null_attr = (bad[self.val_start + self.rec_len] - bad[self.val_start]) > 0
+        self.row_null = outer.is_null().to_numpy(zero_copy_only=False) if outer.null_count else None
+
+    def is_null(self, r: int) -> bool:
+        return self.row_null is not None and bool(self.row_null[r])
+
+    def group(self, r: int) -> _Group | None:
+        """The complete records of row r, or None when there is nothing to compute."""
+        a, b = self.rec_off[r], self.rec_off[r + 1]
+        if self.is_null(r) or a == b:
+            return None
+        valid = self.rec_valid[a:b]
+        lengths = self.rec_len[a:b][valid]
+        if lengths.size == 0:
+            return None
+        p = int(lengths[0])
+        if (lengths != p).any():
+            i = int(np.flatnonzero(valid)[np.flatnonzero(lengths != p)[0]])
+            raise fail(self.func, f"every record in rows must have the same number of attributes: record "
+                                  f"{i + 1} has {int(self.rec_len[a + i])}, the first non-NULL one has {p}")
+        if p == 0:
+            raise fail(self.func, "the records in rows must have at least one attribute")
+        complete = valid & ~self.rec_null_attr[a:b]
+        if not complete.any():
+            return None
+        starts = self.val_start[a:b][complete]
+        X = self.values[starts[:, None] + np.arange(p)]
+        if X.size and not np.isfinite(X).all():
+            bad = X[~np.isfinite(X)][0]
+            raise fail(self.func, f"rows contains {float(bad)}; NaN and infinite values are refused "
+                                  "(use NULL for a missing value)")
+        return _Group(np.ascontiguousarray(X), complete, p)
+
+
+def _clusters(func: str, clusters, chunk: _RowsChunk):
+    """Per row, (cluster ids, which are non-NULL) aligned with the records, or None for a NULL list."""
+    arr = _single(clusters)
+    off = _offsets(arr)
+    vals = arr.values.slice(off[0], off[-1] - off[0])
+    ids = vals.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    present = vals.is_valid().to_numpy(zero_copy_only=False) if vals.null_count else np.ones(len(vals), bool)
+    rel = off - off[0]
+    null = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else np.zeros(len(arr), bool)
+
+    def row(r: int):
+        if null[r]:
+            return None
+        a, b = rel[r], rel[r + 1]
+        want = chunk.rec_off[r + 1] - chunk.rec_off[r]
+        if b - a != want:
+            raise fail(func, f"clusters has {b - a} entries but rows has {want} records")
+        return ids[a:b], present[a:b]
+
+    return row
+
+
+def _signature(udf, n_args: int):
+    udf.__signature__ = inspect.Signature(
+        [inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(n_args)])
+
+
+def _rows_array(chunk: _RowsChunk, results: list) -> pa.Array:
+    """list<list<double>> aligned with the input: results[r] is None (row unchanged: NULL records) or
+    (complete mask, (m, p) matrix with NaN for a NULL value)."""
+    lengths = np.zeros(chunk.n_records, np.int64)
+    valid = np.zeros(chunk.n_records, bool)
+    parts = []
+    for r, res in enumerate(results):
+        if res is None:
+            continue
+        complete, M = res
+        a = chunk.rec_off[r]
+        idx = a + np.flatnonzero(complete)
+        lengths[idx] = M.shape[1]
+        valid[idx] = True
+        parts.append(M.ravel())
+    flat = np.concatenate(parts) if parts else np.empty(0)
+    inner_off = np.concatenate([[0], np.cumsum(lengths)])
+    values = pa.array(flat, type=pa.float64(), mask=np.isnan(flat) if np.isnan(flat).any() else None)
+    inner = pa.ListArray.from_arrays(pa.array(inner_off, pa.int32()), values,
+                                     mask=pa.array(~valid) if not valid.all() else None)
+    row_mask = pa.array(chunk.row_null) if chunk.row_null is not None else None
+    return pa.ListArray.from_arrays(pa.array(chunk.rec_off, pa.int32()), inner, mask=row_mask)
+
+
+def _labels_array(chunk: _RowsChunk, results: list) -> pa.Array:
+    """list<int64> aligned with the records, NULL where a record took no part."""
+    out = np.zeros(chunk.n_records, np.int64)
+    valid = np.zeros(chunk.n_records, bool)
+    for r, res in enumerate(results):
+        if res is None:
+            continue
+        complete, lab = res
+        idx = chunk.rec_off[r] + np.flatnonzero(complete)
+        out[idx] = lab
+        valid[idx] = True
+    values = pa.array(out, pa.int64(), mask=~valid)
+    row_mask = pa.array(chunk.row_null) if chunk.row_null is not None else None
+    return pa.ListArray.from_arrays(pa.array(chunk.rec_off, pa.int32()), values, mask=row_mask)
+
+
+def rows_udf(func: str, compute: Callable, out: str, n_params: int, *, with_clusters: bool = False) -> Callable:
+    """Wrap compute(func, X, [clusters,] *params) as an Arrow UDF over (rows, [clusters,] params...).
+
+    out 'rows': compute returns an (m, p) matrix (NaN = NULL value) -> DOUBLE[][];
+    out 'labels': compute returns (m,) integers -> BIGINT[];
+    out 'suppression': compute returns (matrix, primary count, secondary count) ->
+    STRUCT(release DOUBLE[][], primary_cells BIGINT, secondary_cells BIGINT).
+    """
+
+    def udf(rows, *args):
+        chunk = _RowsChunk(func, rows)
+        if with_clusters:
+            cluster_row = _clusters(func, args[0], chunk)
+            args = args[1:]
+        params = [_single(p).to_pylist() for p in args]
+        results: list = [None] * chunk.n_rows
+        counts = np.zeros((chunk.n_rows, 2), np.int64)
+        count_null = np.zeros(chunk.n_rows, bool)
+        for r in range(chunk.n_rows):
+            group = None if chunk.is_null(r) else chunk.group(r)
+            row_params = [p[r] for p in params]
+            if with_clusters and not chunk.is_null(r):
+                got = cluster_row(r)
+                if got is None:
+                    raise fail(func, "clusters must not be NULL when rows is not")
+                ids, present = got
+                if group is not None:
+                    group.X = group.X[present[group.complete]]
+                    group.complete = group.complete & present
+                    if group.X.shape[0] == 0:
+                        group = None
+                    else:
+                        row_params = [ids[group.complete]] + row_params
+            if group is None:
+                count_null[r] = chunk.is_null(r)
+                continue
+            res = compute(func, group.X, *row_params)
+            if out == "suppression":
+                res, counts[r, 0], counts[r, 1] = res
+            results[r] = (group.complete, res)
+        if out == "labels":
+            return _labels_array(chunk, results)
+        release = _rows_array(chunk, results)
+        if out == "rows":
+            return release
+        mask = pa.array(count_null) if count_null.any() else None
+        return pa.StructArray.from_arrays(
+            [release, pa.array(counts[:, 0], pa.int64()), pa.array(counts[:, 1], pa.int64())],
+            names=["release", "primary_cells", "secondary_cells"], mask=mask)
+
+    udf.__name__ = f"sdc_{func}"
+    _signature(udf, 1 + with_clusters + n_params)
+    return udf

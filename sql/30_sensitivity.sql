@@ -1,0 +1,97 @@
+-- Sensitivity rules for the cells of a k-anonymous release (Hundepool et al. 2012, ch. 4; tau-ARGUS).
+-- A cell is a (cluster, attribute) pair; its contributions are the original values of that attribute
+-- for the records of the cluster. The rules are aggregate macros: GROUP BY the cluster.
+
+-- x * y > u * v exactly for DOUBLE operands: the rounded products decide unless they are equal, and
+-- then their exact rounding errors (Dekker's product, Veltkamp split with 2^27 + 1) do.
+CREATE OR REPLACE MACRO __sdc_split_hi(a) AS (134217729.0::DOUBLE * a) - ((134217729.0::DOUBLE * a) - a);
+CREATE OR REPLACE MACRO __sdc_product_err(a, b) AS
+    ((__sdc_split_hi(a) * __sdc_split_hi(b) - a * b)
+        + __sdc_split_hi(a) * (b - __sdc_split_hi(b))
+        + (a - __sdc_split_hi(a)) * __sdc_split_hi(b))
+    + (a - __sdc_split_hi(a)) * (b - __sdc_split_hi(b));
+CREATE OR REPLACE MACRO __sdc_product_gt(x, y, u, v) AS
+    x * y > u * v OR (x * y = u * v AND __sdc_product_err(x, y) > __sdc_product_err(u, v));
+
+-- The contribution the rules see: the value, or its absolute value.
+CREATE OR REPLACE MACRO __sdc_contribution(value, absolute) AS
+    (CASE WHEN absolute THEN abs(value) ELSE value END)::DOUBLE;
+
+-- Refuses a negative contribution unless absolute := true.
+CREATE OR REPLACE MACRO __sdc_contributions_ok(value, absolute, fname) AS
+    CASE WHEN absolute IS NULL THEN error(fname || ': absolute must not be NULL')
+         WHEN NOT absolute AND min(value) < 0
+             THEN error(fname || ': value contains ' || min(value)
+                        || '; the rule needs contributions >= 0 (absolute := true applies it to absolute values)')
+         ELSE true
+    END;
+
+-- (n, r) dominance rule: true when the n largest contributions exceed the fraction r of the cell total
+-- (strictly), or when the cell has n or fewer contributions; NULL for a cell without contributions;
+-- a zero total is not sensitive. r is taken to 9 decimals (0.7 means 7/10) and compared exactly.
+CREATE OR REPLACE MACRO dominance_sensitive(value, n, r, absolute := false) AS
+    CASE
+        WHEN n IS NULL OR n::DOUBLE < 1 OR n::DOUBLE != floor(n::DOUBLE)
+            THEN error('dominance_sensitive: n must be an integer >= 1, got ' || coalesce(n::VARCHAR, 'NULL'))
+        WHEN r IS NULL OR NOT (r::DOUBLE > 0 AND r::DOUBLE <= 1)
+            THEN error('dominance_sensitive: r must be in (0, 1], got ' || coalesce(r::VARCHAR, 'NULL'))
+        WHEN NOT __sdc_contributions_ok(value, absolute, 'dominance_sensitive') THEN NULL
+        WHEN count(value) = 0 THEN NULL
+        WHEN count(value) <= n::DOUBLE THEN true
+        ELSE __sdc_product_gt(list_sum(max(__sdc_contribution(value, absolute), n::BIGINT)), 1e9::DOUBLE,
+                              round(r::DOUBLE * 1e9), sum(__sdc_contribution(value, absolute)))
+    END;
+
+-- p% rule: true when T - c(1) - c(2) < p c(1), c(1) >= c(2) the two largest contributions (c(2) = 0 for a
+-- single one) and T their total: the second largest contributor could estimate the largest to within
+-- p of its value. NULL for a cell without contributions; p is taken to 9 decimals.
+CREATE OR REPLACE MACRO p_percent_sensitive(value, p, absolute := false) AS
+    CASE
+        WHEN p IS NULL OR NOT (p::DOUBLE > 0) OR isinf(p::DOUBLE)
+            THEN error('p_percent_sensitive: p must be a finite number > 0, got ' || coalesce(p::VARCHAR, 'NULL'))
+        WHEN NOT __sdc_contributions_ok(value, absolute, 'p_percent_sensitive') THEN NULL
+        WHEN count(value) = 0 THEN NULL
+        ELSE __sdc_product_gt(round(p::DOUBLE * 1e9), max(__sdc_contribution(value, absolute)),
+                              sum(__sdc_contribution(value, absolute))
+                                  - max(__sdc_contribution(value, absolute))
+                                  - coalesce(max(__sdc_contribution(value, absolute), 2)[2], 0),
+                              1e9::DOUBLE)
+    END;
+
+-- The p of the p% rule comparable with the (2, r) dominance rule: p = (1 - r) / r.
+CREATE OR REPLACE MACRO dominance_to_p_percent(r) AS
+    CASE WHEN r IS NULL OR NOT (r::DOUBLE > 0 AND r::DOUBLE <= 1)
+             THEN error('dominance_to_p_percent: r must be in (0, 1], got ' || coalesce(r::VARCHAR, 'NULL'))
+         ELSE (1 - r::DOUBLE) / r::DOUBLE
+    END;
+
+-- SQL of sensitivity_report: one cell per (cluster, attribute), both rules, counted per attribute and
+-- overall. Records whose cluster is NULL take no part; NULL values are no contribution.
+CREATE OR REPLACE MACRO __sdc_sensitivity_report_sql(tbl, cols, clusters, n, r, p, absolute) AS
+    CASE WHEN cols IS NULL OR len(__sdc_names(cols)) = 0 THEN error('sensitivity_report: cols must name at least one column')
+         WHEN clusters IS NULL OR len(__sdc_names(clusters)) = 0
+             THEN error('sensitivity_report: clusters must name at least one column')
+         ELSE format(
+        'WITH __sdc_cells AS ('
+        || 'SELECT __sdc_attribute, '
+        || 'dominance_sensitive(__sdc_value, {3}, {4}, absolute := {6}) AS __sdc_d, '
+        || 'p_percent_sensitive(__sdc_value, {5}, absolute := {6}) AS __sdc_p '
+        || 'FROM (UNPIVOT (SELECT {2}, {7} FROM {0} WHERE {8}) ON {1} INTO NAME __sdc_attribute VALUE __sdc_value) '
+        || 'GROUP BY {2}, __sdc_attribute) '
+        || 'SELECT coalesce(__sdc_attribute, ''(all)'') AS attribute, count(*) AS cells, '
+        || 'count_if(__sdc_d) AS dominance_cells, count_if(__sdc_d) / count(*) AS dominance_share, '
+        || 'count_if(__sdc_p) AS p_percent_cells, count_if(__sdc_p) / count(*) AS p_percent_share '
+        || 'FROM __sdc_cells GROUP BY GROUPING SETS ((__sdc_attribute), ()) '
+        || 'ORDER BY grouping(__sdc_attribute), list_position({9}, __sdc_attribute)',
+        __sdc_qt(tbl),
+        array_to_string(list_transform(__sdc_names(cols), lambda c: __sdc_qi(c)), ', '),
+        array_to_string(list_transform(__sdc_names(clusters), lambda c: __sdc_qi(c)), ', '),
+        __sdc_ql(n), __sdc_ql(r), __sdc_ql(p), __sdc_ql(absolute) || '::BOOLEAN',
+        array_to_string(list_transform(__sdc_names(cols), lambda c: __sdc_qi(c) || '::DOUBLE AS ' || __sdc_qi(c)), ', '),
+        array_to_string(list_transform(__sdc_names(clusters), lambda c: __sdc_qi(c) || ' IS NOT NULL'), ' AND '),
+        '[' || array_to_string(list_transform(__sdc_names(cols), lambda c: __sdc_ql(c)), ', ') || ']')
+    END;
+
+-- Number and share of sensitive cells per attribute and overall ('(all)') of a clustered table.
+CREATE OR REPLACE MACRO sensitivity_report(tbl, cols, clusters, n, r, p, absolute := false) AS TABLE
+    FROM query(__sdc_sensitivity_report_sql(tbl, cols, clusters, n, r, p, absolute));

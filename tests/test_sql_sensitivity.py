@@ -1,0 +1,157 @@
+"""The dominance and p% rules as pure-SQL aggregate macros, and the sensitivity report."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from duckdb_sdc.methods import multivariate as mv
+from duckdb_sdc.methods import sensitivity as sv
+from test_sensitivity import _boundary_cells, _random_cells
+
+
+def _cells_table(con, cells, name="cells"):
+    rows = [(i, v) for i, c in enumerate(cells) for v in c]
+    df = pd.DataFrame(rows, columns=["cell", "value"])
+    con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT cell, value::BIGINT AS value FROM df")
+
+
+@pytest.mark.parametrize("n, r", [(1, 0.6), (2, 0.7), (3, 0.55), (2, 0.75), (1, 1.0)])
+@pytest.mark.parametrize("r_sql", ["{r}", "{r}::DOUBLE"])
+def test_dominance_macro_equals_the_numpy_layer(con, n, r, r_sql):
+    cells = list(_random_cells(7, 150)) + list(_boundary_cells(r, "dominance", n))
+    _cells_table(con, cells)
+    got = dict(con.execute(f"SELECT cell, dominance_sensitive(value, {n}, {r_sql.format(r=r)}) FROM cells "
+                           "GROUP BY cell").fetchall())
+    assert got == {i: sv.dominance_sensitive(c, n, r) for i, c in enumerate(cells)}
+
+
+@pytest.mark.parametrize("p", [0.1, 0.25, 0.55, 0.66, 0.7, 2.5])
+def test_p_percent_macro_equals_the_numpy_layer(con, p):
+    cells = list(_random_cells(8, 150)) + list(_boundary_cells(p, "p%"))
+    _cells_table(con, cells)
+    got = dict(con.execute(f"SELECT cell, p_percent_sensitive(value, {p}) FROM cells GROUP BY cell").fetchall())
+    assert got == {i: sv.p_percent_sensitive(c, p) for i, c in enumerate(cells)}
+
+
+def test_double_contributions_and_boundaries(con):
+    got = con.execute("""
+        SELECT cell, dominance_sensitive(v, 1, 0.7), p_percent_sensitive(v, 0.1)
+        FROM (VALUES (1, 7.0), (1, 3.0), (2, 10.0), (2, 5.0), (2, 1.0), (3, 7.000001), (3, 3.0))
+             t(cell, v) GROUP BY cell ORDER BY cell""").fetchall()
+    assert got == [(1, False, True), (2, False, False), (3, True, True)]
+
+
+def test_nulls_few_contributors_zero_totals(con):
+    got = con.execute("""
+        SELECT cell, dominance_sensitive(v, 2, 0.9), p_percent_sensitive(v, 0.1)
+        FROM (VALUES (1, 5), (1, NULL), (1, 5), (2, 0), (2, 0), (2, 0), (3, NULL), (4, 9))
+             t(cell, v) GROUP BY cell ORDER BY cell""").fetchall()
+    assert got == [(1, True, True), (2, False, False), (3, None, None), (4, True, True)]
+
+
+def test_negative_contributions(con):
+    with pytest.raises(duckdb.Error, match=r"dominance_sensitive: value contains -5; the rule needs contributions >= 0"):
+        con.execute("SELECT dominance_sensitive(v, 1, 0.6) FROM (VALUES (10), (-5)) t(v)").fetchall()
+    with pytest.raises(duckdb.Error, match=r"p_percent_sensitive: value contains -5"):
+        con.execute("SELECT p_percent_sensitive(v, 0.1) FROM (VALUES (10), (-5)) t(v)").fetchall()
+    got = con.execute("SELECT dominance_sensitive(v, 1, 0.6, absolute := true), p_percent_sensitive(v, 0.2, "
+                      "absolute := true) FROM (VALUES (10), (-5), (3)) t(v)").fetchone()
+    assert got == (sv.dominance_sensitive([10, 5, 3], 1, 0.6), sv.p_percent_sensitive([10, 5, 3], 0.2))
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("SELECT dominance_sensitive(v, 1, 0) FROM (VALUES (1)) t(v)", "dominance_sensitive: r must be in (0, 1], got 0"),
+    ("SELECT dominance_sensitive(v, 1, 1.5) FROM (VALUES (1)) t(v)", "dominance_sensitive: r must be in (0, 1], got 1.5"),
+    ("SELECT dominance_sensitive(v, 1, NULL) FROM (VALUES (1)) t(v)", "dominance_sensitive: r must be in (0, 1], got NULL"),
+    ("SELECT dominance_sensitive(v, 0, 0.5) FROM (VALUES (1)) t(v)", "dominance_sensitive: n must be an integer >= 1, got 0"),
+    ("SELECT dominance_sensitive(v, 1.5, 0.5) FROM (VALUES (1)) t(v)",
+     "dominance_sensitive: n must be an integer >= 1, got 1.5"),
+    ("SELECT p_percent_sensitive(v, 0) FROM (VALUES (1)) t(v)", "p_percent_sensitive: p must be a finite number > 0, got 0"),
+    ("SELECT p_percent_sensitive(v, -0.5) FROM (VALUES (1)) t(v)",
+     "p_percent_sensitive: p must be a finite number > 0, got -0.5"),
+    ("SELECT p_percent_sensitive(v, 0.1, absolute := NULL) FROM (VALUES (1)) t(v)",
+     "p_percent_sensitive: absolute must not be NULL"),
+    ("SELECT dominance_to_p_percent(0)", "dominance_to_p_percent: r must be in (0, 1], got 0"),
+    ("SELECT * FROM sensitivity_report('t', []::VARCHAR[], 'c', 1, 0.5, 0.1)",
+     "sensitivity_report: cols must name at least one column"),
+])
+def test_bad_parameters(con, sql, message):
+    con.execute("CREATE TABLE t (c INTEGER, x INTEGER)")
+    with pytest.raises(duckdb.Error) as info:
+        con.execute(sql).fetchall()
+    assert message in str(info.value)
+
+
+def test_p_from_r(con):
+    got = con.execute("SELECT dominance_to_p_percent(0.8), dominance_to_p_percent(0.5)").fetchone()
+    assert got == (pytest.approx(0.25), 1.0)
+    assert got[0] == sv.dominance_to_p_percent(0.8)
+
+
+def test_report_counts_sensitive_cells_per_attribute_and_overall(con):
+    rng = np.random.default_rng(3)
+    n = 300
+    df = pd.DataFrame({"id": np.arange(n), "region": rng.choice(["a", "b"], n),
+                       "x": np.round(rng.lognormal(5, 1.5, n)), "y": np.round(rng.lognormal(3, 0.3, n)),
+                       "z": np.round(rng.lognormal(4, 1.0, n))})
+    df.loc[[3, 17], "y"] = np.nan
+    con.execute("CREATE TABLE firms AS SELECT * FROM df")
+    con.execute("CREATE TABLE clustered AS SELECT * FROM mdav_multi_labels_table('firms', ['x', 'z'], 4, "
+                "strata := 'region')")
+    got = con.execute("SELECT * FROM sensitivity_report('clustered', ['x', 'y', 'z'], ['region', 'cluster'], "
+                      "2, 0.7, 0.1)").fetchall()
+    lab = con.execute("SELECT id, region, cluster FROM clustered ORDER BY id").df()
+    key = (lab["region"] + ":" + lab["cluster"].astype(str)).to_numpy()
+    expected = []
+    totals = np.zeros(5)
+    for col in ["x", "y", "z"]:
+        ok = df[col].notna().to_numpy()
+        _, codes = np.unique(key[ok], return_inverse=True)
+        values = df[col].to_numpy()[ok][:, None]
+        dom = sv.sensitive_cells(values, codes, sv.dominance_rule(2, 0.7))[:, 0]
+        pp = sv.sensitive_cells(values, codes, sv.p_percent_rule(0.1))[:, 0]
+        row = (len(dom), dom.sum(), pp.sum())
+        expected.append((col, row[0], row[1], row[1] / row[0], row[2], row[2] / row[0]))
+        totals += [row[0], row[1], 0, row[2], 0]
+    expected.append(("(all)", totals[0], totals[1], totals[1] / totals[0], totals[3], totals[3] / totals[0]))
+    assert len(got) == 4
+    for g, e in zip(got, expected):
+        assert g[0] == e[0] and tuple(g[1:3]) == tuple(e[1:3]) and g[4] == e[4]
+        assert g[3] == pytest.approx(e[3]) and g[5] == pytest.approx(e[5])
+
+
+def test_report_ignores_rows_without_a_cluster(con):
+    con.execute("CREATE TABLE c AS SELECT * FROM (VALUES (1, 10), (1, 3), (1, 2), (2, 5), (2, 5), (NULL, 1000)) t(k, x)")
+    got = con.execute("SELECT * FROM sensitivity_report('c', 'x', 'k', 1, 0.6, 0.1)").fetchall()
+    # cluster 1: 10 > 0.6 * 15 dominates, 15 - 10 - 3 = 2 is not below 0.1 * 10; cluster 2: two
+    # contributors know each other's value (p%); the record without a cluster would dominate anything
+    assert got == [("x", 2, 1, 0.5, 1, 0.5), ("(all)", 2, 1, 0.5, 1, 0.5)]
+
+
+def test_report_over_a_mondrian_release(con):
+    rng = np.random.default_rng(4)
+    X = np.round(rng.lognormal(4, 1, size=(200, 2)))
+    df = pd.DataFrame(X, columns=["a", "b"])
+    con.execute("CREATE TABLE d AS SELECT * FROM df")
+    con.execute("CREATE TABLE m AS SELECT * FROM mondrian_labels_table('d', ['a', 'b'], 5, mode := 'relaxed')")
+    got = con.execute("SELECT dominance_cells FROM sensitivity_report('m', ['a', 'b'], 'cluster', 1, 0.5, 0.1)").fetchall()
+    lab = mv.mondrian_partition(X, 5, "relaxed")
+    cells = sv.sensitive_cells(X, lab, sv.dominance_rule(1, 0.5))
+    assert [g[0] for g in got] == [cells[:, 0].sum(), cells[:, 1].sum(), cells.sum()]
+
+
+def test_rules_and_report_work_in_a_plain_duckdb_connection():
+    from duckdb_sdc.sql import sql_files
+
+    plain = duckdb.connect()
+    for _, text in sql_files():
+        plain.execute(text)
+    plain.execute("CREATE TABLE c AS SELECT * FROM (VALUES (1, 10), (1, 3), (1, 2), (2, 5), (2, 5)) t(k, x)")
+    assert plain.execute("SELECT k, dominance_sensitive(x, 1, 0.6) FROM c GROUP BY k ORDER BY k").fetchall() == \
+        [(1, True), (2, False)]
+    assert plain.execute("SELECT cells, dominance_cells FROM sensitivity_report('c', 'x', 'k', 1, 0.6, 0.1)").fetchall() \
+        == [(2, 1), (2, 1)]
+    plain.close()
