@@ -29,15 +29,17 @@ CREATE OR REPLACE MACRO __sdc_numeric_list(xs, fname) AS
 -- SQL text of the table form: mask column `col` of table `tbl` in place with the list function
 -- `fname` (called with the quoted literal arguments `args`), optionally per stratum. Whole rows go
 -- into one list of structs per stratum; unnesting it beside the masked list keeps them aligned, so
--- no key and no join are needed.
+-- no key and no join are needed. The list is unnested one level into row structs, and each struct
+-- one level into columns, so LIST and STRUCT columns of the table come back as they were.
 CREATE OR REPLACE MACRO __sdc_mask_column_sql(fname, tbl, col, args, strata) AS
     format(
         'SELECT * EXCLUDE (__sdc_v) REPLACE (__sdc_v AS {2}) FROM ('
-        || 'SELECT unnest(__sdc_l, recursive := true), '
+        || 'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
+        || 'SELECT unnest(__sdc_l) AS __sdc_r, '
         || 'unnest({1}(list_transform(__sdc_l, lambda __sdc_s: __sdc_s.{2}){3})) AS __sdc_v '
         || 'FROM (SELECT list(__sdc_src) AS __sdc_l FROM {0} AS __sdc_src '
         -- binds col on its own first, so a missing column is reported as such
-        || 'WHERE (SELECT 1 FROM (SELECT {2} FROM {0} LIMIT 0)) IS NULL {4}))',
+        || 'WHERE (SELECT 1 FROM (SELECT {2} FROM {0} LIMIT 0)) IS NULL {4})))',
         __sdc_qt(tbl),
         fname,
         __sdc_qi(col),

@@ -40,11 +40,12 @@ CREATE OR REPLACE MACRO __sdc_record_of(fname, names) AS
 -- result keeps them aligned, so no key and no join are needed.
 CREATE OR REPLACE MACRO __sdc_rows_beside_sql(fname, tbl, names, args, strata) AS
     format(
-        'SELECT unnest(__sdc_l, recursive := true), '
+        'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
+        || 'SELECT unnest(__sdc_l) AS __sdc_r, '
         || 'unnest({1}(list_transform(__sdc_l, lambda __sdc_s: {2}){3})) AS __sdc_v '
         || 'FROM (SELECT list(__sdc_src) AS __sdc_l FROM {0} AS __sdc_src '
         -- binds the columns on their own first, so a missing column is reported as such
-        || 'WHERE (SELECT 1 FROM (SELECT {4} FROM {0} LIMIT 0)) IS NULL {5})',
+        || 'WHERE (SELECT 1 FROM (SELECT {4} FROM {0} LIMIT 0)) IS NULL {5}))',
         __sdc_qt(tbl),
         fname,
         __sdc_record_of(fname, names),

@@ -43,10 +43,11 @@ CREATE OR REPLACE MACRO dp_budget(cols, epsilon, split := NULL) AS TABLE
 CREATE OR REPLACE MACRO __sdc_dp_table_sql(fname, tbl, names, fixed, eps, lbs, ubs, seed, strata) AS
     format(
         'SELECT * EXCLUDE ({0}) REPLACE ({1}) FROM ('
-        || 'SELECT unnest(__sdc_l, recursive := true), {2} '
+        || 'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
+        || 'SELECT unnest(__sdc_l) AS __sdc_r, {2} '
         || 'FROM (SELECT list(__sdc_src{3}) AS __sdc_l, {4} AS __sdc_h FROM {5} AS __sdc_src '
         -- binds the columns on their own first, so a missing column is reported as such
-        || 'WHERE (SELECT 1 FROM (SELECT {6} FROM {5} LIMIT 0)) IS NULL {7}))',
+        || 'WHERE (SELECT 1 FROM (SELECT {6} FROM {5} LIMIT 0)) IS NULL {7})))',
         array_to_string(list_transform(names, lambda __sdc_c, __sdc_j: '__sdc_v' || __sdc_j), ', '),
         array_to_string(list_transform(names, lambda __sdc_c, __sdc_j: '__sdc_v' || __sdc_j || ' AS ' || __sdc_qi(__sdc_c)), ', '),
         array_to_string(list_transform(names, lambda __sdc_c, __sdc_j:

@@ -188,3 +188,21 @@ def test_table_form_reads_views(con, people):
     con.execute("CREATE VIEW north AS SELECT * FROM people WHERE region = 'north'")
     got = con.execute("SELECT count(*), count(income) FROM oma_round_table('north', 'income', 3)").fetchall()
     assert got == con.execute("SELECT count(*), count(income) FROM north").fetchall()
+
+
+def test_table_form_keeps_list_and_struct_columns_intact(con):
+    con.execute("CREATE TABLE nested AS SELECT i AS id, [i, i + 1] AS tags, {'a': i, 'b': [i]} AS info, "
+                "i * 1.0 AS x FROM range(6) r(i)")
+    got = con.execute("SELECT * FROM mdav_round_table('nested', 'x', 3) ORDER BY id").fetchall()
+    assert got == [(i, [i, i + 1], {"a": i, "b": [i]}, 1.0 if i < 3 else 4.0) for i in range(6)]
+
+
+def test_multivariate_and_dp_table_forms_keep_nested_columns_intact(con):
+    con.execute("CREATE TABLE nested AS SELECT i AS id, [i, i + 1] AS tags, {'a': i} AS info, "
+                "i * 1.0 AS x, i * 2.0 AS y FROM range(6) r(i)")
+    got = con.execute("SELECT id, tags, info FROM mdav_multi_round_table('nested', ['x', 'y'], 3) "
+                      "ORDER BY id").fetchall()
+    assert got == [(i, [i, i + 1], {"a": i}) for i in range(6)]
+    got = con.execute("SELECT id, tags, info FROM idp_cbls_table('nested', 'x', 3, 1.0, seed := 1) "
+                      "ORDER BY id").fetchall()
+    assert got == [(i, [i, i + 1], {"a": i}) for i in range(6)]
