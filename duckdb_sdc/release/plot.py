@@ -65,7 +65,14 @@ def _labelled(values: list) -> set:
 
 
 def _fmt(v) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
+    return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+
+def _scale(axis_setter, values) -> None:
+    """A log scale where positive values span more than two orders of magnitude."""
+    v = pd.Series(values, dtype=float).dropna()
+    if len(v) and (v > 0).all() and v.max() / v.min() > 100:
+        axis_setter("log")
 
 
 def figure(pts: pd.DataFrame, *, param: str, il: str, dr: str, title: str):
@@ -86,6 +93,8 @@ def figure(pts: pd.DataFrame, *, param: str, il: str, dr: str, title: str):
             if v in shown and not (math.isnan(x) or math.isnan(y)):
                 left.annotate(_fmt(v), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7,
                               color="black" if overall else "dimgray")
+    _scale(left.set_xscale, pts[il])
+    _scale(left.set_yscale, pts[dr])
     left.set_xlabel(f"information loss: {il}")
     left.set_ylabel(f"disclosure risk: {dr}")
     left.set_title(f"trade-off as {param} varies (labels: {param})", fontsize=10)
@@ -100,6 +109,8 @@ def figure(pts: pd.DataFrame, *, param: str, il: str, dr: str, title: str):
     twin.set_ylabel(f"{dr} (all columns)", color="tab:red")
     if param == "epsilon":
         right.set_xscale("log")
+    _scale(right.set_yscale, overall[il])
+    _scale(twin.set_yscale, overall[dr])
     right.set_title(f"all masked columns against {param}", fontsize=10)
     right.grid(True, alpha=0.3)
     fig.suptitle(title, fontsize=12)
