@@ -122,7 +122,7 @@ def _evaluate(args) -> int:
     from .release import format_report, load_spec, report
 
     df = report(load_spec(args.spec))
-    print(df.to_csv(index=False), end="") if args.csv else print(format_report(df), end="")
+    print(df.to_csv(index=False) if args.csv else format_report(df), end="")
     return 0
 
 

@@ -222,3 +222,21 @@ def test_evaluate_command(source, capsys):
     expected = report(load_spec(path))
     assert list(csv.columns) == ["section", "measure", "column", "value", "note"] and len(csv) == len(expected)
     assert np.allclose(csv["value"].to_numpy(float), expected["value"].to_numpy(float), equal_nan=True, rtol=1e-12)
+
+
+def test_a_release_from_csv_files_is_evaluated_against_them(tmp_path):
+    df = people(120)
+    con = duckdb.connect()
+    con.register("df", df)
+    (tmp_path / "data").mkdir()
+    con.execute(f"COPY (SELECT * FROM df) TO '{tmp_path}/data/people.csv' (FORMAT csv)")
+    con.close()
+    doc = base_doc()
+    doc["source"] = {"files": ["data/people.csv"], "key": "id"}
+    spec = load_spec(write_spec(tmp_path, doc))
+    release(spec)
+    rep = report(spec)
+    x, xm = _aligned(df, _released(tmp_path))
+    direct = {(r.measure, r.column): r.value for r in measures.evaluate(x, xm, MASKED)}
+    for m, c, v in _rows(rep, (LOSS, RISK, SCORE)):
+        assert _same(v, direct[(m, c)]), (m, c)
