@@ -32,8 +32,9 @@ def ensure_installed() -> None:
     if not PYTHON.exists():
         print(f"creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    print("installing duckdb-sdc with its test and dbt extras into .venv", flush=True)
-    subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test,dbt]"], check=True)
+    # plot: the demo writes a trade-off plot, and the tests check the plots (see pyproject.toml)
+    print("installing duckdb-sdc with its test, dbt and plot extras into .venv", flush=True)
+    subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test,dbt,plot]"], check=True)
     for old in VENV.glob(".installed-*"):
         old.unlink()
     stamp.touch()

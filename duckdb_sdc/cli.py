@@ -2,6 +2,8 @@
 
     duckdb-sdc demo [--k 5] [--out DIR]      the README's main job, on generated demo data
     duckdb-sdc release SPEC [--dry-run]      write the release declared by a TOML spec
+    duckdb-sdc evaluate SPEC [--csv]         risk/utility report of that release
+    duckdb-sdc tradeoff SPEC --k 3..50       sweep k (or --c, --epsilon): plot loss against risk
     duckdb-sdc sql [DB] [-c SQL] [-f FILE]   SQL with every duckdb_sdc function registered
 
 Exit codes: 0 success; 2 a user error (bad arguments, a bad spec, a masking parameter the data
@@ -40,6 +42,25 @@ def _parser() -> argparse.ArgumentParser:
     rel.add_argument("--dry-run", action="store_true", help="print the SQL that would run; write nothing")
     rel.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
 
+    ev = sub.add_parser("evaluate", help="report every information loss and disclosure risk measure and the "
+                                         "k-anonymity of the release written from a spec")
+    ev.add_argument("spec", help="the release spec (TOML); its release file must have been written")
+    ev.add_argument("--csv", action="store_true", help="print the tidy report as CSV instead of tables")
+
+    tr = sub.add_parser("tradeoff", help="sweep k, c or epsilon of the masked columns and plot information "
+                                         "loss against disclosure risk (PNG and HTML)")
+    tr.add_argument("spec", help="the release spec (TOML); nothing is written but the plots")
+    swept = tr.add_mutually_exclusive_group(required=True)
+    swept.add_argument("--k", metavar="VALUES", help="k values: 3..50, 3..50:5 (step) or 3,5,10")
+    swept.add_argument("--c", metavar="VALUES", help="c values (discretisation intervals), as for --k")
+    swept.add_argument("--epsilon", metavar="VALUES",
+                       help="epsilon values: 0.1..10 (10 values, log-spaced), 0.1..10:20 (20) or 0.5,1,2")
+    tr.add_argument("--il", default="il1s", help="information loss measure on the x axis (default il1s)")
+    tr.add_argument("--dr", default="record_linkage", help="disclosure risk measure on the y axis "
+                                                           "(default record_linkage)")
+    tr.add_argument("--out", default=".", help="folder for <spec>_tradeoff_<param>.png and .html (default .)")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar and no table of points")
+
     sql = sub.add_parser("sql", help="SQL prompt (or one query) with every duckdb_sdc function registered")
     sql.add_argument("database", nargs="?", default=None, help="DuckDB file to open (default: in memory)")
     sql.add_argument("-c", dest="command_sql", metavar="SQL", help="run these statements and exit")
@@ -51,14 +72,19 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from ._validate import SdcError
+    from .release.plot import PlotUnavailable
 
     try:
         if args.command == "demo":
             return _demo(args)
         if args.command == "release":
             return _release(args)
+        if args.command == "evaluate":
+            return _evaluate(args)
+        if args.command == "tradeoff":
+            return _tradeoff(args)
         return _sql(args)
-    except (SdcError, UserError) as e:
+    except (SdcError, UserError, PlotUnavailable) as e:
         print(f"duckdb-sdc {args.command}: error: {e}", file=sys.stderr)
         return USER_ERROR
     except KeyboardInterrupt:
@@ -89,6 +115,43 @@ def _release(args) -> int:
         print(f"released {result.rows} rows x {result.columns} columns ({len(result.masked)} masked: "
               f"{', '.join(result.masked) or 'none'}) to {result.path} table {result.table!r} "
               f"in {result.seconds:.1f} s")
+    return 0
+
+
+def _evaluate(args) -> int:
+    from .release import format_report, load_spec, report
+
+    df = report(load_spec(args.spec))
+    print(df.to_csv(index=False) if args.csv else format_report(df), end="")
+    return 0
+
+
+def _tradeoff(args) -> int:
+    from .release import load_spec
+    from .release.plot import plot_paths, plot_sweep, require_matplotlib
+    from .release.progress import Progress
+    from .release.tradeoff import check_measures, parse_values, sweep, swept_columns
+
+    param = next(p for p in ("k", "c", "epsilon") if getattr(args, p) is not None)
+    values = parse_values(param, getattr(args, param))
+    check_measures(args.il, args.dr)
+    require_matplotlib()  # before the sweep, not after
+    spec = load_spec(args.spec)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {args.out!r} is not a folder")
+    data = sweep(spec, param, values, progress=Progress(enabled=False if args.quiet else None))
+    out.mkdir(parents=True, exist_ok=True)
+    png, page = plot_paths(args.spec, param, out)
+    pts = plot_sweep(data, param=param, il=args.il, dr=args.dr, columns=swept_columns(spec, param),
+                     spec_name=spec.name, png=png, html_path=page)
+    if not args.quiet:
+        from .release.report import ALL
+
+        overall = pts[pts["curve"] == ALL].drop(columns="curve").rename(
+            columns={"parameter_value": param, "k_anonymity": "k_anonymity (all)"})
+        print(overall.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(f"wrote {png} and {page}")
     return 0
 
 

@@ -73,11 +73,11 @@ SELECT '{col}' AS "column",
        round(avg(o.{col}), 1) AS mean_before, round(avg(m.{col}), 1) AS mean_after,
        round(stddev_samp(o.{col}), 1) AS sd_before, round(stddev_samp(m.{col}), 1) AS sd_after,
        count(DISTINCT o.{col}) AS distinct_before, count(DISTINCT m.{col}) AS distinct_after,
-       round(100 * sum((o.{col} - m.{col}) ^ 2) / sum((o.{col} - (SELECT avg({col}) FROM src.people)) ^ 2), 3)
-           AS "SSE/SST %",
        round(corr(o.{col}, m.{col}), 4) AS corr
 FROM src.people o JOIN rel.people m USING (person_id)
 """
+MASKED = ("income", "expenses", "savings")
+SWEEP = "3..50:2"  # the demo's trade-off: k = 3, 5, ..., 49 (25 maskings of the 5000 people)
 
 
 def write_source(path: Path, n: int = 5000) -> None:
@@ -95,18 +95,21 @@ def write_source(path: Path, n: int = 5000) -> None:
 
 def run_demo(k: int = 5, out_dir: Path | str = "duckdb_sdc_demo", progress=None) -> str:
     """Write the demo data and the example spec into `out_dir`, release income, expenses and
-    savings masked with mdav_round per region into a separate database file, and return a
-    before/after summary as text."""
+    savings masked with mdav_round per region into a separate database file, evaluate the release
+    (the report of `duckdb-sdc evaluate`) and, where matplotlib is installed, plot the trade-off of
+    k (as `duckdb-sdc tradeoff`). Returns the text to print."""
     import duckdb
 
-    from .release import load_spec, release
+    from .release import format_report, load_spec, parse_values, release, report, sweep
+    from .release.plot import PlotUnavailable, plot_paths, plot_sweep, require_matplotlib
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_source(out / "demo_source.duckdb")
     spec_path = out / "demo_release.toml"
     spec_path.write_text(DEMO_SPEC.format(k=int(k), spec_name=spec_path), encoding="utf-8")
-    result = release(load_spec(spec_path), progress=progress)
+    spec = load_spec(spec_path)
+    result = release(spec, progress=progress)
 
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
@@ -115,19 +118,32 @@ def run_demo(k: int = 5, out_dir: Path | str = "duckdb_sdc_demo", progress=None)
     lines = [f"duckdb_sdc demo: {result.rows} generated people, income, expenses and savings masked with "
              f"mdav_round(k = {k}) per region", f"spec {spec_path} -> release {result.path} "
              f"(table people, view people_public, release_manifest) in {result.seconds:.1f} s", ""]
-    lines.append(str(con.sql(" UNION ALL ".join(SUMMARY_SQL.format(col=c) for c in ("income", "expenses", "savings")))))
-    smallest = con.execute("""
-        SELECT min(n) FROM (SELECT count(*) AS n FROM rel.people WHERE income IS NOT NULL
-                            GROUP BY region, income)""").fetchall()[0][0]
+    lines.append(str(con.sql(" UNION ALL ".join(SUMMARY_SQL.format(col=c) for c in MASKED))))
     nulls = con.execute("SELECT count(*) FILTER (income IS NULL), count(*) FILTER (expenses IS NULL) "
                         "FROM rel.people").fetchall()[0]
-    lines.append(f"smallest group of records sharing a masked income within a region: {smallest} (k = {k})")
     lines.append(f"NULL incomes / expenses kept in place: {nulls[0]} / {nulls[1]}")
     lines.append("")
     lines.append(str(con.sql("SELECT o.person_id, o.region, o.income AS income_before, m.income AS income_after, "
                              "o.savings AS savings_before, m.savings AS savings_after "
                              "FROM src.people o JOIN rel.people m USING (person_id) ORDER BY person_id LIMIT 5")))
     con.close()
+
+    lines += [f"Risk/utility report of the release (duckdb-sdc evaluate {spec_path}):", "",
+              format_report(report(spec)),
+              f"Each masked column alone is {k}-anonymous within its region (k-anonymity row); the three "
+              "together are not, and\nrecord linkage on all of them is high: univariate methods mask "
+              "one column at a time.", ""]
+    try:
+        require_matplotlib()
+    except PlotUnavailable as e:
+        lines.append(f"no trade-off plot: {e}")
+    else:
+        data = sweep(spec, "k", parse_values("k", SWEEP), progress=progress)
+        png, page = plot_paths(spec_path, "k", out)
+        plot_sweep(data, param="k", il="il1s", dr="record_linkage", columns=list(MASKED), spec_name=spec.name,
+                   png=png, html_path=page)
+        lines.append(f"Trade-off of k = 3, 5, ..., 49 (duckdb-sdc tradeoff {spec_path} --k {SWEEP} --out {out}):")
+        lines.append(f"    {png}\n    {page}")
     lines.append(f"open the release with any DuckDB client, or: duckdb-sdc sql {result.path} "
                  "-c \"FROM release_manifest\"")
     return "\n".join(lines)

@@ -24,7 +24,21 @@ def test_demo_runs_and_prints_the_summary(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "mdav_round(k = 5)" in done.stdout
-    assert "smallest group of records sharing a masked income within a region: 5" in done.stdout
+    # the report of the release: k-anonymity of each masked column within its region, then all together
+    lines = done.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("k-anonymity "))
+    assert lines[header].split() == ["k-anonymity", "income", "expenses", "savings", "all", "columns"]
+    assert lines[header + 2].split()[:4] == ["k_anonymity", "5", "5", "5"]
+    for section in ("information loss", "disclosure risk", "IL-DR score"):
+        assert any(line.startswith(section + " ") for line in lines)
+    # the trade-off plot of k (matplotlib is the plot extra, which tasks.py installs)
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        assert "no trade-off plot: plots need matplotlib" in done.stdout
+    else:
+        png = tmp_path / "demo_release_tradeoff_k.png"
+        assert png.stat().st_size > 30_000 and (tmp_path / "demo_release_tradeoff_k.html").stat().st_size > 30_000
     # the demo is a release from an example spec: the spec and a release file any client can open
     assert (tmp_path / "demo_release.toml").is_file()
     import duckdb

@@ -5,20 +5,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import duckdb_sdc
+from duckdb_sdc import measures
 from duckdb_sdc.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ("01_load.sql", "02_mask.sql", "03_evaluate.sql")
 
 
+def _run_all(con, name):
+    """The rows of every statement of the script."""
+    return [con.execute(s.query).fetchall()
+            for s in con.extract_statements((ROOT / "examples" / "sql" / name).read_text())]
+
+
 def _run(con, name):
-    last = None
-    for statement in con.extract_statements((ROOT / "examples" / "sql" / name).read_text()):
-        last = con.execute(statement.query).fetchall()
-    return last
+    return _run_all(con, name)[-1]
 
 
 def test_sql_examples_load_mask_and_evaluate(monkeypatch):
@@ -29,9 +34,26 @@ def test_sql_examples_load_mask_and_evaluate(monkeypatch):
     preview = _run(con, SCRIPTS[1])
     assert [r[0] for r in preview] == [1, 2, 3, 4, 5]
     assert con.execute("SELECT count(*), count(DISTINCT income) FROM people_masked").fetchall()[0][0] == 240
-    protection = _run(con, SCRIPTS[2])
+    loss, by_region, risk, everything, protection = _run_all(con, SCRIPTS[2])
     assert dict(protection) == {"expenses": pytest.approx(protection[0][1]), "income": protection[1][1]}
     assert all(n >= 5 for _, n in protection)
+    # the figures are the numpy measures (rounded as the script rounds them)
+    x = con.execute("SELECT p.income, p.expenses, m.income, m.expenses FROM people p "
+                    "JOIN people_masked m USING (person_id) "
+                    "WHERE p.income IS NOT NULL AND p.expenses IS NOT NULL").fetchnumpy()  # complete records
+    orig = np.column_stack([x["income"], x["expenses"]]).astype(float)
+    masked = np.column_stack([x["income_1"], x["expenses_1"]]).astype(float)
+    income = con.execute("SELECT p.income, m.income FROM people p JOIN people_masked m USING (person_id) "
+                         "WHERE p.income IS NOT NULL").fetchall()
+    x0, xm0 = np.array(income, dtype=float).T
+    assert loss[0][0] == "income" and loss[0][2] == round(measures.il1s(x0, xm0), 5)
+    assert loss[0][3] == round(measures.sse_sst(x0, xm0), 4)
+    assert [r[0] for r in by_region] == ["east", "north", "south", "west"]
+    assert risk[0] == (round(measures.record_linkage(orig, masked), 4),
+                       round(measures.interval_disclosure(orig, masked, 0.05), 4))
+    table = {(m, c): v for m, c, v in everything}
+    assert table[("record_linkage", None)] == round(measures.record_linkage(orig, masked), 6)
+    assert ("il1s", "expenses") in table and len(everything) == 2 * len(measures.PER_COLUMN) + len(measures.OVERALL)
     utility = con.execute("SELECT avg(income) FROM people").fetchall()[0][0]
     assert con.execute("SELECT avg(income) FROM people_masked").fetchall()[0][0] == pytest.approx(utility)
     con.close()
@@ -42,4 +64,5 @@ def test_sql_examples_run_in_the_sql_command(monkeypatch, tmp_path, capsys):
     db = str(tmp_path / "example.duckdb")
     for name in SCRIPTS:
         assert main(["sql", db, "-f", str(ROOT / "examples" / "sql" / name)]) == 0
-    assert "smallest_group" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "smallest_group" in out and "record_linkage" in out and "interval_disclosure" in out

@@ -1,8 +1,10 @@
-"""New masking families plug into releases through their registry rows alone.
+"""New masking families plug into releases through their registry rows alone, and the merged
+families release as their numpy layer computes.
 
-The rows below are test stand-ins (simple SQL macros), not SDC methods: one method over a group of
-columns (`rows DOUBLE[][]`, as multivariate methods take them) and one differentially private
-method (an `epsilon` parameter and a `seed`), each with its table form, as a family would add them.
+The multivariate rows below are a test stand-in (a simple SQL macro, not an SDC method): one method
+over a group of columns (`rows DOUBLE[][]`, as multivariate methods take them) with its table form,
+as a family would add it. The differentially private and discretisation tests use the real methods
+(idp_cbls with a split budget; efd_round and kmd_round with c = 'auto').
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import pytest
 from release_helpers import base_doc, people, write_db, write_spec
 
 import duckdb_sdc
+from duckdb_sdc import methods
+from duckdb_sdc.methods import dp
 from duckdb_sdc.release import SpecError, dry_run, load_spec, release
 from duckdb_sdc.release import methods as release_methods
 from duckdb_sdc.release import run as release_run
@@ -25,18 +29,12 @@ _K = Param("k", "INTEGER")
 FAKE_ROWS = (
     SqlFunction("test_rows_round", "scalar", (Param("rows", "DOUBLE[][]"), _K), "DOUBLE[][]", "test"),
     SqlFunction("test_rows_round_table", "table", (), "table", "test"),
-    SqlFunction("test_dp_shift", "scalar", (Param("xs", "DOUBLE[]"), _K, Param("epsilon", "DOUBLE"),
-                                            Param("seed", "INTEGER", "NULL")), "DOUBLE[]", "test"),
-    SqlFunction("test_dp_shift_table", "table", (), "table", "test"),
     SqlFunction("test_helper", "scalar", (Param("xs", "DOUBLE[]"),), "DOUBLE[]", "no table form: not a method"),
 )
 MACROS = (
     # each coordinate rounded to a multiple of k: shows which value lands in which column
     "CREATE OR REPLACE TEMP MACRO test_rows_round(rows, k) AS "
     "list_transform(rows, lambda r: list_transform(r, lambda v: round(v / k) * k))",
-    # adds epsilon: shows the epsilon each column received
-    "CREATE OR REPLACE TEMP MACRO test_dp_shift(xs, k, epsilon, seed := NULL) AS "
-    "list_transform(xs, lambda v: v + epsilon)",
 )
 
 
@@ -44,9 +42,8 @@ MACROS = (
 def plugged(monkeypatch, tmp_path):
     derived = release_methods.derive(REGISTRY + FAKE_ROWS)
     assert "test_helper" not in derived
-    for name in ("test_rows_round", "test_dp_shift"):
-        monkeypatch.setitem(release_methods.METHODS, name, derived[name])
-    assert derived["test_rows_round"].kind == "rows" and derived["test_dp_shift"].is_dp
+    monkeypatch.setitem(release_methods.METHODS, "test_rows_round", derived["test_rows_round"])
+    assert derived["test_rows_round"].kind == "rows"
 
     def connect():
         con = duckdb_sdc.connect()
@@ -122,52 +119,101 @@ def _load(folder, doc):
     return load_spec(path)
 
 
-def test_a_total_epsilon_is_split_and_recorded_and_seeds_are_not(plugged):
+def _per_stratum(df, column, fn, **kw) -> dict:
+    """The numpy layer on each region's non-NULL values in key order, as {id: released value}."""
+    out = {}
+    for _, part in df.sort_values("id").groupby("region"):
+        present = part[column].notna().to_numpy()
+        values = fn(part[column].to_numpy(dtype=float)[present], **kw)
+        out.update({int(i): v for i, v in zip(part["id"].to_numpy()[present], values)})
+        out.update({int(i): None for i in part["id"].to_numpy()[~present]})
+    return out
+
+
+def _released(path, columns) -> dict:
+    plain = duckdb.connect(str(path), read_only=True)  # nothing registered
+    rows = plain.execute(f"SELECT id, {', '.join(columns)} FROM people").fetchall()
+    plain.close()
+    return {c: {r[0]: r[j + 1] for r in rows} for j, c in enumerate(columns)}
+
+
+def _assert_equal(got: dict, expected: dict) -> None:
+    assert got.keys() == expected.keys()
+    for i, v in expected.items():
+        assert (got[i] is None) == (v is None), i
+        if v is not None:
+            assert got[i] == pytest.approx(v, rel=1e-12), i
+
+
+@pytest.fixture
+def source(tmp_path):
+    df = people(150)
+    write_db(tmp_path / "src.duckdb", "people", df)
+    return tmp_path, df
+
+
+def test_idp_cbls_with_a_total_epsilon_split_and_recorded_and_seeds_are_not(source):
+    folder, df = source
     doc = base_doc()
     doc["masking"]["total_epsilon"] = 1.0
-    doc["columns"]["income"] = {"method": "test_dp_shift", "k": 5, "seed": 12345}
-    doc["columns"]["expenses"] = {"method": "test_dp_shift", "k": 5, "epsilon": 0.25, "seed": 678}
-    doc["columns"]["age"] = {"method": "test_dp_shift", "k": 5}
-    spec = _load(plugged, doc)
+    doc["columns"]["income"] = {"method": "idp_cbls", "k": 5, "seed": 12345}
+    doc["columns"]["expenses"] = {"method": "idp_cbls", "k": 5, "epsilon": 0.25, "seed": 678}
+    doc["columns"]["age"] = {"method": "idp_cbls", "k": 4, "seed": 91011}
+    spec = load_spec(write_spec(folder, doc))
     assert {r.column: r.epsilon for r in spec.masked()} == {"income": 0.375, "expenses": 0.25, "age": 0.375}
     release(spec)
-    path = plugged / "out" / "release.duckdb"
+    path = folder / "out" / "release.duckdb"
     plain = duckdb.connect(str(path))
     manifest = {r[0]: r[1:] for r in plain.execute(
         "SELECT column_name, epsilon, parameters, epsilon_total, spec FROM release_manifest").fetchall()}
-    shifts = plain.execute("SELECT p.expenses - s.expenses, p.age - s.age FROM people p "
-                           "JOIN (SELECT * FROM people) s USING (id) LIMIT 1").fetchall()
     plain.close()
     assert manifest["income"][0] == 0.375 and manifest["expenses"][0] == 0.25 and manifest["region"][0] is None
-    assert json.loads(manifest["income"][1]) == {"k": 5, "epsilon": 0.375}
+    assert json.loads(manifest["income"][1]) == {"k": 5, "epsilon": 0.375, "lb": None, "ub": None}
+    assert json.loads(manifest["age"][1]) == {"k": 4, "epsilon": 0.375, "lb": None, "ub": None}
     assert {m[2] for m in manifest.values()} == {1.0}
-    assert shifts == [(0.0, 0.0)]
-    src = duckdb.connect(str(plugged / "src.duckdb"), read_only=True)
-    src.execute("ATTACH ? AS rel (READ_ONLY)", [str(path)])
-    moved = src.execute("SELECT min(r.expenses - s.expenses), max(r.age - s.age) "
-                        "FROM people s JOIN rel.people r USING (id)").fetchall()[0]
-    src.close()
-    assert moved[0] == pytest.approx(0.25) and moved[1] == pytest.approx(0.375)
+    # each column is idp_cbls with its share of the budget (the seeded noise scales with 1 / epsilon)
+    got = _released(path, ["income", "expenses", "age"])
+    for column, k, eps, seed in (("income", 5, 0.375, 12345), ("expenses", 5, 0.25, 678), ("age", 4, 0.375, 91011)):
+        _assert_equal(got[column], _per_stratum(df, column, dp.idp_cbls, k=k, epsilon=eps, seed=seed))
+    other = _per_stratum(df, "expenses", dp.idp_cbls, k=5, epsilon=0.375, seed=678)
+    assert any(got["expenses"][i] != pytest.approx(v) for i, v in other.items() if v is not None)
     text = path.read_bytes()
-    assert b"12345" not in text and b"seed" not in text and b"678" not in text
+    assert b"12345" not in text and b"seed" not in text and b"91011" not in text
+
+
+def test_discretisation_with_c_auto(source):
+    folder, df = source
+    doc = base_doc()
+    doc["columns"]["income"] = {"method": "efd_round", "c": "auto"}
+    doc["columns"]["expenses"] = {"method": "kmd_round", "c": "auto", "representative": "median"}
+    release(load_spec(write_spec(folder, doc)))
+    path = folder / "out" / "release.duckdb"
+    got = _released(path, ["income", "expenses"])
+    _assert_equal(got["income"], _per_stratum(df, "income", methods.efd_round, c="auto"))
+    _assert_equal(got["expenses"], _per_stratum(df, "expenses", methods.kmd_round, c="auto", representative="median"))
+    assert len(set(got["income"].values())) < len(df) // 3  # rounded to a few values per region
+    plain = duckdb.connect(str(path), read_only=True)
+    params = dict(plain.execute("SELECT column_name, parameters FROM release_manifest WHERE rule = 'mask'").fetchall())
+    plain.close()
+    assert json.loads(params["income"])["c"] == "auto"
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda d: d["columns"].update(income={"method": "test_dp_shift", "k": 5}),
-     r"columns\.income: test_dp_shift needs epsilon \(or set masking\.total_epsilon"),
+    (lambda d: d["columns"].update(income={"method": "idp_cbls", "k": 5}),
+     r"columns\.income: idp_cbls needs epsilon \(or set masking\.total_epsilon"),
     (lambda d: (d["masking"].update(total_epsilon=0.5),
-                d["columns"].update(income={"method": "test_dp_shift", "k": 5, "epsilon": 0.4},
-                                    expenses={"method": "test_dp_shift", "k": 5, "epsilon": 0.2})),
+                d["columns"].update(income={"method": "idp_cbls", "k": 5, "epsilon": 0.4},
+                                    expenses={"method": "dp_um", "k": 5, "epsilon": 0.2, "lb": 0, "ub": 1e5})),
      r"the columns' epsilons add up to 0\.6, more than the total 0\.5"),
     (lambda d: (d["masking"].update(total_epsilon=0.5),
-                d["columns"].update(income={"method": "test_dp_shift", "k": 5, "epsilon": 0.5},
-                                    expenses={"method": "test_dp_shift", "k": 5})),
+                d["columns"].update(income={"method": "idp_cbls", "k": 5, "epsilon": 0.5},
+                                    expenses={"method": "idp_cbls", "k": 5})),
      r"nothing is left for columns\.expenses"),
-    (lambda d: d["columns"].update(income={"method": "test_dp_shift", "k": 5, "epsilon": "a lot"}),
-     r"columns\.income\.epsilon: test_dp_shift expects DOUBLE, got 'a lot'"),
+    (lambda d: d["columns"].update(income={"method": "idp_cbls", "k": 5, "epsilon": "a lot"}),
+     r"columns\.income\.epsilon: idp_cbls expects DOUBLE, got 'a lot'"),
 ])
-def test_epsilon_mistakes(plugged, change, message):
+def test_epsilon_mistakes(tmp_path, change, message):
     doc = base_doc()
     change(doc)
     with pytest.raises(SpecError, match=message):
-        _load(plugged, doc)
+        load_spec(write_spec(tmp_path, doc))

@@ -5,16 +5,21 @@ masks in DuckDB and writes a separate release database file with a manifest.
     spec = load_spec("people.toml")
     print(dry_run(spec))          # the SQL that would run
     release(spec)                 # writes the output file atomically
+    print(format_report(report(spec)))   # the risk/utility report of that file (a tidy DataFrame)
+    data = sweep(spec, "k", parse_values("k", "3..50"))   # the report for every k, in memory
 
 Modules: `spec` (the TOML format and its checks), `methods` (the masking methods a spec can name,
-derived from the SQL registry), `plan` (the sqlglot script), `run` (materialisation), `progress`.
+derived from the SQL registry), `plan` (the sqlglot script), `run` (materialisation), `progress`,
+`report` (the risk/utility report), `tradeoff` (parameter sweeps) and `plot` (their PNG and HTML).
 """
 
 from __future__ import annotations
 
 from .methods import METHODS, ReleaseMethod
+from .report import format_report, report
 from .run import ReleaseResult, dry_run, plan_release, release
 from .spec import Spec, SpecError, load_spec, parse_spec
+from .tradeoff import parse_values, sweep
 
-__all__ = ["METHODS", "ReleaseMethod", "ReleaseResult", "Spec", "SpecError", "dry_run", "load_spec",
-           "parse_spec", "plan_release", "release"]
+__all__ = ["METHODS", "ReleaseMethod", "ReleaseResult", "Spec", "SpecError", "dry_run", "format_report",
+           "load_spec", "parse_spec", "parse_values", "plan_release", "release", "report", "sweep"]

@@ -226,6 +226,11 @@ def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
     return Step(f"masking {', '.join(rule.columns)} ({rule.method.name})", create, where=rule.where)
 
 
+def mask_steps(spec: Spec) -> list[Step]:
+    """One step per masking rule, into the temporary tables `mask_table(1..)`."""
+    return [mask_step(spec, rule, i) for i, rule in enumerate(spec.masked(), start=1)]
+
+
 def released_columns(spec: Spec, source_columns: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """(name, type) of the release table's columns, in the source's order."""
     out = []
@@ -238,7 +243,9 @@ def released_columns(spec: Spec, source_columns: list[tuple[str, str]]) -> list[
     return out
 
 
-def release_table_step(spec: Spec, source_columns) -> Step:
+def released_query(spec: Spec, source_columns) -> exp.Select:
+    """The release table's rows: the source's released columns, masked values joined on the key from
+    the temporary tables of `mask_step`, ordered by the key."""
     src = "__sdc_src"
     rules = spec.masked()
     masked = {}  # column -> (mask table number, position in the group's vector or None)
@@ -264,8 +271,12 @@ def release_table_step(spec: Spec, source_columns) -> Step:
         on = exp.EQ(this=column(spec.source.key, src), expression=column("__sdc_key", alias))
         query = query.join(exp.Table(this=ident(mask_table(i)), alias=exp.TableAlias(this=ident(alias))),
                            on=on, join_type="LEFT")
-    query = query.order_by(column(spec.source.key, src))
-    create = exp.Create(this=table(spec.output.table, "main", RELEASE_DB), kind="TABLE", expression=query)
+    return query.order_by(column(spec.source.key, src))
+
+
+def release_table_step(spec: Spec, source_columns) -> Step:
+    create = exp.Create(this=table(spec.output.table, "main", RELEASE_DB), kind="TABLE",
+                        expression=released_query(spec, source_columns))
     return Step(f"writing table {spec.output.table}", create)
 
 
@@ -336,8 +347,7 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
                                         expression=literal(spec.output.storage_version)))
     attach = exp.Attach(this=exp.Alias(this=literal(str(attach_path)), alias=ident(RELEASE_DB)),
                         expressions=options or None)
-    steps = [key_step(spec)]
-    steps += [mask_step(spec, rule, i) for i, rule in enumerate(spec.masked(), start=1)]
+    steps = [key_step(spec)] + mask_steps(spec)
     steps += [Step("opening the release file", attach), Step("writing the release", exp.Transaction()),
               release_table_step(spec, source_columns)]
     steps += manifest_steps(manifest_rows(spec, source_columns, package_version=package_version,

@@ -40,19 +40,25 @@ def _attach_path(spec: Spec) -> Path:
     return out.with_name(f".{out.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
-def _check_paths(spec: Spec) -> None:
-    out = spec.output.database
+def check_source(spec: Spec) -> None:
+    """The source file, or at least one file of each pattern, exists."""
     if spec.source.database is not None:
         if not spec.source.database.is_file():
             raise SpecError(f"{spec.name}: source.database: no such file {str(spec.source.database)!r}")
-        if out.resolve() == spec.source.database.resolve():
-            raise SpecError(f"{spec.name}: output.database must be a separate file from the source")
     else:
         import glob
 
         for pattern in spec.source.files:
             if not glob.glob(pattern):
                 raise SpecError(f"{spec.name}: source.files: no file matches {pattern!r}")
+
+
+def _check_paths(spec: Spec) -> None:
+    check_source(spec)
+    out = spec.output.database
+    if spec.source.database is not None:
+        if out.resolve() == spec.source.database.resolve():
+            raise SpecError(f"{spec.name}: output.database must be a separate file from the source")
     if out.is_dir():
         raise SpecError(f"{spec.name}: output.database {str(out)!r} is a folder")
     if Path(f"{out}.wal").exists():
@@ -77,15 +83,21 @@ def _run(con, step: Step, spec: Spec) -> None:
         step.check(rows)
 
 
-def plan_release(con, spec: Spec, attach_path: Path | None = None) -> Plan:
-    """Set up the source on `con` (read-only) and return the whole script."""
-    _check_paths(spec)
-    attach_path = attach_path or _attach_path(spec)
+def open_source(con, spec: Spec) -> tuple[list[Step], list[tuple[str, str]]]:
+    """Set up the source on `con` (read-only) as the temporary relation `__sdc_source`; return the
+    steps that did it and the source's (column, type) pairs."""
     setup = source_steps(spec)
     for step in setup:
         _run(con, step, spec)
     described = con.execute(exp.Describe(this=table(SOURCE)).sql(dialect=DIALECT)).fetchall()
-    source_columns = [(r[0], r[1]) for r in described]
+    return setup, [(r[0], r[1]) for r in described]
+
+
+def plan_release(con, spec: Spec, attach_path: Path | None = None) -> Plan:
+    """Set up the source on `con` (read-only) and return the whole script."""
+    _check_paths(spec)
+    attach_path = attach_path or _attach_path(spec)
+    setup, source_columns = open_source(con, spec)
     steps = build(spec, source_columns, attach_path, package_version=__version__,
                   duckdb_version=duckdb.__version__)
     return Plan(spec=spec, source_columns=source_columns, attach_path=attach_path, setup=setup, steps=steps)
@@ -137,4 +149,4 @@ def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
                          masked=[c for r in spec.masked() for c in r.columns], seconds=time.perf_counter() - start)
 
 
-__all__ = ["ReleaseResult", "dry_run", "error_message", "plan_release", "release"]
+__all__ = ["ReleaseResult", "dry_run", "error_message", "open_source", "plan_release", "release"]

@@ -28,6 +28,9 @@
     method = "..."                # a method whose list takes rows DOUBLE[][]
     k = 5
 
+    [evaluation]                  # optional: what the risk/utility report (report.py) treats as
+    quasi_identifiers = ["region", "age", "income"]   # quasi-identifiers (released columns)
+
 Everything is validated here against the method table (`methods.METHODS`); what needs the source
 (its columns and types) is checked when the release is planned (`plan.py`).
 """
@@ -111,8 +114,10 @@ class Spec:
     rules: dict[str, Rule]  # in the order written
     strata: tuple[str, ...] = ()
     total_epsilon: float | None = None
+    declared_quasi_identifiers: tuple[str, ...] | None = None  # [evaluation] quasi_identifiers
     name: str = "spec"  # prefix of error messages (the file name)
     text: dict = field(default_factory=dict)  # the parsed TOML
+    base: Path = Path(".")  # the folder relative paths of `text` are relative to
 
     def strata_of(self, rule: Rule) -> tuple[str, ...]:
         return self.strata if rule.strata is None else rule.strata
@@ -124,6 +129,21 @@ class Spec:
     def epsilon_spent(self) -> float | None:
         eps = [r.epsilon for r in self.masked() if r.epsilon is not None]
         return math.fsum(eps) if eps else None
+
+    def strata_columns(self) -> tuple[str, ...]:
+        """Every column some masked column is stratified by, in the order of [columns]."""
+        used = {s for r in self.masked() for s in self.strata_of(r)}
+        return tuple(c for c in self.rules if c in used)
+
+    def quasi_identifiers(self) -> tuple[str, ...]:
+        """The released columns an intruder is assumed to know: [evaluation] quasi_identifiers, or
+        by default every masked column and every released (kept) strata column, in the order of
+        [columns]. The report's k-anonymity is counted over them."""
+        if self.declared_quasi_identifiers is not None:
+            return self.declared_quasi_identifiers
+        strata = set(self.strata_columns())
+        return tuple(c for c, r in self.rules.items()
+                     if r.action == "mask" or (c in strata and r.action == "keep"))
 
     def public_text(self) -> dict:
         """The spec as written, without secret parameters (seeds): what the manifest may keep."""
@@ -215,7 +235,7 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     """Check a parsed TOML document and return the Spec. Paths are relative to `base`."""
     c = _Checker(name)
     base = Path(base)
-    c.keys("", doc, ("source", "output", "masking", "columns", "groups"))
+    c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation"))
     source = _source(c, c.table(doc, "source"), base)
     output = _output(c, c.table(doc, "output"), base)
     masking = c.table(doc, "masking", required=False)
@@ -252,8 +272,26 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     if output.table == output.view_without_key:
         raise c.error("output.view_without_key", "must differ from output.table")
     rules = split_epsilon(c, rules, total)
+    qi = _evaluation(c, c.table(doc, "evaluation", required=False), rules)
     return Spec(source=source, output=output, rules=rules, strata=strata,
-                total_epsilon=None if total is None else float(total), name=name, text=doc)
+                total_epsilon=None if total is None else float(total), declared_quasi_identifiers=qi,
+                name=name, text=doc, base=base)
+
+
+def _evaluation(c: _Checker, e: dict, rules: dict[str, Rule]) -> tuple[str, ...] | None:
+    c.keys("evaluation", e, ("quasi_identifiers",))
+    if "quasi_identifiers" not in e:
+        return None
+    where = "evaluation.quasi_identifiers"
+    names = c.names(where, e["quasi_identifiers"])
+    if not names:
+        raise c.error(where, "lists no column; leave it out to use the default (the masked and strata columns)")
+    for name in names:
+        if name not in rules:
+            raise c.error(where, f"{name!r} has no rule in [columns] or [[groups]]")
+        if rules[name].action == "drop":
+            raise c.error(where, f"{name!r} is dropped: only released columns can be quasi-identifiers")
+    return names
 
 
 def load_spec(path: str | Path) -> Spec:

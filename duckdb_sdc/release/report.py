@@ -1,0 +1,268 @@
+"""The risk/utility report of a release: the same spec, evaluated.
+
+    from duckdb_sdc.release import load_spec, report, format_report
+    df = report(load_spec("people.toml"))   # tidy: section, measure, column, value, note
+    print(format_report(df))
+
+The report compares the release file written from a spec (`release(spec)`) with the spec's source,
+record by record on the key. It is made of sections, each a function of an `Evaluation` (a
+connection on which the original and the released records are two relations, ORIGINAL and MASKED,
+with a common key column) returning rows; `SECTIONS` lists them in the order they are printed:
+
+* `measures_section`: every measure of `evaluate_masking` (the SQL table macro backed by
+  `duckdb_sdc.measures.evaluate`) on the masked columns, each column alone and all together, filed
+  as information loss, disclosure risk or the combined IL-DR score;
+* `k_anonymity_section`: k-anonymity of the released quasi-identifiers (`Spec.quasi_identifiers`).
+
+A new kind of evidence is one more function in `SECTIONS`. `tradeoff.py` evaluates in-memory
+maskings of spec variants through the same sections.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import duckdb
+import pandas as pd
+from sqlglot import exp
+
+from ..sql import connect
+from ..sql.measures import GROUP_RISK
+from ..sql.registry import REGISTRY
+from .plan import DIALECT, SOURCE, column, ident, literal, resolve, table
+from .spec import MANIFEST_TABLE, Spec, SpecError
+
+ORIGINAL, MASKED, KEY = "__sdc_eval_original", "__sdc_eval_masked", "__sdc_eval_key"
+RELEASE_DB = "__sdc_evaluated"
+
+LOSS, RISK, SCORE, K_ANONYMITY = "information loss", "disclosure risk", "IL-DR score", "k-anonymity"
+COLUMNS = ("section", "measure", "column", "value", "note")
+ALL = "all columns"  # how format_report labels the overall rows (column None)
+
+# measures of evaluate_masking that name a disclosure-risk SQL function (record_linkage_second is
+# record_linkage with rank 2); il_dr_score combines both sides; every other measure is a loss
+_RISK = frozenset(f.name for f in REGISTRY if f.group == GROUP_RISK)
+
+
+def section_of(measure: str) -> str:
+    if measure == "il_dr_score":
+        return SCORE
+    base = measure.split(".")[0].removesuffix("_second")
+    return RISK if base in _RISK else LOSS
+
+
+@dataclass(frozen=True)
+class Row:
+    section: str
+    measure: str
+    column: str | None  # None: all columns together
+    value: float | None  # None: undefined for these data (note says why)
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What a section sees: `con` holds the relations ORIGINAL (the source's records) and MASKED
+    (the released records), both with the key column KEY and the columns under their own names."""
+    con: duckdb.DuckDBPyConnection
+    spec: Spec
+    masked: tuple[str, ...]  # the masked columns, in the order of the spec's rules
+    quasi_identifiers: tuple[str, ...]
+
+    def fetch(self, query: exp.Expression) -> list[tuple]:
+        return self.con.execute(query.sql(dialect=DIALECT)).fetchall()
+
+
+def measures_section(ev: Evaluation) -> list[Row]:
+    """Every measure of evaluate_masking(ORIGINAL, MASKED, KEY, columns := the masked columns)."""
+    if not ev.masked:
+        return [Row(LOSS, "measures", None, None, "the spec masks no column")]
+    call = exp.Anonymous(this="evaluate_masking", expressions=[
+        literal(ORIGINAL), literal(MASKED), literal(KEY),
+        exp.PropertyEQ(this=exp.to_identifier("columns"), expression=literal(list(ev.masked)))])
+    query = exp.select("measure", "column", "value", "note").from_(exp.Table(this=call))
+    return [Row(section_of(m), m, c, v, n) for m, c, v, n in ev.fetch(query)]
+
+
+def _classes(ev: Evaluation, by: tuple[str, ...], present: tuple[str, ...], col: str | None) -> list[Row]:
+    """k-anonymity of the released records grouped by the columns `by`, over the records where every
+    column of `present` is non-NULL: the smallest group, the number of groups, the share of records
+    alone in their group."""
+    size = ident("__sdc_n")
+    inner = exp.select(exp.Count(this=exp.Star()).as_(size)).from_(table(MASKED))
+    inner = inner.group_by(*(column(c) for c in by))
+    if present:
+        inner = inner.where(exp.and_(*(exp.Not(this=exp.Is(this=column(c), expression=exp.Null()))
+                                       for c in present)))
+    n = exp.Column(this=size.copy())
+    query = exp.select(
+        exp.Min(this=n.copy()), exp.Count(this=exp.Star()),
+        exp.Sum(this=exp.If(this=exp.EQ(this=n.copy(), expression=literal(1)), true=literal(1), false=literal(0))),
+        exp.Sum(this=n.copy()),
+    ).from_(inner.subquery(ident("__sdc_classes")))
+    total = ev.fetch(exp.select(exp.Count(this=exp.Star())).from_(table(MASKED)))[0][0]
+    smallest, classes, alone, counted = ev.fetch(query)[0]
+    counted = counted or 0
+    note = None
+    if counted < total:
+        what = f"a NULL {col!r}" if col is not None else "a NULL quasi-identifier"
+        note = f"{total - counted} of {total} records with {what} left out"
+    if counted == 0:
+        return [Row(K_ANONYMITY, m, col, None, note) for m in ("k_anonymity", "classes", "unique_share")]
+    return [Row(K_ANONYMITY, "k_anonymity", col, float(smallest), note),
+            Row(K_ANONYMITY, "classes", col, float(classes), note),
+            Row(K_ANONYMITY, "unique_share", col, alone / counted, note)]
+
+
+def k_anonymity_section(ev: Evaluation) -> list[Row]:
+    """k-anonymity of the released quasi-identifiers Q. A column of Q that is not a stratum column is
+    counted alone together with the strata columns in Q (the strata are released, and the masking
+    guarantee holds within a stratum): the smallest number of released records sharing its value in
+    a stratum, over the records where it is non-NULL. Then all of Q together (column None), over the
+    records where no column of Q is NULL (NULLs are not masked; they are reported as left out)."""
+    q = ev.quasi_identifiers
+    strata = tuple(c for c in q if c in set(ev.spec.strata_columns()))
+    rows = []
+    for c in q:
+        if c not in strata:
+            rows += _classes(ev, strata + (c,), (c,), c)
+    return rows + _classes(ev, q, q, None)
+
+
+Section = Callable[[Evaluation], list[Row]]
+SECTIONS: tuple[Section, ...] = (measures_section, k_anonymity_section)
+_ORDER = (LOSS, RISK, SCORE, K_ANONYMITY)
+
+
+def evaluate_relations(ev: Evaluation) -> pd.DataFrame:
+    """Every section's rows as one tidy DataFrame (columns COLUMNS), sections in _ORDER."""
+    rows = [r for section in SECTIONS for r in section(ev)]
+    df = pd.DataFrame([(r.section, r.measure, r.column, r.value, r.note) for r in rows], columns=list(COLUMNS))
+    rank = {s: i for i, s in enumerate(_ORDER)}
+    order = sorted(range(len(df)), key=lambda i: (rank.get(df.at[i, "section"], len(rank)), i))
+    return df.iloc[order].reset_index(drop=True)
+
+
+def create_views(con, spec: Spec, masked_relation: exp.Table, *, by_position: bool = False) -> None:
+    """ORIGINAL over the source (__sdc_source) and MASKED over `masked_relation`, as temporary views
+    with the record key KEY. The key is the spec's key; with `by_position` (a release file whose table
+    has no key column) it is the record's position: the release table is written in key order, so
+    its rowid matches the source's rank by key."""
+    key = spec.source.key
+    if by_position:
+        original_key = exp.Sub(this=exp.Window(this=exp.RowNumber(), order=exp.Order(
+            expressions=[exp.Ordered(this=column(key), nulls_first=False)])), expression=literal(1))
+        masked_key = exp.Column(this=exp.to_identifier("rowid"))
+    else:
+        original_key, masked_key = column(key), column(key)
+    for name, relation, k in ((ORIGINAL, table(SOURCE), original_key), (MASKED, masked_relation, masked_key)):
+        body = exp.select(k.as_(ident(KEY)), exp.Star()).from_(relation)
+        view = exp.Create(this=table(name), kind="VIEW", expression=body, replace=True,
+                          properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
+        con.execute(view.sql(dialect=DIALECT)).fetchall()
+
+
+def evaluation(con, spec: Spec) -> Evaluation:
+    masked = tuple(c for r in spec.masked() for c in r.columns)
+    return Evaluation(con=con, spec=spec, masked=masked, quasi_identifiers=spec.quasi_identifiers())
+
+
+def _comparable(spec_text: dict) -> dict:
+    """A spec as the manifest keeps it, without the [evaluation] section (it changes no release)."""
+    text = json.loads(json.dumps(spec_text, default=str, ensure_ascii=False, sort_keys=True))
+    text.pop("evaluation", None)
+    return text
+
+
+def _check_manifest(con, spec: Spec) -> None:
+    path = spec.output.database
+    query = exp.select(exp.func("any_value", column("spec")), exp.Count(this=exp.Star())).from_(
+        table(MANIFEST_TABLE, "main", RELEASE_DB)).where(
+        exp.EQ(this=column("release_table"), expression=literal(spec.output.table)))
+    try:
+        written, rows = con.execute(query.sql(dialect=DIALECT)).fetchall()[0]
+    except duckdb.Error:
+        raise SpecError(f"{spec.name}: output.database: {str(path)!r} is not a release file "
+                        f"(no {MANIFEST_TABLE} table)") from None
+    if not rows:
+        raise SpecError(f"{spec.name}: output.database: {str(path)!r} holds no release of table "
+                        f"{spec.output.table!r}")
+    if _comparable(json.loads(written)) != _comparable(spec.public_text()):
+        raise SpecError(f"{spec.name}: the release file {str(path)!r} was written from a different spec; "
+                        f"release it again (duckdb-sdc release {spec.name}) before evaluating")
+
+
+def report(spec: Spec) -> pd.DataFrame:
+    """The risk/utility report of the release file written from `spec`, against its source, as a
+    tidy DataFrame (section, measure, column, value, note); column None means all columns together.
+    Raises SpecError when the file is missing or was written from a different spec."""
+    from .run import check_source, error_message, open_source
+
+    check_source(spec)
+    path = spec.output.database
+    if not path.is_file():
+        raise SpecError(f"{spec.name}: output.database: no release file {str(path)!r} yet; "
+                        f"write it first (duckdb-sdc release {spec.name})")
+    con = connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        _, source_columns = open_source(con, spec)
+        resolve(spec, source_columns)
+        attach = exp.Attach(this=exp.Alias(this=literal(str(path)), alias=ident(RELEASE_DB)),
+                            expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])
+        try:
+            con.execute(attach.sql(dialect=DIALECT)).fetchall()
+        except duckdb.Error as e:
+            raise SpecError(f"{spec.name}: output.database: cannot open {str(path)!r}: {error_message(e)}") from None
+        _check_manifest(con, spec)
+        released = table(spec.output.table, "main", RELEASE_DB)
+        create_views(con, spec, released, by_position=spec.rules[spec.source.key].action == "drop")
+        try:
+            return evaluate_relations(evaluation(con, spec))
+        except duckdb.Error as e:
+            raise SpecError(f"{spec.name}: evaluating the release: {error_message(e)}") from None
+    finally:
+        con.close()
+
+
+def _number(value) -> str:
+    if pd.isna(value):
+        return "n/a"
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.4g}"
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+
+    def line(r):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+
+    return [line(rows[0]), "  ".join("-" * w for w in widths)] + [line(r) for r in rows[1:]]
+
+
+def format_report(df: pd.DataFrame) -> str:
+    """The report as text: per section a table with one row per measure and one column per evaluated
+    column, then 'all columns' (the rows whose column is missing); an undefined value shows as n/a,
+    and every note is listed below the tables."""
+    lines, notes = [], []
+    for section in dict.fromkeys(df["section"]):
+        part = df[df["section"] == section]
+        named = part["column"].notna()
+        cols = list(dict.fromkeys(part.loc[named, "column"]))
+        has_all = bool((~named).any())
+        rows = [[section] + cols + ([ALL] if has_all else [])]
+        for measure in dict.fromkeys(part["measure"]):
+            of = part[part["measure"] == measure]
+            cells = {(c if isinstance(c, str) else ALL): v for c, v in zip(of["column"], of["value"])}
+            rows.append([measure] + [_number(cells[c]) if c in cells else "" for c in rows[0][1:]])
+            for note in of["note"]:
+                if isinstance(note, str) and f"{section}: {note}" not in notes:
+                    notes.append(f"{section}: {note}")
+        lines += _table(rows) + [""]
+    lines += [f"note: {n}" for n in notes]
+    return "\n".join(lines).rstrip() + "\n"

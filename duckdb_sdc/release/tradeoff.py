@@ -1,0 +1,174 @@
+"""Sweep one masking parameter of a spec and evaluate every value: the data for choosing k.
+
+    from duckdb_sdc.release import load_spec, sweep, parse_values
+    data = sweep(load_spec("people.toml"), "k", parse_values("k", "3..50"))
+
+For each value v the spec is re-read with v for the parameter (k, c or epsilon) of every masked
+column whose method has it (other columns keep their rules; for epsilon, masking.total_epsilon is
+dropped and every differentially private column gets epsilon = v), masked in memory exactly as a
+release would mask it (the same generated SQL, no file written), and evaluated by the report's
+sections. The result is the report's tidy rows with the parameter's name and value in front.
+`plot.py` draws it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+
+import pandas as pd
+from sqlglot import exp
+
+from .._validate import SdcError
+from ..measures import OVERALL, PER_COLUMN
+from ..sql import connect
+from .methods import EPSILON, METHODS
+from .plan import DIALECT, key_step, mask_steps, mask_table, released_query, resolve, table
+from .progress import Progress
+from .report import LOSS, RISK, create_views, evaluate_relations, evaluation, section_of
+from .spec import Spec, SpecError, parse_spec
+
+PARAMETERS = ("k", "c", EPSILON)  # what `tradeoff` can sweep
+INTEGER_PARAMETERS = ("k", "c")
+DEFAULT_POINTS = 10  # values of an epsilon range A..B without :N
+RELEASED = "__sdc_eval_released"
+
+
+class SweepError(SdcError):
+    """A bad sweep request (the command exits with code 2)."""
+
+
+def _number(param: str, text: str, whole: str):
+    try:
+        value = int(text) if param in INTEGER_PARAMETERS else float(text)
+    except ValueError:
+        kind = "whole number" if param in INTEGER_PARAMETERS else "number"
+        raise SweepError(f"--{param} {whole!r}: {text!r} is not a {kind}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise SweepError(f"--{param} {whole!r}: values must be > 0, got {text}")
+    return value
+
+
+def parse_values(param: str, text: str) -> list:
+    """The values of a sweep. For k and c (whole numbers >= 1): `3..50` every value from 3 to 50,
+    `3..50:5` every fifth (3, 8, ..., 48), or a list `3,5,10`. For epsilon (> 0): `0.1..10` ten values
+    evenly spaced on a log scale, `0.1..10:20` twenty, or a list `0.5,1,2`. Sorted, duplicates removed."""
+    if param not in PARAMETERS:
+        raise SweepError(f"cannot sweep {param!r}; the parameters are {', '.join(PARAMETERS)}")
+    m = re.fullmatch(r"\s*([^:,]+?)\s*\.\.\s*([^:,]+?)\s*(?::\s*([^:,]+?)\s*)?", text)
+    if m is None:
+        values = [_number(param, part.strip(), text) for part in text.split(",")]
+    else:
+        lo, hi = _number(param, m.group(1), text), _number(param, m.group(2), text)
+        if hi < lo:
+            raise SweepError(f"--{param} {text!r}: the range ends below its start")
+        if param in INTEGER_PARAMETERS:
+            step = 1 if m.group(3) is None else _number(param, m.group(3), text)
+            values = list(range(lo, hi + 1, step))
+        else:
+            n = DEFAULT_POINTS if m.group(3) is None else _number("k", m.group(3), text)
+            if n == 1 or lo == hi:
+                values = [lo]
+            else:
+                values = [float(lo * (hi / lo) ** (i / (n - 1))) for i in range(n)]
+    return sorted(set(values))
+
+
+def swept_columns(spec: Spec, param: str) -> list[str]:
+    """The masked columns whose method has the parameter."""
+    return [c for r in spec.masked() if r.method.param(param) is not None for c in r.columns]
+
+
+def variant(spec: Spec, param: str, value) -> Spec:
+    """The spec with `param` = value in every masking rule whose method has it (re-checked)."""
+    doc = copy.deepcopy(spec.text)
+    rules = [*doc.get("columns", {}).items(), *((None, g) for g in doc.get("groups", []))]
+    for name, rule in rules:
+        if isinstance(rule, str) and rule not in ("keep", "drop"):
+            rule = doc["columns"][name] = {"method": rule}
+        if isinstance(rule, dict) and rule.get("method") in METHODS and METHODS[rule["method"]].param(param):
+            rule[param] = value
+    if param == EPSILON:
+        doc.get("masking", {}).pop("total_epsilon", None)
+    return parse_spec(doc, base=spec.base, name=spec.name)
+
+
+def check_measures(il: str, dr: str) -> None:
+    """`il` must be an information-loss measure and `dr` a disclosure-risk measure of the report that
+    exists per column or overall."""
+    known = dict.fromkeys([*PER_COLUMN, *OVERALL])
+    for option, name, section in (("--il", il, LOSS), ("--dr", dr, RISK)):
+        choices = [m for m in known if section_of(m) == section]
+        if name not in choices:
+            raise SweepError(f"{option} {name!r} is not a{'n' if section == LOSS else ''} {section} measure; "
+                             f"choose one of {', '.join(choices)}")
+
+
+def _execute(con, statement: exp.Expression, spec: Spec, where: str, at: str) -> None:
+    """Run one statement; a failure is a SpecError naming the rule and the swept value."""
+    import duckdb
+
+    from .run import error_message
+
+    try:
+        con.execute(statement.sql(dialect=DIALECT)).fetchall()
+    except duckdb.Error as e:
+        raise SpecError(f"{spec.name}: {where}: {error_message(e)} ({at})") from None
+
+
+def _mask_in_memory(con, spec: Spec, source_columns, at: str) -> None:
+    """The release table of `spec` as the temporary table RELEASED (the masking steps of a release)."""
+    for i, step in enumerate(mask_steps(spec), start=1):
+        _execute(con, exp.Drop(tables=[table(mask_table(i))], kind="TABLE", exists=True), spec, step.label, at)
+        _execute(con, step.sql, spec, step.where or step.label, at)
+    create = exp.Create(this=table(RELEASED), kind="TABLE", replace=True,
+                        expression=released_query(spec, source_columns),
+                        properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
+    _execute(con, create, spec, "joining the masked columns", at)
+
+
+def sweep(spec: Spec, param: str, values: list, *, progress: Progress | None = None) -> pd.DataFrame:
+    """The report of the spec's masking for every value of `param`, in memory (nothing is written):
+    a tidy DataFrame with columns parameter, parameter_value and the report's (section, measure,
+    column, value, note)."""
+    from .run import _run as run_step, check_source, open_source
+
+    if param not in PARAMETERS:
+        raise SweepError(f"cannot sweep {param!r}; the parameters are {', '.join(PARAMETERS)}")
+    if not values:
+        raise SweepError(f"--{param}: no value to sweep")
+    swept = swept_columns(spec, param)
+    if not swept:
+        methods = sorted(m.name for m in METHODS.values() if m.param(param) is not None)
+        raise SweepError(f"{spec.name}: no masked column has the parameter {param} "
+                         f"(methods with it: {', '.join(methods)})")
+    check_source(spec)
+    progress = progress or Progress(enabled=False)
+    con = connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        _, source_columns = open_source(con, spec)
+        resolve(spec, source_columns)
+        run_step(con, key_step(spec), spec)
+        frames = []
+        with progress.task(f"tradeoff {param}", len(values)) as task:
+            for value in values:
+                at = f"at {param} = {value:g}"
+                task.advance(at)
+                try:
+                    point = variant(spec, param, value)
+                except SpecError as e:
+                    raise SpecError(f"{e} ({at})") from None
+                _mask_in_memory(con, point, source_columns, at)
+                create_views(con, point, table(RELEASED), by_position=point.rules[point.source.key].action == "drop")
+                df = evaluate_relations(evaluation(con, point))
+                df.insert(0, "parameter_value", value)
+                df.insert(0, "parameter", param)
+                frames.append(df)
+        return pd.concat(frames, ignore_index=True)
+    finally:
+        con.close()
+
+
+__all__ = ["PARAMETERS", "SweepError", "check_measures", "parse_values", "sweep", "swept_columns", "variant"]

@@ -1,0 +1,242 @@
+"""The risk/utility report of a release (`duckdb-sdc evaluate`): its figures are the measures of
+duckdb_sdc.measures called directly on the source and the release file, and its k-anonymity is the
+brute-force count of equal released values."""
+
+from __future__ import annotations
+
+import math
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from release_helpers import base_doc, people, write_db, write_spec
+
+from duckdb_sdc import measures
+from duckdb_sdc.cli import main
+from duckdb_sdc.release import SpecError, format_report, load_spec, release, report
+from duckdb_sdc.release.report import K_ANONYMITY, LOSS, RISK, SCORE, section_of
+
+MASKED = ["income", "expenses"]
+
+
+@pytest.fixture
+def source(tmp_path):
+    df = people(240)
+    write_db(tmp_path / "src.duckdb", "people", df)
+    return tmp_path, df
+
+
+def _released(folder, name="out/release.duckdb") -> pd.DataFrame:
+    plain = duckdb.connect(str(folder / name), read_only=True)  # nothing registered
+    out = plain.execute("SELECT * FROM people").df()
+    plain.close()
+    return out
+
+
+def _aligned(df: pd.DataFrame, rel: pd.DataFrame, cols=MASKED) -> tuple[np.ndarray, np.ndarray]:
+    """Original and released values of `cols`, record by record on the key, NaN where NULL."""
+    joined = df.merge(rel, on="id", suffixes=("", "_m"))
+    x = joined[cols].to_numpy(dtype=float, na_value=np.nan)
+    xm = joined[[f"{c}_m" for c in cols]].to_numpy(dtype=float, na_value=np.nan)
+    return x, xm
+
+
+def _same(a, b) -> bool:
+    if a is None or (isinstance(a, float) and math.isnan(a)):
+        return b is None or (isinstance(b, float) and math.isnan(b))
+    return b is not None and a == pytest.approx(b, rel=1e-9, abs=1e-12)
+
+
+def _rows(rep: pd.DataFrame, sections) -> list[tuple]:
+    part = rep[rep["section"].isin(sections)]
+    return [(m, None if pd.isna(c) else c, None if pd.isna(v) else float(v))
+            for m, c, v in zip(part["measure"], part["column"], part["value"])]
+
+
+def test_the_reports_measures_equal_the_measures_called_directly(source):
+    folder, df = source
+    spec = load_spec(write_spec(folder, base_doc()))
+    release(spec)
+    rep = report(spec)
+    x, xm = _aligned(df, _released(folder))
+    direct = measures.evaluate(x, xm, MASKED)
+    got = _rows(rep, (LOSS, RISK, SCORE))
+    expected = {(r.measure, r.column): r.value for r in direct}
+    assert len(got) == len(expected) and {(m, c) for m, c, _ in got} == set(expected)
+    for m, c, v in got:
+        assert _same(v, expected[(m, c)]), (m, c, v, expected[(m, c)])
+    # and the single functions on the complete pairs / complete records
+    value = {(m, c): v for m, c, v in got}
+    ok = ~np.isnan(x[:, 0]) & ~np.isnan(xm[:, 0])
+    assert value[("il1s", "income")] == pytest.approx(measures.il1s(x[ok, 0], xm[ok, 0]), rel=1e-12)
+    assert value[("mae", "expenses")] == pytest.approx(measures.mae(x[:, 1], xm[:, 1]), rel=1e-12)
+    complete = ~np.isnan(x).any(axis=1)
+    assert value[("record_linkage", None)] == pytest.approx(measures.record_linkage(x[complete], xm[complete]))
+    assert value[("il_dr_score", None)] == pytest.approx(measures.il_dr_score(x[complete], xm[complete]))
+    assert value[("interval_disclosure", "expenses")] == pytest.approx(
+        measures.interval_disclosure(x[:, 1], xm[:, 1], 0.05))
+    # sections: what each measure is
+    assert {m for m, _, _ in _rows(rep, (RISK,))} == {"interval_disclosure", "sd_interval_disclosure",
+                                                      "rank_interval_disclosure", "record_linkage",
+                                                      "record_linkage_second"}
+    assert _rows(rep, (SCORE,)) == [("il_dr_score", None, value[("il_dr_score", None)])]
+
+
+def _k_anonymity(rel: pd.DataFrame, by: list[str], present: list[str]) -> tuple[int, int, float]:
+    """Brute force: smallest group, number of groups and share of records alone in their group."""
+    rows = rel.dropna(subset=present)
+    sizes = {}
+    for values in zip(*(rows[c] for c in by)):
+        sizes[values] = sizes.get(values, 0) + 1
+    alone = sum(1 for n in sizes.values() if n == 1)
+    return min(sizes.values()), len(sizes), alone / len(rows)
+
+
+def _k_rows(rep: pd.DataFrame) -> dict:
+    part = rep[rep["section"] == K_ANONYMITY]
+    return {(m, None if pd.isna(c) else c): v for m, c, v in zip(part["measure"], part["column"], part["value"])}
+
+
+def test_k_anonymity_of_the_default_quasi_identifiers(source):
+    folder, _ = source
+    spec = load_spec(write_spec(folder, base_doc()))
+    # default: the masked columns and the released strata column
+    assert spec.quasi_identifiers() == ("region", "income", "expenses")
+    release(spec)
+    rep = report(spec)
+    rel = _released(folder)
+    got = _k_rows(rep)
+    for col in MASKED:  # each masked column within the strata
+        k, classes, alone = _k_anonymity(rel, ["region", col], [col])
+        assert (got[("k_anonymity", col)], got[("classes", col)], got[("unique_share", col)]) == (
+            k, classes, pytest.approx(alone))
+    assert got[("k_anonymity", "income")] >= 5 and got[("k_anonymity", "expenses")] >= 4
+    k, classes, alone = _k_anonymity(rel, ["region", *MASKED], ["region", *MASKED])
+    assert (got[("k_anonymity", None)], got[("classes", None)], got[("unique_share", None)]) == (
+        k, classes, pytest.approx(alone))
+    notes = rep[rep["section"] == K_ANONYMITY]["note"].dropna().unique()
+    missing = int(rel["income"].isna().sum())
+    assert f"{missing} of 240 records with a NULL 'income' left out" in notes
+
+
+def test_declared_quasi_identifiers(source):
+    folder, _ = source
+    doc = base_doc()
+    doc["evaluation"] = {"quasi_identifiers": ["age", "expenses"]}
+    spec = load_spec(write_spec(folder, doc))
+    assert spec.quasi_identifiers() == ("age", "expenses")
+    release(spec)
+    got = _k_rows(report(spec))
+    rel = _released(folder)
+    assert {c for _, c in got} == {"age", "expenses", None}  # no stratum among them: each column alone
+    assert got[("k_anonymity", "age")] == _k_anonymity(rel, ["age"], ["age"])[0]
+    assert got[("classes", "expenses")] == _k_anonymity(rel, ["expenses"], ["expenses"])[1]
+    assert got[("unique_share", None)] == pytest.approx(_k_anonymity(rel, ["age", "expenses"], ["age", "expenses"])[2])
+
+
+@pytest.mark.parametrize("evaluation, message", [
+    ({"quasi_identifiers": ["agee"]}, r"evaluation\.quasi_identifiers: 'agee' has no rule"),
+    ({"quasi_identifiers": ["note"]}, r"'note' is dropped: only released columns"),
+    ({"quasi_identifiers": []}, r"lists no column"),
+    ({"quasi_identifiers": "age", "k": 3}, r"evaluation: unknown key 'k'"),
+])
+def test_quasi_identifier_mistakes(source, evaluation, message):
+    folder, _ = source
+    doc = base_doc()
+    doc["evaluation"] = evaluation
+    with pytest.raises(SpecError, match=message):
+        load_spec(write_spec(folder, doc))
+
+
+def test_a_release_is_needed_and_must_come_from_the_same_spec(source):
+    folder, _ = source
+    spec = load_spec(write_spec(folder, base_doc()))
+    with pytest.raises(SpecError, match=r"no release file .* yet; write it first \(duckdb-sdc release spec\.toml\)"):
+        report(spec)
+    release(spec)
+    doc = base_doc()
+    doc["columns"]["income"]["k"] = 6
+    with pytest.raises(SpecError, match="was written from a different spec; release it again"):
+        report(load_spec(write_spec(folder, doc)))
+    # the [evaluation] section changes no release
+    doc = base_doc()
+    doc["evaluation"] = {"quasi_identifiers": ["income"]}
+    assert len(report(load_spec(write_spec(folder, doc)))) > 0
+
+
+def test_without_the_key_records_are_matched_by_their_position_in_key_order(source):
+    folder, _ = source
+    with_key = load_spec(write_spec(folder, base_doc()))
+    release(with_key)
+    expected = report(with_key)
+    doc = base_doc()
+    doc["columns"]["id"] = "drop"
+    del doc["output"]["view_without_key"]
+    doc["output"]["database"] = "out/nokey.duckdb"
+    no_key = load_spec(write_spec(folder, doc, "nokey.toml"))
+    release(no_key)
+    got = report(no_key)
+    for (m, c, v), (m2, c2, v2) in zip(_rows(got, (LOSS, RISK, SCORE)), _rows(expected, (LOSS, RISK, SCORE))):
+        assert (m, c) == (m2, c2) and _same(v, v2)
+
+
+def test_section_of_every_measure():
+    for m in dict.fromkeys([*measures.PER_COLUMN, *measures.OVERALL]):
+        expected = (RISK if "disclosure" in m or "linkage" in m else SCORE if m == "il_dr_score" else LOSS)
+        assert section_of(m) == expected, m
+
+
+def test_format_report_lays_out_sections_and_notes():
+    df = pd.DataFrame([
+        (LOSS, "mae", "a", 1.5, None), (LOSS, "mae", "b", 2.0, None), (LOSS, "mae", None, 1.75, None),
+        (LOSS, "il1s", "a", None, "il1s: column 0 of x is constant"), (LOSS, "il_metrics", None, 0.123456, None),
+        (K_ANONYMITY, "k_anonymity", "a", 5.0, "2 of 9 records with a NULL 'a' left out"),
+    ], columns=["section", "measure", "column", "value", "note"])
+    text = format_report(df)
+    lines = text.splitlines()
+    assert lines[0].split() == ["information", "loss", "a", "b", "all", "columns"]
+    assert lines[2].split() == ["mae", "1.5", "2", "1.75"]
+    assert lines[3].split() == ["il1s", "n/a"]
+    assert lines[4].split() == ["il_metrics", "0.1235"]
+    assert "note: information loss: il1s: column 0 of x is constant" in lines
+    assert "note: k-anonymity: 2 of 9 records with a NULL 'a' left out" in lines
+
+
+def test_evaluate_command(source, capsys):
+    folder, _ = source
+    path = write_spec(folder, base_doc())
+    assert main(["evaluate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("duckdb-sdc evaluate: error: spec.toml: output.database: no release file")
+    assert err.count("\n") == 1
+    assert main(["release", str(path), "--quiet"]) == 0
+    assert main(["evaluate", str(path)]) == 0
+    out = capsys.readouterr().out
+    for header in ("information loss", "disclosure risk", "IL-DR score", "k-anonymity"):
+        assert any(line.startswith(header) for line in out.splitlines())
+    assert main(["evaluate", str(path), "--csv"]) == 0
+    import io
+
+    csv = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    expected = report(load_spec(path))
+    assert list(csv.columns) == ["section", "measure", "column", "value", "note"] and len(csv) == len(expected)
+    assert np.allclose(csv["value"].to_numpy(float), expected["value"].to_numpy(float), equal_nan=True, rtol=1e-12)
+
+
+def test_a_release_from_csv_files_is_evaluated_against_them(tmp_path):
+    df = people(120)
+    con = duckdb.connect()
+    con.register("df", df)
+    (tmp_path / "data").mkdir()
+    con.execute(f"COPY (SELECT * FROM df) TO '{tmp_path}/data/people.csv' (FORMAT csv)")
+    con.close()
+    doc = base_doc()
+    doc["source"] = {"files": ["data/people.csv"], "key": "id"}
+    spec = load_spec(write_spec(tmp_path, doc))
+    release(spec)
+    rep = report(spec)
+    x, xm = _aligned(df, _released(tmp_path))
+    direct = {(r.measure, r.column): r.value for r in measures.evaluate(x, xm, MASKED)}
+    for m, c, v in _rows(rep, (LOSS, RISK, SCORE)):
+        assert _same(v, direct[(m, c)]), (m, c)
