@@ -1,10 +1,10 @@
 """New masking families plug into releases through their registry rows alone, and the merged
 families release as their numpy layer computes.
 
-The multivariate rows below are a test stand-in (a simple SQL macro, not an SDC method): one method
-over a group of columns (`rows DOUBLE[][]`, as multivariate methods take them) with its table form,
-as a family would add it. The differentially private and discretisation tests use the real methods
-(idp_cbls with a split budget; efd_round and kmd_round with c = 'auto').
+The rows below are a test stand-in (a simple SQL macro, not an SDC method): one method over a group
+of columns (`rows DOUBLE[][]`, as multivariate methods take them) with its table form, plugged in
+as a new family would add it. The real families are tested too: multivariate MDAV over a group,
+idp_cbls with a split budget, efd_round and kmd_round with c = 'auto'.
 """
 
 from __future__ import annotations
@@ -217,3 +217,29 @@ def test_epsilon_mistakes(tmp_path, change, message):
     change(doc)
     with pytest.raises(SpecError, match=message):
         load_spec(write_spec(tmp_path, doc))
+
+
+def test_mdav_multi_round_masks_a_group_and_makes_it_k_anonymous(source):
+    from duckdb_sdc.methods.multivariate import mdav_multi_round
+    from duckdb_sdc.release import report
+    from duckdb_sdc.release.report import K_ANONYMITY
+
+    folder, df = source
+    doc = base_doc()
+    del doc["columns"]["income"], doc["columns"]["expenses"]
+    doc["groups"] = [{"columns": ["income", "expenses"], "method": "mdav_multi_round", "k": 4}]
+    spec = _load(folder, doc)
+    release(spec)
+    got = _released(folder / "out" / "release.duckdb", ["income", "expenses"])
+    expected = {"income": {}, "expenses": {}}
+    for _, part in df.sort_values("id").groupby("region"):
+        complete = part[["income", "expenses"]].notna().all(axis=1).to_numpy()
+        masked = mdav_multi_round(part[["income", "expenses"]].to_numpy(dtype=float)[complete], 4)
+        for j, col in enumerate(("income", "expenses")):
+            expected[col].update({int(i): v for i, v in zip(part["id"].to_numpy()[complete], masked[:, j])})
+            expected[col].update({int(i): None for i in part["id"].to_numpy()[~complete]})
+    for col in ("income", "expenses"):
+        _assert_equal(got[col], expected[col])
+    rep = report(spec)
+    k_rows = rep[(rep["section"] == K_ANONYMITY) & (rep["measure"] == "k_anonymity")]
+    assert k_rows["value"].min() >= 4  # every column, and the group as a whole, within each region

@@ -240,3 +240,64 @@ def test_a_release_from_csv_files_is_evaluated_against_them(tmp_path):
     direct = {(r.measure, r.column): r.value for r in measures.evaluate(x, xm, MASKED)}
     for m, c, v in _rows(rep, (LOSS, RISK, SCORE)):
         assert _same(v, direct[(m, c)]), (m, c)
+
+
+def _cells_by_loop(df: pd.DataFrame, rel: pd.DataFrame, col: str, group: list[str], rule) -> tuple[int, int]:
+    """Direct loop: cells = records of a region sharing the released values of `group`; the cell's
+    contributions are the original values of `col`; (cells, sensitive cells) under `rule`."""
+    from duckdb_sdc.methods.sensitivity import cell_sensitive
+
+    joined = df.merge(rel, on="id", suffixes=("", "_m")).dropna(subset=[f"{g}_m" for g in group])
+    cells = {}
+    for _, row in joined.iterrows():
+        key = (row["region"], *(row[f"{g}_m"] for g in group))
+        cells.setdefault(key, []).append(row[col])
+    sensitive = 0
+    for values in cells.values():
+        present = np.array([v for v in values if not pd.isna(v)], dtype=float)
+        sensitive += bool(cell_sensitive(present, rule)) if len(present) else 0
+    return len(cells), sensitive
+
+
+@pytest.mark.parametrize("evaluation", [{}, {"dominance_n": 1, "dominance_r": 0.22, "p_percent": 2.5}])
+def test_sensitive_cells_equal_the_rules_applied_cell_by_cell(source, evaluation):
+    from duckdb_sdc.methods.sensitivity import dominance_rule, p_percent_rule
+    from duckdb_sdc.release.report import SENSITIVE
+
+    folder, df = source
+    doc = base_doc()
+    if evaluation:
+        doc["evaluation"] = evaluation
+    spec = load_spec(write_spec(folder, doc))
+    release(spec)
+    rep = report(spec)
+    part = rep[rep["section"] == SENSITIVE]
+    got = {(m, None if pd.isna(c) else c): v for m, c, v in zip(part["measure"], part["column"], part["value"])}
+    n, r = evaluation.get("dominance_n", 2), evaluation.get("dominance_r", 0.7)
+    p = evaluation.get("p_percent", (1 - r) / r)
+    rel = _released(folder)
+    totals = np.zeros(3)
+    for col in MASKED:
+        cells, dominant = _cells_by_loop(df, rel, col, [col], dominance_rule(n, r, absolute=True))
+        _, p_cells = _cells_by_loop(df, rel, col, [col], p_percent_rule(p, absolute=True))
+        assert (got[("cells", col)], got[("dominance_cells", col)], got[("p_percent_cells", col)]) == (
+            cells, dominant, p_cells)
+        assert got[("dominance_share", col)] == pytest.approx(dominant / cells)
+        totals += (cells, dominant, p_cells)
+    assert (got[("cells", None)], got[("dominance_cells", None)], got[("p_percent_cells", None)]) == tuple(totals)
+    assert got[("p_percent_share", None)] == pytest.approx(totals[2] / totals[0])
+    if evaluation:  # rules strict enough to flag some cells but not all: the comparison has teeth
+        assert 0 < totals[1] < totals[0] and 0 < totals[2] < totals[0]
+
+
+@pytest.mark.parametrize("evaluation, message", [
+    ({"dominance_n": 0}, r"evaluation\.dominance_n: must be an integer >= 1, got 0"),
+    ({"dominance_r": 1.5}, r"evaluation\.dominance_r: must be a number in \(0, 1\], got 1\.5"),
+    ({"p_percent": -1}, r"evaluation\.p_percent: must be a finite number > 0 \(a fraction\), got -1"),
+])
+def test_sensitivity_rule_mistakes(source, evaluation, message):
+    folder, _ = source
+    doc = base_doc()
+    doc["evaluation"] = evaluation
+    with pytest.raises(SpecError, match=message):
+        load_spec(write_spec(folder, doc))

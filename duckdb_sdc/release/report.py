@@ -12,7 +12,9 @@ with a common key column) returning rows; `SECTIONS` lists them in the order the
 * `measures_section`: every measure of `evaluate_masking` (the SQL table macro backed by
   `duckdb_sdc.measures.evaluate`) on the masked columns, each column alone and all together, filed
   as information loss, disclosure risk or the combined IL-DR score;
-* `k_anonymity_section`: k-anonymity of the released quasi-identifiers (`Spec.quasi_identifiers`).
+* `k_anonymity_section`: k-anonymity of the released quasi-identifiers (`Spec.quasi_identifiers`);
+* `sensitivity_section`: attribute disclosure, the cells (records sharing a released value) that the
+  dominance and p% rules flag as sensitive.
 
 A new kind of evidence is one more function in `SECTIONS`. `tradeoff.py` evaluates in-memory
 maskings of spec variants through the same sections.
@@ -39,6 +41,7 @@ ORIGINAL, MASKED, KEY = "__sdc_eval_original", "__sdc_eval_masked", "__sdc_eval_
 RELEASE_DB = "__sdc_evaluated"
 
 LOSS, RISK, SCORE, K_ANONYMITY = "information loss", "disclosure risk", "IL-DR score", "k-anonymity"
+SENSITIVE = "sensitive cells"
 COLUMNS = ("section", "measure", "column", "value", "note")
 ALL = "all columns"  # how format_report labels the overall rows (column None)
 
@@ -132,9 +135,65 @@ def k_anonymity_section(ev: Evaluation) -> list[Row]:
     return rows + _classes(ev, q, q, None)
 
 
+def _sensitive_cells(ev: Evaluation, attribute: str, clusters: tuple[str, ...], strata: tuple[str, ...]):
+    """(cells, dominance-sensitive cells, p%-sensitive cells) of one released attribute. A cell is
+    the group of records of a stratum that share the released values of `clusters` (the attribute
+    itself, or every column of its multivariate group); its contributions are their original values
+    of `attribute`. Records whose released value is NULL are in no cell."""
+    rules = ev.spec.sensitivity
+    original, masked = ident("__sdc_o"), ident("__sdc_m")
+    value = column(attribute, "__sdc_o")
+    absolute = exp.PropertyEQ(this=exp.to_identifier("absolute"), expression=literal(True))
+    dominance = exp.Anonymous(this="dominance_sensitive", expressions=[
+        value.copy(), literal(rules.dominance_n), literal(rules.dominance_r), absolute.copy()])
+    p_percent = exp.Anonymous(this="p_percent_sensitive", expressions=[value.copy(), literal(rules.p), absolute])
+    cells = (exp.select(dominance.as_(ident("__sdc_d")), p_percent.as_(ident("__sdc_p")))
+             .from_(exp.Table(this=ident(ORIGINAL), alias=exp.TableAlias(this=original)))
+             .join(exp.Table(this=ident(MASKED), alias=exp.TableAlias(this=masked)), using=[ident(KEY)])
+             .where(exp.and_(*(exp.Not(this=exp.Is(this=column(c, "__sdc_m"), expression=exp.Null()))
+                               for c in clusters)))
+             .group_by(*(column(c, "__sdc_o") for c in strata), *(column(c, "__sdc_m") for c in clusters)))
+    query = exp.select(
+        exp.Count(this=exp.Star()),
+        exp.func("count_if", column("__sdc_d")),
+        exp.func("count_if", column("__sdc_p")),
+    ).from_(cells.subquery(ident("__sdc_cells")))
+    return ev.fetch(query)[0]
+
+
+def sensitivity_section(ev: Evaluation) -> list[Row]:
+    """Attribute disclosure in the released groups: per masked attribute, the number and share of
+    cells that the (n, r) dominance rule and the p% rule (Hundepool et al.; [evaluation]
+    dominance_n, dominance_r, p_percent) flag as sensitive, then all attributes together. The rules
+    are applied to absolute contributions, so columns with negative values are judged too."""
+    rules = ev.spec.sensitivity
+    rows, totals = [], [0, 0, 0]
+    for rule in ev.spec.masked():
+        strata = ev.spec.strata_of(rule)
+        for attribute in rule.columns:
+            cells, dominant, p_cells = _sensitive_cells(ev, attribute, tuple(rule.columns), strata)
+            totals = [totals[0] + cells, totals[1] + dominant, totals[2] + p_cells]
+            rows += _sensitivity_rows(attribute, cells, dominant, p_cells)
+    if not rows:
+        return []
+    note = (f"({rules.dominance_n}, {rules.dominance_r:g}) dominance rule and p% rule with "
+            f"p = {rules.p:.4g}, on absolute contributions")
+    return rows + _sensitivity_rows(None, *totals, note=note)
+
+
+def _sensitivity_rows(col: str | None, cells: int, dominant: int, p_cells: int, note: str | None = None) -> list[Row]:
+    share = (lambda x: x / cells) if cells else (lambda x: None)
+    why = note if cells else "no released cell"
+    return [Row(SENSITIVE, "cells", col, float(cells), why),
+            Row(SENSITIVE, "dominance_cells", col, float(dominant), why),
+            Row(SENSITIVE, "dominance_share", col, share(dominant), why),
+            Row(SENSITIVE, "p_percent_cells", col, float(p_cells), why),
+            Row(SENSITIVE, "p_percent_share", col, share(p_cells), why)]
+
+
 Section = Callable[[Evaluation], list[Row]]
-SECTIONS: tuple[Section, ...] = (measures_section, k_anonymity_section)
-_ORDER = (LOSS, RISK, SCORE, K_ANONYMITY)
+SECTIONS: tuple[Section, ...] = (measures_section, k_anonymity_section, sensitivity_section)
+_ORDER = (LOSS, RISK, SCORE, K_ANONYMITY, SENSITIVE)
 
 
 def evaluate_relations(ev: Evaluation) -> pd.DataFrame:

@@ -30,6 +30,9 @@
 
     [evaluation]                  # optional: what the risk/utility report (report.py) treats as
     quasi_identifiers = ["region", "age", "income"]   # quasi-identifiers (released columns)
+    dominance_n = 2               # the (n, r) dominance rule of its attribute-disclosure section
+    dominance_r = 0.7
+    p_percent = 0.2               # the p% rule's p as a fraction (default (1 - r) / r)
 
 Everything is validated here against the method table (`methods.METHODS`); what needs the source
 (its columns and types) is checked when the release is planned (`plan.py`).
@@ -108,6 +111,20 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class SensitivityRules:
+    """The cell rules of the report's attribute-disclosure section ([evaluation] dominance_n,
+    dominance_r, p_percent). By default the (2, 0.7) dominance rule and the p% rule with the p that
+    makes the two comparable, p = (1 - r) / r."""
+    dominance_n: int = 2
+    dominance_r: float = 0.7
+    p_percent: float | None = None  # None: (1 - r) / r
+
+    @property
+    def p(self) -> float:
+        return (1 - self.dominance_r) / self.dominance_r if self.p_percent is None else self.p_percent
+
+
+@dataclass(frozen=True)
 class Spec:
     source: Source
     output: Output
@@ -115,6 +132,7 @@ class Spec:
     strata: tuple[str, ...] = ()
     total_epsilon: float | None = None
     declared_quasi_identifiers: tuple[str, ...] | None = None  # [evaluation] quasi_identifiers
+    sensitivity: SensitivityRules = field(default_factory=lambda: SensitivityRules())  # [evaluation]
     name: str = "spec"  # prefix of error messages (the file name)
     text: dict = field(default_factory=dict)  # the parsed TOML
     base: Path = Path(".")  # the folder relative paths of `text` are relative to
@@ -272,14 +290,29 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     if output.table == output.view_without_key:
         raise c.error("output.view_without_key", "must differ from output.table")
     rules = split_epsilon(c, rules, total)
-    qi = _evaluation(c, c.table(doc, "evaluation", required=False), rules)
+    evaluation = c.table(doc, "evaluation", required=False)
+    qi = _evaluation(c, evaluation, rules)
     return Spec(source=source, output=output, rules=rules, strata=strata,
                 total_epsilon=None if total is None else float(total), declared_quasi_identifiers=qi,
-                name=name, text=doc, base=base)
+                sensitivity=_sensitivity(c, evaluation), name=name, text=doc, base=base)
+
+
+def _sensitivity(c: _Checker, e: dict) -> SensitivityRules:
+    n = e.get("dominance_n", 2)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise c.error("evaluation.dominance_n", f"must be an integer >= 1, got {show(n)}")
+    r = e.get("dominance_r", 0.7)
+    if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 < r <= 1:
+        raise c.error("evaluation.dominance_r", f"must be a number in (0, 1], got {show(r)}")
+    p = e.get("p_percent")
+    if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float))
+                          or not math.isfinite(p) or p <= 0):
+        raise c.error("evaluation.p_percent", f"must be a finite number > 0 (a fraction), got {show(p)}")
+    return SensitivityRules(n, float(r), None if p is None else float(p))
 
 
 def _evaluation(c: _Checker, e: dict, rules: dict[str, Rule]) -> tuple[str, ...] | None:
-    c.keys("evaluation", e, ("quasi_identifiers",))
+    c.keys("evaluation", e, ("quasi_identifiers", "dominance_n", "dominance_r", "p_percent"))
     if "quasi_identifiers" not in e:
         return None
     where = "evaluation.quasi_identifiers"
