@@ -29,8 +29,11 @@ def test_demo_runs_and_prints_the_summary(tmp_path):
     header = next(i for i, line in enumerate(lines) if line.startswith("k-anonymity "))
     assert lines[header].split() == ["k-anonymity", "income", "expenses", "savings", "all", "columns"]
     assert lines[header + 2].split()[:4] == ["k_anonymity", "5", "5", "5"]
-    for section in ("information loss", "disclosure risk", "IL-DR score"):
+    for section in ("information loss", "disclosure risk", "IL-DR score", "sensitive cells"):
         assert any(line.startswith(section + " ") for line in lines)
+    # the same columns as one multivariate MDAV group: k-anonymous as a whole
+    k_row = next(line for line in lines if line.startswith("k_anonymity (k-anonymity)"))
+    assert k_row.split()[-2:] == ["1", "5"]
     # the trade-off plot of k (matplotlib is the plot extra, which tasks.py installs)
     import importlib.util
 
