@@ -119,12 +119,23 @@ def _load(folder, doc):
     return load_spec(path)
 
 
+def _stream(seed: int, column: str, region: str) -> int:
+    """The seed a release hands the list call of `column` in stratum `region`: hash(seed, column,
+    hash(region)) >> 1, computed by DuckDB's own hash."""
+    con = duckdb.connect()
+    value = con.execute("SELECT hash(?, ?, hash(?)) >> 1", [seed, column, region]).fetchall()[0][0]
+    con.close()
+    return value
+
+
 def _per_stratum(df, column, fn, **kw) -> dict:
-    """The numpy layer on each region's non-NULL values in key order, as {id: released value}."""
+    """The numpy layer on each region's non-NULL values in key order, as {id: released value}; a
+    seed is turned into each stratum's stream as the release does."""
     out = {}
-    for _, part in df.sort_values("id").groupby("region"):
+    for region, part in df.sort_values("id").groupby("region"):
         present = part[column].notna().to_numpy()
-        values = fn(part[column].to_numpy(dtype=float)[present], **kw)
+        args = dict(kw, seed=_stream(kw["seed"], column, region)) if kw.get("seed") is not None else kw
+        values = fn(part[column].to_numpy(dtype=float)[present], **args)
         out.update({int(i): v for i, v in zip(part["id"].to_numpy()[present], values)})
         out.update({int(i): None for i in part["id"].to_numpy()[~present]})
     return out
@@ -177,6 +188,9 @@ def test_idp_cbls_with_a_total_epsilon_split_and_recorded_and_seeds_are_not(sour
         _assert_equal(got[column], _per_stratum(df, column, dp.idp_cbls, k=k, epsilon=eps, seed=seed))
     other = _per_stratum(df, "expenses", dp.idp_cbls, k=5, epsilon=0.375, seed=678)
     assert any(got["expenses"][i] != pytest.approx(v) for i, v in other.items() if v is not None)
+    # the seed given is not the stream used: every (column, stratum) draws its own
+    raw = _per_stratum(df, "income", lambda x, **kw: dp.idp_cbls(x, seed=12345, **kw), k=5, epsilon=0.375)
+    assert any(got["income"][i] != pytest.approx(v) for i, v in raw.items() if v is not None)
     text = path.read_bytes()
     assert b"12345" not in text and b"seed" not in text and b"91011" not in text
 
@@ -243,3 +257,20 @@ def test_mdav_multi_round_masks_a_group_and_makes_it_k_anonymous(source):
     rep = report(spec)
     k_rows = rep[(rep["section"] == K_ANONYMITY) & (rep["measure"] == "k_anonymity")]
     assert k_rows["value"].min() >= 4  # every column, and the group as a whole, within each region
+
+
+def test_columns_and_strata_given_one_seed_draw_independent_noise(tmp_path):
+    df = people(150)
+    df["expenses"] = df["income"]  # two identical columns: one shared stream would release them identically
+    write_db(tmp_path / "src.duckdb", "people", df)
+    doc = base_doc()
+    doc["columns"]["income"] = {"method": "idp_cbls", "k": 5, "epsilon": 1.0, "seed": 7}
+    doc["columns"]["expenses"] = {"method": "idp_cbls", "k": 5, "epsilon": 1.0, "seed": 7}
+    spec = load_spec(write_spec(tmp_path, doc))
+    release(spec)
+    plain = duckdb.connect(str(tmp_path / "out" / "release.duckdb"))
+    same = plain.execute("SELECT count(*) FILTER (income = expenses), count(income) FROM people").fetchall()[0]
+    plain.close()
+    assert same[1] > 100 and same[0] == 0
+    assert len({_stream(7, "income", r) for r in ("north", "south", "east")}) == 3
+    assert _stream(7, "income", "north") != _stream(7, "expenses", "north")

@@ -179,14 +179,28 @@ def key_step(spec: Spec) -> Step:
     return Step("checking the key", query, check=check)
 
 
-def _call(rule: Rule, values: exp.Expression) -> exp.Expression:
+STRATUM_HASH = "__sdc_h"
+
+
+def _seed(rule: Rule, seed, stratified: bool) -> exp.Expression:
+    """The seed a list call gets: hash(seed, column, stratum) >> 1 (a value below 2^63, which every
+    seeded method accepts), so that columns given the same seed, and the strata of one column, draw
+    independent streams that still repeat exactly."""
+    parts = [literal(seed), literal(rule.column)]
+    if stratified:
+        parts.append(exp.Column(this=ident(STRATUM_HASH)))
+    return exp.BitwiseRightShift(this=exp.func("hash", *parts), expression=exp.Literal.number(1))
+
+
+def _call(rule: Rule, values: exp.Expression, stratified: bool) -> exp.Expression:
     """The list function with the rule's parameters: required ones by position, the others by name
     (macros take defaults only by name)."""
     args = [values]
     for p in rule.method.params:
         if p.name not in rule.params:
             continue
-        value = literal(rule.params[p.name])
+        given = rule.params[p.name]
+        value = _seed(rule, given, stratified) if p.name in SECRET_PARAMS and given is not None else literal(given)
         args.append(value if p.default is None else exp.PropertyEQ(this=exp.to_identifier(p.name), expression=value))
     return exp.Anonymous(this=rule.method.name, expressions=args)
 
@@ -213,13 +227,14 @@ def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
     grouped = exp.select(exp.ArrayAgg(this=ordered).as_(lst)).from_(table(SOURCE))
     strata = spec.strata_of(rule)
     if strata:
+        grouped = grouped.select(exp.func("hash", *(column(c) for c in strata)).as_(ident(STRATUM_HASH)))
         grouped = grouped.group_by(*(column(c) for c in strata))
     values = exp.Transform(this=exp.Column(this=lst.copy()),
                            expression=exp.Lambda(this=exp.Dot(this=s.copy(), expression=ident("v")),
                                                  expressions=[s.copy()]))
     query = exp.select(
         exp.Dot(this=exp.Explode(this=exp.Column(this=lst.copy())), expression=ident("k")).as_(ident("__sdc_key")),
-        exp.Explode(this=_call(rule, values)).as_(ident("__sdc_value")),
+        exp.Explode(this=_call(rule, values, bool(strata))).as_(ident("__sdc_value")),
     ).from_(grouped.subquery(ident("__sdc_g")))
     create = exp.Create(this=table(mask_table(i)), kind="TABLE", expression=query,
                         properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
