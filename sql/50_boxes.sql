@@ -36,7 +36,7 @@ CREATE OR REPLACE MACRO __sdc_wtriples(x, y, w, fname) AS
     list({'x': __sdc_wvalue(x, fname, 'x'), 'y': __sdc_wvalue(y, fname, 'y'), 'w': __sdc_wweight(w, fname)})
         FILTER (WHERE x IS NOT NULL AND y IS NOT NULL AND w IS NOT NULL);
 
--- sum of the weights (NULL when none is positive), weighted means of x and y, weighted covariance.
+-- sum of the weights (NULL when none is positive), weighted means of x and y.
 CREATE OR REPLACE MACRO __sdc_wsum(t) AS
     nullif(list_sum(list_transform(t, lambda r: r.w)), 0);
 
@@ -46,13 +46,25 @@ CREATE OR REPLACE MACRO __sdc_wmean_x(t) AS
 CREATE OR REPLACE MACRO __sdc_wmean_y(t) AS
     list_sum(list_transform(t, lambda r: r.w * r.y)) / __sdc_wsum(t);
 
-CREATE OR REPLACE MACRO __sdc_wcov_of(t, mx, my) AS
-    list_sum(list_transform(t, lambda r: r.w * (r.x - mx) * (r.y - my))) / __sdc_wsum(t);
+-- The triples centred on the means, {w, dx, dy}. The means reach the lambda inside the list (zipped
+-- with lists of copies): an expression a lambda captures is evaluated again for every element, which
+-- made the second pass quadratic.
+CREATE OR REPLACE MACRO __sdc_wcentred(t, mx, my) AS
+    list_transform(list_zip(t, list_resize([mx], len(t), mx), list_resize([my], len(t), my)),
+                   lambda z: {'w': z[1].w, 'dx': z[1].x - z[2], 'dy': z[1].y - z[3]});
 
-CREATE OR REPLACE MACRO __sdc_wcorr_of(t, mx, my) AS
-    list_sum(list_transform(t, lambda r: r.w * (r.x - mx) * (r.y - my)))
-    / nullif(sqrt(list_sum(list_transform(t, lambda r: r.w * (r.x - mx) * (r.x - mx)))
-                  * list_sum(list_transform(t, lambda r: r.w * (r.y - my) * (r.y - my)))), 0);
+-- sum w dx dy, sum w dx^2, sum w dy^2 of centred triples.
+CREATE OR REPLACE MACRO __sdc_wsxy(c) AS list_sum(list_transform(c, lambda r: r.w * r.dx * r.dy));
+CREATE OR REPLACE MACRO __sdc_wsxx(c) AS list_sum(list_transform(c, lambda r: r.w * r.dx * r.dx));
+CREATE OR REPLACE MACRO __sdc_wsyy(c) AS list_sum(list_transform(c, lambda r: r.w * r.dy * r.dy));
+
+CREATE OR REPLACE MACRO __sdc_wcov_of(t) AS
+    __sdc_wsxy(__sdc_wcentred(t, __sdc_wmean_x(t), __sdc_wmean_y(t))) / __sdc_wsum(t);
+
+CREATE OR REPLACE MACRO __sdc_wcorr_of(t) AS
+    __sdc_wsxy(__sdc_wcentred(t, __sdc_wmean_x(t), __sdc_wmean_y(t)))
+    / nullif(sqrt(__sdc_wsxx(__sdc_wcentred(t, __sdc_wmean_x(t), __sdc_wmean_y(t)))
+                  * __sdc_wsyy(__sdc_wcentred(t, __sdc_wmean_x(t), __sdc_wmean_y(t)))), 0);
 
 -- sum w x / sum w.
 CREATE OR REPLACE MACRO weighted_mean(x, w) AS
@@ -60,21 +72,15 @@ CREATE OR REPLACE MACRO weighted_mean(x, w) AS
 
 -- sum w (x - m)^2 / sum w.
 CREATE OR REPLACE MACRO weighted_var(x, w) AS
-    __sdc_wcov_of(__sdc_wtriples(x, x, w, 'weighted_var'),
-                  __sdc_wmean_x(__sdc_wtriples(x, x, w, 'weighted_var')),
-                  __sdc_wmean_y(__sdc_wtriples(x, x, w, 'weighted_var')));
+    __sdc_wcov_of(__sdc_wtriples(x, x, w, 'weighted_var'));
 
 -- sum w (x - mx)(y - my) / sum w.
 CREATE OR REPLACE MACRO weighted_cov(x, y, w) AS
-    __sdc_wcov_of(__sdc_wtriples(x, y, w, 'weighted_cov'),
-                  __sdc_wmean_x(__sdc_wtriples(x, y, w, 'weighted_cov')),
-                  __sdc_wmean_y(__sdc_wtriples(x, y, w, 'weighted_cov')));
+    __sdc_wcov_of(__sdc_wtriples(x, y, w, 'weighted_cov'));
 
 -- weighted_cov / sqrt(weighted_var(x) weighted_var(y)); NULL when a variance is 0.
 CREATE OR REPLACE MACRO weighted_corr(x, y, w) AS
-    __sdc_wcorr_of(__sdc_wtriples(x, y, w, 'weighted_corr'),
-                   __sdc_wmean_x(__sdc_wtriples(x, y, w, 'weighted_corr')),
-                   __sdc_wmean_y(__sdc_wtriples(x, y, w, 'weighted_corr')));
+    __sdc_wcorr_of(__sdc_wtriples(x, y, w, 'weighted_corr'));
 
 -- A lower bound, checked against its upper bound.
 CREATE OR REPLACE MACRO __sdc_box_lower(lo, hi, fname) AS
