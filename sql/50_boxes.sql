@@ -14,26 +14,33 @@ CREATE OR REPLACE MACRO __sdc_cost_list(cs, fname) AS
         ELSE error(fname || ': cs must be a list of numbers such as box_c gives, got ' || typeof(cs))
     END;
 
--- An argument of the weighted aggregates as a finite DOUBLE, or a clear error naming it.
-CREATE OR REPLACE MACRO __sdc_wvalue(v, fname, pname) AS
-    CASE
-        WHEN NOT regexp_full_match(typeof(v),
-            'TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|"NULL"')
-            THEN error(fname || ': ' || pname || ' must be numbers, got ' || typeof(v))
-        WHEN NOT isfinite(v::DOUBLE)
-            THEN error(fname || ': ' || pname || ' contains ' || v::VARCHAR || '; NaN and infinite values are refused')
-        ELSE v::DOUBLE
-    END;
+-- Whether a value's type is numeric (folded at bind time).
+CREATE OR REPLACE MACRO __sdc_is_number(v) AS
+    regexp_full_match(typeof(v),
+        'TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|"NULL"');
 
--- A weight: finite and >= 0.
-CREATE OR REPLACE MACRO __sdc_wweight(w, fname) AS
-    CASE WHEN __sdc_wvalue(w, fname, 'w') < 0 THEN error(fname || ': weights must be >= 0, got ' || w::VARCHAR)
-         ELSE __sdc_wvalue(w, fname, 'w')
+-- A weighted aggregate's result r, or a clear error: non-numeric arguments, NaN or infinity, negative
+-- weights. The checks are aggregates over the rows with all three arguments, computed once.
+CREATE OR REPLACE MACRO __sdc_wchecked(r, x, y, w, fname) AS
+    CASE
+        WHEN NOT __sdc_is_number(any_value(x)) THEN error(fname || ': x must be numbers, got ' || typeof(any_value(x)))
+        WHEN NOT __sdc_is_number(any_value(y)) THEN error(fname || ': y must be numbers, got ' || typeof(any_value(y)))
+        WHEN NOT __sdc_is_number(any_value(w)) THEN error(fname || ': w must be numbers, got ' || typeof(any_value(w)))
+        WHEN bool_or(NOT isfinite(TRY_CAST(x AS DOUBLE))) FILTER (WHERE y IS NOT NULL AND w IS NOT NULL)
+            THEN error(fname || ': x contains NaN or infinity; use NULL for a missing value')
+        WHEN bool_or(NOT isfinite(TRY_CAST(y AS DOUBLE))) FILTER (WHERE x IS NOT NULL AND w IS NOT NULL)
+            THEN error(fname || ': y contains NaN or infinity; use NULL for a missing value')
+        WHEN bool_or(NOT isfinite(TRY_CAST(w AS DOUBLE))) FILTER (WHERE x IS NOT NULL AND y IS NOT NULL)
+            THEN error(fname || ': w contains NaN or infinity; use NULL for a missing value')
+        WHEN min(TRY_CAST(w AS DOUBLE)) FILTER (WHERE x IS NOT NULL AND y IS NOT NULL) < 0
+            THEN error(fname || ': weights must be >= 0, got '
+                       || (min(TRY_CAST(w AS DOUBLE)) FILTER (WHERE x IS NOT NULL AND y IS NOT NULL))::VARCHAR)
+        ELSE r
     END;
 
 -- The group's complete (x, y, w) as one list of structs.
-CREATE OR REPLACE MACRO __sdc_wtriples(x, y, w, fname) AS
-    list({'x': __sdc_wvalue(x, fname, 'x'), 'y': __sdc_wvalue(y, fname, 'y'), 'w': __sdc_wweight(w, fname)})
+CREATE OR REPLACE MACRO __sdc_wtriples(x, y, w) AS
+    list({'x': TRY_CAST(x AS DOUBLE), 'y': TRY_CAST(y AS DOUBLE), 'w': TRY_CAST(w AS DOUBLE)})
         FILTER (WHERE x IS NOT NULL AND y IS NOT NULL AND w IS NOT NULL);
 
 -- sum of the weights (NULL when none is positive), weighted means of x and y.
@@ -68,44 +75,58 @@ CREATE OR REPLACE MACRO __sdc_wcorr_of(t) AS
 
 -- sum w x / sum w.
 CREATE OR REPLACE MACRO weighted_mean(x, w) AS
-    __sdc_wmean_x(__sdc_wtriples(x, x, w, 'weighted_mean'));
+    __sdc_wchecked(sum(TRY_CAST(x AS DOUBLE) * TRY_CAST(w AS DOUBLE))
+                   / nullif(sum(TRY_CAST(w AS DOUBLE)) FILTER (WHERE x IS NOT NULL), 0),
+                   x, x, w, 'weighted_mean');
 
 -- sum w (x - m)^2 / sum w.
 CREATE OR REPLACE MACRO weighted_var(x, w) AS
-    __sdc_wcov_of(__sdc_wtriples(x, x, w, 'weighted_var'));
+    __sdc_wchecked(__sdc_wcov_of(__sdc_wtriples(x, x, w)), x, x, w, 'weighted_var');
 
 -- sum w (x - mx)(y - my) / sum w.
 CREATE OR REPLACE MACRO weighted_cov(x, y, w) AS
-    __sdc_wcov_of(__sdc_wtriples(x, y, w, 'weighted_cov'));
+    __sdc_wchecked(__sdc_wcov_of(__sdc_wtriples(x, y, w)), x, y, w, 'weighted_cov');
 
 -- weighted_cov / sqrt(weighted_var(x) weighted_var(y)); NULL when a variance is 0.
 CREATE OR REPLACE MACRO weighted_corr(x, y, w) AS
-    __sdc_wcorr_of(__sdc_wtriples(x, y, w, 'weighted_corr'));
+    __sdc_wchecked(__sdc_wcorr_of(__sdc_wtriples(x, y, w)), x, y, w, 'weighted_corr');
 
--- A lower bound, checked against its upper bound.
-CREATE OR REPLACE MACRO __sdc_box_lower(lo, hi, fname) AS
-    CASE WHEN __sdc_wvalue(lo, fname, 'lower') > __sdc_wvalue(hi, fname, 'upper')
-             THEN error(fname || ': lower bound ' || lo::VARCHAR || ' is above its upper bound ' || hi::VARCHAR)
-         ELSE __sdc_wvalue(lo, fname, 'lower')
+-- A mean-bounds aggregate's result r, or a clear error: non-numeric arguments, NaN or infinity, a lower
+-- bound above its upper bound, negative weights (over the rows with both bounds and the weight).
+CREATE OR REPLACE MACRO __sdc_bounds_checked(r, lo, hi, w, fname) AS
+    CASE
+        WHEN NOT __sdc_is_number(any_value(lo)) THEN error(fname || ': lower must be numbers, got ' || typeof(any_value(lo)))
+        WHEN NOT __sdc_is_number(any_value(hi)) THEN error(fname || ': upper must be numbers, got ' || typeof(any_value(hi)))
+        WHEN NOT __sdc_is_number(any_value(w)) THEN error(fname || ': w must be numbers, got ' || typeof(any_value(w)))
+        WHEN bool_or(NOT (isfinite(TRY_CAST(lo AS DOUBLE)) AND isfinite(TRY_CAST(hi AS DOUBLE))
+                          AND isfinite(TRY_CAST(w AS DOUBLE))))
+                 FILTER (WHERE lo IS NOT NULL AND hi IS NOT NULL AND w IS NOT NULL)
+            THEN error(fname || ': the bounds or weights contain NaN or infinity; use NULL for a missing value')
+        WHEN bool_or(TRY_CAST(lo AS DOUBLE) > TRY_CAST(hi AS DOUBLE)) FILTER (WHERE w IS NOT NULL)
+            THEN error(fname || ': lower bound '
+                       || (first(lo::VARCHAR || ' is above its upper bound ' || hi::VARCHAR)
+                               FILTER (WHERE TRY_CAST(lo AS DOUBLE) > TRY_CAST(hi AS DOUBLE) AND w IS NOT NULL)))
+        WHEN min(TRY_CAST(w AS DOUBLE)) FILTER (WHERE lo IS NOT NULL AND hi IS NOT NULL) < 0
+            THEN error(fname || ': weights must be >= 0, got '
+                       || (min(TRY_CAST(w AS DOUBLE)) FILTER (WHERE lo IS NOT NULL AND hi IS NOT NULL))::VARCHAR)
+        ELSE r
     END;
 
 -- [avg(lower), avg(upper)] over the rows with both bounds.
 CREATE OR REPLACE MACRO box_mean_bounds(lower, upper) AS
-    {'lower': avg(CASE WHEN upper IS NOT NULL THEN __sdc_box_lower(lower, upper, 'box_mean_bounds') END),
-     'upper': avg(CASE WHEN lower IS NOT NULL THEN __sdc_wvalue(upper, 'box_mean_bounds', 'upper') END)};
+    __sdc_bounds_checked(
+        {'lower': avg(TRY_CAST(lower AS DOUBLE)) FILTER (WHERE upper IS NOT NULL),
+         'upper': avg(TRY_CAST(upper AS DOUBLE)) FILTER (WHERE lower IS NOT NULL)},
+        lower, upper, 1, 'box_mean_bounds');
 
 -- [sum w lower / sum w, sum w upper / sum w] over the rows with both bounds and a weight.
 CREATE OR REPLACE MACRO box_weighted_mean_bounds(lower, upper, w) AS
-    {'lower': sum(CASE WHEN upper IS NOT NULL
-                       THEN __sdc_wweight(w, 'box_weighted_mean_bounds')
-                            * __sdc_box_lower(lower, upper, 'box_weighted_mean_bounds') END)
-              / nullif(sum(CASE WHEN lower IS NOT NULL AND upper IS NOT NULL
-                                THEN __sdc_wweight(w, 'box_weighted_mean_bounds') END), 0),
-     'upper': sum(CASE WHEN lower IS NOT NULL
-                       THEN __sdc_wweight(w, 'box_weighted_mean_bounds')
-                            * __sdc_wvalue(upper, 'box_weighted_mean_bounds', 'upper') END)
-              / nullif(sum(CASE WHEN lower IS NOT NULL AND upper IS NOT NULL
-                                THEN __sdc_wweight(w, 'box_weighted_mean_bounds') END), 0)};
+    __sdc_bounds_checked(
+        {'lower': sum(TRY_CAST(w AS DOUBLE) * TRY_CAST(lower AS DOUBLE)) FILTER (WHERE upper IS NOT NULL)
+                  / nullif(sum(TRY_CAST(w AS DOUBLE)) FILTER (WHERE lower IS NOT NULL AND upper IS NOT NULL), 0),
+         'upper': sum(TRY_CAST(w AS DOUBLE) * TRY_CAST(upper AS DOUBLE)) FILTER (WHERE lower IS NOT NULL)
+                  / nullif(sum(TRY_CAST(w AS DOUBLE)) FILTER (WHERE lower IS NOT NULL AND upper IS NOT NULL), 0)},
+        lower, upper, w, 'box_weighted_mean_bounds');
 
 -- SQL of box_release_table: the other columns of tbl, then <col>_lower, <col>_upper per column, then
 -- the box id; the records' attribute names reach box_release as JSON, so the characteristic can name them.
