@@ -20,9 +20,11 @@ CREATE OR REPLACE MACRO __sdc_is_number(v) AS
         'TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|"NULL"');
 
 -- A weighted aggregate's result r, or a clear error: non-numeric arguments, NaN or infinity, negative
--- weights. The checks are aggregates over the rows with all three arguments, computed once.
+-- weights. The checks are aggregates over the rows with all three arguments, computed once; they add
+-- 0 to r rather than wrap it in a CASE, inside which DuckDB no longer shares the repeated list
+-- expressions of r (five times slower).
 CREATE OR REPLACE MACRO __sdc_wchecked(r, x, y, w, fname) AS
-    CASE
+    r + CASE
         WHEN NOT __sdc_is_number(any_value(x)) THEN error(fname || ': x must be numbers, got ' || typeof(any_value(x)))
         WHEN NOT __sdc_is_number(any_value(y)) THEN error(fname || ': y must be numbers, got ' || typeof(any_value(y)))
         WHEN NOT __sdc_is_number(any_value(w)) THEN error(fname || ': w must be numbers, got ' || typeof(any_value(w)))
@@ -35,7 +37,7 @@ CREATE OR REPLACE MACRO __sdc_wchecked(r, x, y, w, fname) AS
         WHEN min(TRY_CAST(w AS DOUBLE)) FILTER (WHERE x IS NOT NULL AND y IS NOT NULL) < 0
             THEN error(fname || ': weights must be >= 0, got '
                        || (min(TRY_CAST(w AS DOUBLE)) FILTER (WHERE x IS NOT NULL AND y IS NOT NULL))::VARCHAR)
-        ELSE r
+        ELSE 0.0
     END;
 
 -- The group's complete (x, y, w) as one list of structs.
