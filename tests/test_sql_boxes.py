@@ -89,6 +89,14 @@ def test_null_empty_and_incomplete_lists(con):
                       {"box": 0, "lower": [1.0, 2.0], "upper": [5.0, 6.0]}]
 
 
+def test_rows_of_one_chunk_stay_apart(con):
+    got = con.execute("SELECT box_release(r, 1, 'mean(1)'), box_density(r, 2) FROM (VALUES (NULL), ([[1, 2], [3, 4]]), "
+                      "([]), ([NULL, [5, 6], [7, 8]])) t(r)").fetchall()
+    one = lambda i, v: {"box": i, "lower": v, "upper": v}  # noqa: E731
+    assert got == [(None, None), ([one(0, [1.0, 2.0]), one(1, [3.0, 4.0])], [0.125, 0.125]), ([], []),
+                   ([None, one(0, [5.0, 6.0]), one(1, [7.0, 8.0])], [None, 0.125, 0.125])]
+
+
 def test_half_widths_keep_the_infinite_limit(con):
     got = con.execute("SELECT box_half_widths([[0, 0], [1, 5], [2, 1], [3, 7]], 2, 'mean(1)')").fetchone()[0]
     assert all(h[0] == 0 and h[1] == float("inf") for h in got)
