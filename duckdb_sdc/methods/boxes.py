@@ -1,0 +1,765 @@
+"""Box anonymisation for the most accurate statistics (Xiang, Ferson, Ginzburg, Longpre, Mayorga &
+Kosheleva, IFSA 2013, and its companion paper on boxes of Xiang & Kreinovich, CIES 2013).
+
+Each of N records with n numeric attributes is released as a box, an interval per attribute, holding
+at least k records and, for l-diversity, at least l values of every attribute i that differ by at
+least eps_i. A statistic C computed from boxes is an interval; to first order its half-width is
+
+    Delta_C = sum over records x of sum_i |dC/dx_i| Delta_i(x) = (1/N) sum_x sum_i a_i(x) Delta_i(x),
+
+with Delta_i(x) the half-width of x's box along attribute i, dC/dx_i = b_i(x) / N and a_i = |b_i|.
+Population statistics (divisor N), E_i the mean, sigma_i the sd, z_i = (x_i - E_i) / sigma_i:
+
+    mean E_i:        b_i = 1
+    variance V_i:    b_i = 2 (x_i - E_i)
+    sd sigma_i:      b_i = (x_i - E_i) / sigma_i
+    covariance C_ij: b_i = x_j - E_j,                 b_j = x_i - E_i
+    correlation r_ij: b_i = (z_j - r z_i) / sigma_i,  b_j = (z_i - r z_j) / sigma_j
+
+(every other b is 0). Several characteristics C used with probabilities p_C and wanted to accuracies
+D0_C combine as a_i(x) = sum_C p_C / D0_C a_i^C(x) (`sensitivities`); in text:
+``'0.7 * corr(income, savings) / 0.05 + 0.3 * mean(income) / 1000'`` (`parse_characteristic`).
+
+**The optimal local box.** With rho(x) the data density (records per unit volume), a box of
+half-widths Delta_i around x holds about rho 2^n prod Delta_i records; k-anonymity asks for k. The
+smallest cost sum_i a_i Delta_i under rho 2^n prod Delta_i = k is reached at Delta_i = c(x) / a_i(x),
+
+    c(x) = (1/2) (k / rho(x))^(1/n) (prod_j a_j(x))^(1/n),
+
+where every term a_i Delta_i equals c, so the cost is n c(x) and Delta_C = (n/N) sum_x c(x). With
+l-diversity also 2 Delta_i >= l eps_i: the attributes held at their bound are those with the largest
+a_i eps_i, so after sorting by a_i eps_i (descending) the first t are held at l eps_i / 2 and the rest
+share the remaining volume as above (c_t from the product constraint); t = 0..n is tried and the
+feasible candidate of smallest cost kept (a candidate's free half-widths are raised to their bounds
+where they fall below, which keeps it feasible and never beats the optimum, which is one of the
+candidates), O(n^2) per record. The problem is convex in log Delta, so this is the global optimum
+(tested against brute force over all subsets of held attributes). We define c(x) in every case as the
+record's cost divided by n, (sum_i a_i Delta_i) / n: without l-diversity it is the formula above, and
+it is what the dismissal and the weights below need.
+
+**Density**: rho(x) = m / (2 r_m(x))^n, r_m(x) the max-norm distance from x to its m-th nearest record
+counting x itself (k-d tree), so the cube of half-width r_m(x) around x holds m records. m defaults to
+k (at least 2): with equal a_i the optimal box is then exactly that cube, the smallest around x
+holding k records. Choices the paper leaves open:
+
+* duplicates: when m records coincide with x, r_m = 0 and rho = inf: c(x) = 0 and the box is the
+  point itself (it holds >= m records); with l-diversity the half-widths are their bounds l eps_i / 2.
+* a_i(x) = 0 (a record at the mean, for a variance): the infimum of the cost is not attained. We
+  return its limit as the zero a_i tend to 0 together: without l-diversity, half-width 0 for every
+  attribute with a_i > 0 and +inf for those with a_i = 0 (c = 0); when every a_i is 0, the cube of
+  the right volume. With l-diversity the attributes with a_i > 0 sit at their bounds and those with
+  a_i = 0 share the remaining volume as attributes of equal weight would (finite).
+* n = 1: the box is the interval of half-width max(k / (2 rho), l eps / 2) around x, whatever a: box
+  anonymisation of one attribute is interval rounding.
+
+**Dismissing rare points** (`dismissal`): keep the records with c(x) <= c0 and estimate from them
+only; c0 minimises (n / #S) sum_S c(x) + A / sqrt(#S), A / sqrt(#S) being the statistical error of an
+estimate from #S records (A > 0, e.g. 2 sd for a mean). Thresholds run over the values of c (records
+with equal c are kept or dismissed together); on a tie of the objective the larger set is kept.
+
+**Fuzzy weights** (`fuzzy_weights`): a weighted estimate sum_x w(x) f(x) has box uncertainty
+n sum w c and statistical error A sqrt(sum w^2); w minimises their sum over w >= 0, sum w = 1. The KKT
+conditions give w(x) = K (lambda - n c(x)) where n c(x) < lambda, else 0, K = 1 / (N~ lambda - n sum c),
+lambda the larger root of N~ lambda^2 - 2 lambda n sum c + n^2 sum c^2 - A^2 = 0 over the N~ kept
+records, i.e. sum_kept (lambda - n c)^2 = A^2. Starting from "every record kept" (the paper's
+iteration) the discriminant A^2 - sum_kept (n c - mean)^2 can be negative; instead the function
+g(lambda) = sum_x max(lambda - n c(x), 0)^2 is increasing, so the kept set is the N~ smallest c with
+g(n c_(N~)) < A^2 <= g(n c_(N~+1)), found exactly in one pass over the sorted c (Welford sums, so no
+cancellation), and there the discriminant is positive. Crisp dismissal and equal weights are
+feasible weight vectors of the same objective, so the fuzzy optimum is never worse than either.
+
+**A release** (`box_release`): the optimal box is a local shape, not a partition. The
+characteristic-aware Mondrian cuts a region at the (lower) median of the attribute with the largest
+a_i * width_i (a_i averaged over the region's records, width_i its range): the largest term of
+sum a_i Delta_i. Records <= the cut value go left; a cut is allowed only if both sides keep >= k
+records and, with l-diversity, >= l values at least eps_i apart in every attribute; otherwise the next
+attribute is tried (largest term first); an attribute whose term is 0 (a_i = 0 over the region or a
+single value) is never cut: a cut there cannot lower the uncertainty and would spend records that
+useful cuts need. A region with no allowed cut is a box. Every record is released as its box's tight
+bounds (the smallest and largest value of each attribute among the box's records) and a box id
+(numbered left to right, the lower side of every cut first), never as its values: a released bound
+is an original value shared as a bound by every record of the box, so by >= k records. With a_i = 1
+/ range_i for every record this is plain strict Mondrian (`multivariate.mondrian_partition`), the
+baseline; with n = 1 both are the same interval rounding.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+from scipy.spatial import cKDTree
+
+from .._validate import fail, finite_values, group_size, integer_at_least, positive_number, show
+from .multivariate import as_records
+
+KINDS = ("mean", "var", "sd", "cov", "corr")
+_ARITY = {"mean": 1, "var": 1, "sd": 1, "cov": 2, "corr": 2}
+
+
+# ---------------------------------------------------------------------------------------------
+# characteristics and their derivatives
+
+
+@dataclass(frozen=True)
+class Characteristic:
+    """One statistic: kind in KINDS, the 0-based attributes it reads, usage probability p and the
+    wanted accuracy d0 (both > 0; only the ratios p / d0 between characteristics matter)."""
+
+    kind: str
+    attrs: tuple[int, ...]
+    p: float = 1.0
+    d0: float = 1.0
+
+
+_NUM = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_HEAD = re.compile(rf"\s*(?:(?P<p>{_NUM})\s*\*\s*)?(?P<kind>[A-Za-z_]\w*)\s*\(")
+_ARG = re.compile(r'\s*(?:"(?P<quoted>(?:[^"]|"")*)"|(?P<bare>[^,()"]*[^,()"\s]))\s*(?P<end>[,)])')
+_TAIL = re.compile(rf"\s*(?:/\s*(?P<d0>{_NUM}))?\s*(?P<sep>\+|\Z)")
+
+
+def _attribute(func: str, spec: str, arg: str, quoted: bool, n: int, names) -> int:
+    if names is not None and arg in names:
+        return names.index(arg)
+    if not quoted and arg.isdigit() and 1 <= int(arg) <= n:
+        return int(arg) - 1
+    known = f"the attribute names {', '.join(repr(x) for x in names)} or " if names is not None else ""
+    raise fail(func, f"characteristic {show(spec)}: unknown attribute {arg!r}; use {known}positions 1..{n}")
+
+
+def parse_characteristic(func: str, spec, n: int, names=None) -> tuple[Characteristic, ...]:
+    """The characteristics of a text such as ``'corr(1, 2)'`` or ``'0.7 * corr(income, savings) / 0.05
+    + 0.3 * mean(income) / 1000'``: terms ``[p *] kind(attribute[, attribute]) [/ d0]`` joined by
+    '+', kind one of mean, var, sd (one attribute), cov, corr (two different attributes); an attribute
+    is a 1-based position or one of `names` (double-quote a name with commas or parentheses). p and d0
+    default to 1. A sequence of `Characteristic` is returned as it is (after checks)."""
+    if spec is None:
+        raise fail(func, "characteristic must not be NULL")
+    if not isinstance(spec, str):
+        chars = tuple(spec)
+        for ch in chars:
+            _check_characteristic(func, ch, n)
+        if not chars:
+            raise fail(func, "characteristic must name at least one statistic")
+        return chars
+    names = list(names) if names is not None else None
+    out = []
+    pos = 0
+    text = spec
+    while True:
+        head = _HEAD.match(text, pos)
+        if head is None:
+            raise fail(func, f"characteristic {show(spec)} is not of the form '[p *] kind(attribute[, attribute]) "
+                             "[/ d0] + ...' with kind one of " + ", ".join(KINDS))
+        kind = head["kind"].lower()
+        if kind not in KINDS:
+            raise fail(func, f"characteristic {show(spec)}: unknown statistic {head['kind']!r}; use one of "
+                             + ", ".join(KINDS))
+        pos = head.end()
+        attrs = []
+        while True:
+            arg = _ARG.match(text, pos)
+            if arg is None:
+                raise fail(func, f"characteristic {show(spec)}: {kind}( needs attributes separated by commas "
+                                 "and a closing parenthesis")
+            quoted = arg["quoted"] is not None
+            name = arg["quoted"].replace('""', '"') if quoted else arg["bare"]
+            attrs.append(_attribute(func, spec, name, quoted, n, names))
+            pos = arg.end()
+            if arg["end"] == ")":
+                break
+        tail = _TAIL.match(text, pos)
+        if tail is None:
+            at = len(text) - len(text[pos:].lstrip()) + 1
+            raise fail(func, f"characteristic {show(spec)}: unexpected text after {kind}(...) at position "
+                             f"{at}; join terms with '+'")
+        p = float(head["p"]) if head["p"] is not None else 1.0
+        d0 = float(tail["d0"]) if tail["d0"] is not None else 1.0
+        ch = Characteristic(kind, tuple(attrs), p, d0)
+        _check_characteristic(func, ch, n, spec)
+        out.append(ch)
+        pos = tail.end()
+        if tail["sep"] == "":
+            return tuple(out)
+
+
+def _check_characteristic(func: str, ch: Characteristic, n: int, spec=None) -> None:
+    where = f"characteristic {show(spec)}: " if spec is not None else "characteristic: "
+    if ch.kind not in KINDS:
+        raise fail(func, f"{where}unknown statistic {ch.kind!r}; use one of {', '.join(KINDS)}")
+    if len(ch.attrs) != _ARITY[ch.kind]:
+        raise fail(func, f"{where}{ch.kind} needs {_ARITY[ch.kind]} attribute(s), got {len(ch.attrs)}")
+    if any(not 0 <= a < n for a in ch.attrs):
+        raise fail(func, f"{where}attribute positions must be in 1..{n}")
+    if len(ch.attrs) == 2 and ch.attrs[0] == ch.attrs[1]:
+        raise fail(func, f"{where}{ch.kind} needs two different attributes (for one, use var or sd)")
+    for name, v in (("p", ch.p), ("d0", ch.d0)):
+        if not (math.isfinite(v) and v > 0):
+            raise fail(func, f"{where}{name} must be a finite number > 0, got {v}")
+
+
+def derivative(X, ch: Characteristic, *, _func: str = "derivative") -> np.ndarray:
+    """b (N, n): dC/dx_i at every record equals b_i(x) / N, for the population statistic C."""
+    A = as_records(_func, X)
+    N, n = A.shape
+    _check_characteristic(_func, ch, n)
+    b = np.zeros((N, n))
+    if N == 0:
+        return b
+    i = ch.attrs[0]
+    if ch.kind == "mean":
+        b[:, i] = 1.0
+        return b
+    d = A[:, list(ch.attrs)] - A[:, list(ch.attrs)].mean(axis=0)
+    if ch.kind == "var":
+        b[:, i] = 2.0 * d[:, 0]
+        return b
+    if ch.kind == "cov":
+        b[:, i] = d[:, 1]
+        b[:, ch.attrs[1]] = d[:, 0]
+        return b
+    sd = np.sqrt((d * d).mean(axis=0))
+    for q, s in enumerate(sd):
+        if not s > 0:
+            raise fail(_func, f"{ch.kind} of attribute {ch.attrs[q] + 1}: the attribute is constant (sd 0), so the "
+                              "statistic has no derivative")
+    if ch.kind == "sd":
+        b[:, i] = d[:, 0] / sd[0]
+        return b
+    z = d / sd
+    r = float((z[:, 0] * z[:, 1]).mean())
+    b[:, i] = (z[:, 1] - r * z[:, 0]) / sd[0]
+    b[:, ch.attrs[1]] = (z[:, 0] - r * z[:, 1]) / sd[1]
+    return b
+
+
+def sensitivities(X, characteristic, names=None, *, _func: str = "sensitivities") -> np.ndarray:
+    """a (N, n) = sum_C p_C / D0_C |b^C(x)|: the weight of each half-width in the uncertainty."""
+    A = as_records(_func, X)
+    chars = parse_characteristic(_func, characteristic, A.shape[1], names)
+    a = np.zeros(A.shape)
+    for ch in chars:
+        a += (ch.p / ch.d0) * np.abs(derivative(A, ch, _func=_func))
+    return a
+
+
+# ---------------------------------------------------------------------------------------------
+# density
+
+
+def _neighbours(func: str, m, N: int) -> int:
+    m = integer_at_least(func, "m", m, 2)
+    if m > N:
+        raise fail(func, f"m = {m} is larger than the number of records ({N}); the density needs m records")
+    return m
+
+
+def neighbour_radius(X, m, *, _func: str = "neighbour_radius") -> np.ndarray:
+    """r_m(x): max-norm distance from every record to its m-th nearest record, counting itself (m >= 2)."""
+    A = as_records(_func, X)
+    m = _neighbours(_func, m, A.shape[0])
+    dist, _ = cKDTree(A).query(A, k=m, p=np.inf)
+    return np.ascontiguousarray(dist[:, m - 1])
+
+
+def density(X, m, *, _func: str = "density") -> np.ndarray:
+    """rho(x) = m / (2 r_m(x))^n records per unit volume; +inf where m records coincide with x."""
+    A = as_records(_func, X)
+    m = _neighbours(_func, m, A.shape[0])
+    r = neighbour_radius(A, m, _func=_func)
+    with np.errstate(divide="ignore", over="ignore"):
+        return m / (2.0 * r) ** A.shape[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# the optimal half-widths
+
+
+@nb.njit(cache=True, nogil=True)
+def _held(a, L, idx, log_v, delta):
+    """Minimise sum a_i D_i over the attributes idx (a_i > 0, L_i > 0) subject to sum log D_i >= log_v
+    and D_i >= L_i; writes D into delta and returns the cost. Candidates: the first t attributes in
+    the order of decreasing a_i L_i held at L_i, t = 0..len(idx)."""
+    m = idx.shape[0]
+    key = np.empty(m)
+    for q in range(m):
+        key[q] = -a[idx[q]] * L[idx[q]]
+    order = idx[np.argsort(key, kind="mergesort")]
+    best = np.inf
+    best_t = -1
+    best_logc = 0.0
+    sum_log_l = 0.0
+    cost_l = 0.0
+    sum_log_a_rest = 0.0
+    for q in range(m):
+        sum_log_a_rest += math.log(a[order[q]])
+    for t in range(m + 1):
+        if t > 0:
+            i = order[t - 1]
+            sum_log_l += math.log(L[i])
+            cost_l += a[i] * L[i]
+            sum_log_a_rest -= math.log(a[i])
+        if t == m:
+            if sum_log_l >= log_v and cost_l < best:
+                best = cost_l
+                best_t = t
+            continue
+        logc = (log_v - sum_log_l + sum_log_a_rest) / (m - t)
+        cost = cost_l
+        for q in range(t, m):
+            i = order[q]
+            cost += a[i] * max(math.exp(logc - math.log(a[i])), L[i])
+        if cost < best:
+            best = cost
+            best_t = t
+            best_logc = logc
+    for q in range(m):
+        i = order[q]
+        if q < best_t:
+            delta[i] = L[i]
+        else:
+            delta[i] = max(math.exp(best_logc - math.log(a[i])), L[i])
+    return best
+
+
+@nb.njit(cache=True, nogil=True)
+def _optimal_boxes(a, log_s, L, has_l):
+    """Per record: half-widths (N, n), cost sum a_i Delta_i, number of attributes at their bound.
+    log_s[p] = log of the side of the cube of volume k / rho (-inf for rho = inf)."""
+    N, n = a.shape
+    delta = np.empty((N, n))
+    cost = np.zeros(N)
+    held = np.zeros(N, np.int64)
+    ones = np.ones(n)
+    for p in range(N):
+        ap = a[p]
+        pos = np.empty(n, np.int64)
+        zero = np.empty(n, np.int64)
+        n_pos = 0
+        n_zero = 0
+        for i in range(n):
+            if ap[i] > 0.0:
+                pos[n_pos] = i
+                n_pos += 1
+            else:
+                zero[n_zero] = i
+                n_zero += 1
+        pos = pos[:n_pos]
+        zero = zero[:n_zero]
+        log_v = n * log_s[p]
+        row = delta[p]
+        if not has_l:
+            if log_s[p] == -np.inf:
+                row[:] = 0.0
+            elif n_zero == 0:
+                logc = log_s[p]
+                for i in range(n):
+                    logc += math.log(ap[i]) / n
+                for i in range(n):
+                    row[i] = math.exp(logc - math.log(ap[i]))
+                    cost[p] += ap[i] * row[i]
+            elif n_pos == 0:
+                row[:] = math.exp(log_s[p])
+            else:
+                for i in pos:
+                    row[i] = 0.0
+                for i in zero:
+                    row[i] = np.inf
+            continue
+        if n_zero == 0:
+            cost[p] = _held(ap, L, pos, log_v, row)
+        else:
+            for i in pos:
+                row[i] = L[i]
+                cost[p] += ap[i] * L[i]
+                log_v -= math.log(L[i])
+            _held(ones, L, zero, log_v, row)
+        for i in range(n):  # only reached with l-diversity
+            if row[i] <= L[i]:
+                held[p] += 1
+    return delta, cost, held
+
+
+@dataclass
+class OptimalBoxes:
+    """The optimal local box of every record: half_widths (N, n), c (N,) = (sum_i a_i Delta_i) / n,
+    at_bound (N,) = number of attributes held at their l-diversity bound l eps_i / 2."""
+
+    half_widths: np.ndarray
+    c: np.ndarray
+    at_bound: np.ndarray
+
+    @property
+    def uncertainty(self) -> float:
+        """Delta = (n / N) sum_x c(x), the first-order half-width of the characteristic."""
+        N, n = self.half_widths.shape
+        return float(n * self.c.sum() / N) if N else float("nan")
+
+
+def diversity(func: str, l, eps, n: int, k: int | None = None):
+    """(l, eps as an (n,) array) validated; (1, None) when l is None. eps is one number for every
+    attribute or one per attribute, each > 0; l <= k."""
+    if l is None:
+        return 1, None
+    l = integer_at_least(func, "l", l, 1)
+    if k is not None and l > k:
+        raise fail(func, f"l = {l} is larger than k = {k}: l values of an attribute need l records in a box, "
+                         "so use k >= l")
+    if l == 1 and eps is None:
+        return 1, None
+    if eps is None:
+        raise fail(func, "eps must be given with l (the distance at which two values count as different)")
+    if isinstance(eps, str):
+        text = eps.strip()
+        parts = text[1:-1].split(",") if text.startswith("[") and text.endswith("]") else [text]
+        eps = [None if p.strip().upper() == "NULL" else p for p in parts]
+    e = np.atleast_1d(np.asarray(eps, dtype=object))
+    if e.ndim != 1 or e.shape[0] not in (1, n):
+        raise fail(func, f"eps must be one number or one per attribute ({n}), got {e.shape[0]}")
+    vals = np.array([positive_number(func, "eps", v) for v in e])
+    return l, np.broadcast_to(vals, (n,)).copy()
+
+
+def optimal_half_widths(a, rho, k, l=None, eps=None, *, _func: str = "optimal_half_widths") -> OptimalBoxes:
+    """Optimal half-widths for given sensitivities a (N, n) >= 0 and densities rho (N,) > 0 (inf
+    allowed): minimise sum_i a_i Delta_i subject to rho 2^n prod Delta_i >= k and, with l,
+    2 Delta_i >= l eps_i. See the module docstring for the choices at a_i = 0 and rho = inf."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    rho = np.ascontiguousarray(rho, dtype=np.float64)
+    if a.ndim != 2 or rho.shape != (a.shape[0],):
+        raise fail(_func, f"a must be (N, n) and rho (N,), got {a.shape} and {rho.shape}")
+    if not np.isfinite(a).all() or (a < 0).any():
+        raise fail(_func, "a must be finite and >= 0")
+    if np.isnan(rho).any() or (rho <= 0).any():
+        raise fail(_func, "rho must be > 0")
+    k = integer_at_least(_func, "k", k, 1)
+    n = a.shape[1]
+    with np.errstate(divide="ignore"):
+        log_s = (math.log(k) - np.log(rho)) / n - math.log(2.0)
+    return _solve(_func, a, log_s, k, l, eps)
+
+
+def _solve(func, a, log_s, k, l, eps) -> OptimalBoxes:
+    n = a.shape[1]
+    l, e = diversity(func, l, eps, n, k)
+    has_l = e is not None and l > 1
+    L = l * e / 2.0 if has_l else np.zeros(n)
+    delta, cost, held = _optimal_boxes(a, np.ascontiguousarray(log_s), L, has_l)
+    return OptimalBoxes(delta, cost / n, held)
+
+
+def optimal_boxes(X, characteristic, k, l=None, eps=None, m=None, names=None, *,
+                  _func: str = "optimal_boxes") -> OptimalBoxes:
+    """The optimal local box of every record of X for the characteristic (text or `Characteristic`s):
+    density from the m nearest records (m defaults to max(k, 2)), then `optimal_half_widths`."""
+    A = as_records(_func, X)
+    N, n = A.shape
+    k = group_size(_func, k, N, what="records without NULL attributes")
+    a = sensitivities(A, characteristic, names, _func=_func)
+    m = _neighbours(_func, max(k, 2) if m is None else m, N)
+    r = neighbour_radius(A, m, _func=_func)
+    with np.errstate(divide="ignore"):
+        log_s = np.log(r) + (math.log(k) - math.log(m)) / n
+    return _solve(_func, a, log_s, k, l, eps)
+
+
+# ---------------------------------------------------------------------------------------------
+# dismissal and fuzzy weights
+
+
+def _costs(func: str, c, n, A):
+    c = finite_values(func, "cs", c)
+    if (c < 0).any():
+        raise fail(func, f"cs must be >= 0 (c(x) is half a cost), got {float(c[c < 0][0])}")
+    n = integer_at_least(func, "n", n, 1)
+    A = positive_number(func, "A", A)
+    return c, n, A
+
+
+def weights_objective(w, c, n, A) -> float:
+    """n sum w c + A sqrt(sum w^2): box uncertainty plus statistical error of the weighted estimate."""
+    w = np.asarray(w, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    return float(n * np.dot(w, c) + A * np.sqrt(np.dot(w, w)))
+
+
+def dismissal(c, n, A, *, _func: str = "dismissal") -> np.ndarray:
+    """Which records to keep (bool mask): those with c(x) <= c0, c0 minimising
+    (n / #S) sum_S c + A / sqrt(#S) over the values of c; a tie keeps the larger set."""
+    c, n, A = _costs(_func, c, n, A)
+    if c.shape[0] == 0:
+        return np.zeros(0, bool)
+    v = np.sort(c, kind="stable")
+    sizes = np.arange(1, v.shape[0] + 1)
+    ends = np.flatnonzero(np.append(v[1:] != v[:-1], True))  # last position of each run of equal c
+    s = sizes[ends]
+    J = n * np.cumsum(v)[ends] / s + A / np.sqrt(s)
+    best = np.flatnonzero(J == J.min())[-1]
+    return c <= v[ends[best]]
+
+
+def crisp_weights(c, n, A, *, _func: str = "crisp_weights") -> np.ndarray:
+    """1 / #S on the records `dismissal` keeps, 0 elsewhere."""
+    keep = dismissal(c, n, A, _func=_func)
+    w = np.zeros(keep.shape[0])
+    if keep.any():
+        w[keep] = 1.0 / keep.sum()
+    return w
+
+
+@nb.njit(cache=True, nogil=True)
+def _fuzzy_sorted(y, A2):
+    """For y = n c sorted ascending: (kept count s, lambda - mean, mean) where the first s values
+    satisfy s (y_s - mean_s)^2 + M2_s < A^2 (Welford mean and sum of squared deviations)."""
+    mean = 0.0
+    m2 = 0.0
+    best_s = 0
+    best_mean = 0.0
+    best_m2 = 0.0
+    for s in range(1, y.shape[0] + 1):
+        v = y[s - 1]
+        d = v - mean
+        mean += d / s
+        m2 += d * (v - mean)
+        g = s * (v - mean) * (v - mean) + m2
+        if g < A2:
+            best_s = s
+            best_mean = mean
+            best_m2 = m2
+        else:
+            break
+    return best_s, math.sqrt((A2 - best_m2) / best_s), best_mean
+
+
+def fuzzy_weights(c, n, A, *, _func: str = "fuzzy_weights") -> np.ndarray:
+    """Weights w >= 0, sum 1, minimising n sum w c + A sqrt(sum w^2) (see the module docstring):
+    w(x) = (lambda - n c(x)) / (N~ (lambda - mean)) on the N~ records of smallest c, 0 elsewhere."""
+    c, n, A = _costs(_func, c, n, A)
+    if c.shape[0] == 0:
+        return np.zeros(0)
+    order = np.argsort(c, kind="stable")
+    y = n * c[order]
+    s, gap, mean = _fuzzy_sorted(y, A * A)
+    w = np.zeros(c.shape[0])
+    w[order[:s]] = (gap + (mean - y[:s])) / (s * gap)  # lambda - y with lambda = mean + gap, without rounding lambda
+    return w
+
+
+# ---------------------------------------------------------------------------------------------
+# weighted estimates (population form, weights normalised by their sum)
+
+
+def _weighted(func, w, *cols):
+    w = finite_values(func, "w", w)
+    xs = [finite_values(func, "x", x) for x in cols]
+    if any(x.shape != w.shape for x in xs):
+        raise fail(func, "the values and the weights must have the same length")
+    if (w < 0).any():
+        raise fail(func, f"weights must be >= 0, got {float(w[w < 0][0])}")
+    total = w.sum()
+    if not total > 0:
+        raise fail(func, "the weights must have a positive sum")
+    return w / total, xs
+
+
+def weighted_mean(x, w) -> float:
+    """sum w x / sum w."""
+    w, (x,) = _weighted("weighted_mean", w, x)
+    return float(np.dot(w, x))
+
+
+def weighted_cov(x, y, w) -> float:
+    """sum w (x - mean_w x)(y - mean_w y) / sum w."""
+    w, (x, y) = _weighted("weighted_cov", w, x, y)
+    return float(np.dot(w, (x - np.dot(w, x)) * (y - np.dot(w, y))))
+
+
+def weighted_var(x, w) -> float:
+    """sum w (x - mean_w x)^2 / sum w."""
+    return weighted_cov(x, x, w)
+
+
+def weighted_corr(x, y, w) -> float:
+    """weighted_cov / sqrt(weighted_var x weighted_var y); NaN when a weighted variance is 0."""
+    vx, vy = weighted_var(x, w), weighted_var(y, w)
+    if not (vx > 0 and vy > 0):
+        return float("nan")
+    return weighted_cov(x, y, w) / math.sqrt(vx * vy)
+
+
+# ---------------------------------------------------------------------------------------------
+# the characteristic-aware Mondrian release
+
+
+@nb.njit(cache=True, nogil=True)
+def _spread_at_least(v, eps, l):
+    """Whether the values v (sorted) hold l values pairwise at least eps apart (greedy from the
+    smallest, which finds the largest such set)."""
+    if v.shape[0] == 0:
+        return l <= 0
+    count = 1
+    last = v[0]
+    for t in range(1, v.shape[0]):
+        if count >= l:
+            return True
+        if v[t] - last >= eps:
+            count += 1
+            last = v[t]
+    return count >= l
+
+
+@nb.njit(cache=True, nogil=True)
+def _diverse(X, ids, eps, l):
+    for j in range(X.shape[1]):
+        v = np.empty(ids.shape[0])
+        for t in range(ids.shape[0]):
+            v[t] = X[ids[t], j]
+        if not _spread_at_least(np.sort(v), eps[j], l):
+            return False
+    return True
+
+
+@nb.njit(cache=True, nogil=True)
+def _aware_mondrian(X, a, k, l, eps):
+    """Labels 0..g-1, left to right; every partition a slice of idx in increasing input position."""
+    n, p = X.shape
+    idx = np.arange(n)
+    labels = np.empty(n, np.int64)
+    stack = np.empty((2 * (n // max(k, 1)) + 64, 2), np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = n
+    top = 1
+    g = 0
+    score = np.empty(p)
+    buf = np.empty(n, np.int64)
+    while top > 0:
+        top -= 1
+        s = stack[top, 0]
+        e = stack[top, 1]
+        m = e - s
+        cut = -1
+        if m >= 2 * k:
+            for j in range(p):
+                lo = X[idx[s], j]
+                hi = lo
+                total = 0.0
+                for t in range(s, e):
+                    v = X[idx[t], j]
+                    if v < lo:
+                        lo = v
+                    elif v > hi:
+                        hi = v
+                    total += a[idx[t], j]
+                score[j] = (hi - lo) * (total / m)
+            dims = np.argsort(-score, kind="mergesort")  # largest term first, ties to the first attribute
+            for q in range(p):
+                dim = dims[q]
+                if not score[dim] > 0.0:
+                    break
+                vals = np.empty(m)
+                for t in range(m):
+                    vals[t] = X[idx[s + t], dim]
+                split = np.sort(vals)[(m - 1) // 2]
+                n_left = 0
+                for t in range(m):
+                    if vals[t] <= split:
+                        n_left += 1
+                if n_left < k or m - n_left < k:
+                    continue
+                a_pos = 0
+                b_pos = n_left
+                for t in range(m):
+                    if vals[t] <= split:
+                        buf[a_pos] = idx[s + t]
+                        a_pos += 1
+                    else:
+                        buf[b_pos] = idx[s + t]
+                        b_pos += 1
+                if l > 1 and not (_diverse(X, buf[:n_left], eps, l) and _diverse(X, buf[n_left:m], eps, l)):
+                    continue
+                idx[s:e] = buf[:m]
+                cut = s + n_left
+                break
+        if cut < 0:
+            for t in range(s, e):
+                labels[idx[t]] = g
+            g += 1
+            continue
+        stack[top, 0] = cut  # upper half pushed first: the lower half is numbered first
+        stack[top, 1] = e
+        stack[top + 1, 0] = s
+        stack[top + 1, 1] = cut
+        top += 2
+    return labels
+
+
+def aware_mondrian_partition(X, a, k, l=None, eps=None, *, _func: str = "aware_mondrian_partition") -> np.ndarray:
+    """Box ids 0..g-1 of the characteristic-aware Mondrian for the sensitivities a (N, n) >= 0 (see
+    the module docstring). Every box has >= k records and, with l, >= l values eps_i apart in every
+    attribute. O(n N log^2 N) (l-diversity checks add a sort per attribute and side)."""
+    A = as_records(_func, X)
+    N, n = A.shape
+    k = group_size(_func, k, N, what="records without NULL attributes")
+    w = np.ascontiguousarray(a, dtype=np.float64)
+    if w.shape != A.shape or not np.isfinite(w).all() or (w < 0).any():
+        raise fail(_func, f"a must be a finite (N, n) matrix >= 0 like X {A.shape}, got {w.shape}")
+    l, e = diversity(_func, l, eps, n, k)
+    if e is None:
+        e = np.zeros(n)
+    if l > 1:
+        for j in range(n):
+            if not _spread_at_least(np.sort(A[:, j]), e[j], l):
+                raise fail(_func, f"attribute {j + 1} does not have l = {l} values at least eps = {e[j]:g} apart "
+                                  "among all the records, so no box can be l-diverse")
+    return _aware_mondrian(A, w, k, l, e)
+
+
+def box_bounds(X, labels) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper), each (N, n): the smallest and largest value of every attribute in each
+    record's box."""
+    A = as_records("box_bounds", X)
+    lab = np.asarray(labels, dtype=np.int64)
+    if A.shape[0] == 0:
+        return A.copy(), A.copy()
+    order = np.argsort(lab, kind="stable")
+    sl = lab[order]
+    starts = np.flatnonzero(np.r_[True, sl[1:] != sl[:-1]])
+    lo = np.minimum.reduceat(A[order], starts, axis=0)
+    hi = np.maximum.reduceat(A[order], starts, axis=0)
+    group = np.empty(A.shape[0], np.int64)
+    group[order] = np.cumsum(np.r_[True, sl[1:] != sl[:-1]]) - 1
+    return lo[group], hi[group]
+
+
+@dataclass
+class BoxRelease:
+    """labels (N,) box ids; lower, upper (N, n): every record's box."""
+
+    labels: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+def box_release(X, characteristic, k, l=None, eps=None, names=None, *, _func: str = "box_release") -> BoxRelease:
+    """Release every record of X as its box of the characteristic-aware Mondrian (`aware_mondrian_partition`
+    with a = `sensitivities`)."""
+    A = as_records(_func, X)
+    group_size(_func, k, A.shape[0], what="records without NULL attributes")
+    a = sensitivities(A, characteristic, names, _func=_func)
+    labels = aware_mondrian_partition(A, a, k, l, eps, _func=_func)
+    lo, hi = box_bounds(A, labels)
+    return BoxRelease(labels, lo, hi)
+
+
+def box_uncertainty(a, lower, upper, weights=None) -> float:
+    """sum_x w(x) sum_i a_i(x) (upper_i - lower_i) / 2 (w = 1/N by default): the first-order half-width
+    of the characteristic whose sensitivities are a, estimated from the boxes."""
+    a = np.asarray(a, dtype=np.float64)
+    h = (np.asarray(upper, dtype=np.float64) - np.asarray(lower, dtype=np.float64)) / 2.0
+    per_record = (a * h).sum(axis=1)
+    if weights is None:
+        return float(per_record.mean()) if per_record.size else float("nan")
+    return float(np.dot(np.asarray(weights, dtype=np.float64), per_record))
