@@ -94,7 +94,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .._validate import fail, finite_values, group_size, integer_at_least, positive_number, show
-from .multivariate import as_records
+from .multivariate import as_records, mondrian_engine, spread_at_least
 
 KINDS = ("mean", "var", "sd", "cov", "corr")
 _ARITY = {"mean": 1, "var": 1, "sd": 1, "cov": 2, "corr": 2}
@@ -594,108 +594,6 @@ def weighted_corr(x, y, w) -> float:
 # the characteristic-aware Mondrian release
 
 
-@nb.njit(cache=True, nogil=True)
-def _spread_at_least(v, eps, l):
-    """Whether the values v (sorted) hold l values pairwise at least eps apart (greedy from the
-    smallest, which finds the largest such set)."""
-    if v.shape[0] == 0:
-        return l <= 0
-    count = 1
-    last = v[0]
-    for t in range(1, v.shape[0]):
-        if count >= l:
-            return True
-        if v[t] - last >= eps:
-            count += 1
-            last = v[t]
-    return count >= l
-
-
-@nb.njit(cache=True, nogil=True)
-def _diverse(X, ids, eps, l):
-    for j in range(X.shape[1]):
-        v = np.empty(ids.shape[0])
-        for t in range(ids.shape[0]):
-            v[t] = X[ids[t], j]
-        if not _spread_at_least(np.sort(v), eps[j], l):
-            return False
-    return True
-
-
-@nb.njit(cache=True, nogil=True)
-def _aware_mondrian(X, a, k, l, eps):
-    """Labels 0..g-1, left to right; every partition a slice of idx in increasing input position."""
-    n, p = X.shape
-    idx = np.arange(n)
-    labels = np.empty(n, np.int64)
-    stack = np.empty((2 * (n // max(k, 1)) + 64, 2), np.int64)
-    stack[0, 0] = 0
-    stack[0, 1] = n
-    top = 1
-    g = 0
-    score = np.empty(p)
-    buf = np.empty(n, np.int64)
-    while top > 0:
-        top -= 1
-        s = stack[top, 0]
-        e = stack[top, 1]
-        m = e - s
-        cut = -1
-        if m >= 2 * k:
-            for j in range(p):
-                lo = X[idx[s], j]
-                hi = lo
-                total = 0.0
-                for t in range(s, e):
-                    v = X[idx[t], j]
-                    if v < lo:
-                        lo = v
-                    elif v > hi:
-                        hi = v
-                    total += a[idx[t], j]
-                score[j] = (hi - lo) * (total / m)
-            dims = np.argsort(-score, kind="mergesort")  # largest term first, ties to the first attribute
-            for q in range(p):
-                dim = dims[q]
-                if not score[dim] > 0.0:
-                    break
-                vals = np.empty(m)
-                for t in range(m):
-                    vals[t] = X[idx[s + t], dim]
-                split = np.sort(vals)[(m - 1) // 2]
-                n_left = 0
-                for t in range(m):
-                    if vals[t] <= split:
-                        n_left += 1
-                if n_left < k or m - n_left < k:
-                    continue
-                a_pos = 0
-                b_pos = n_left
-                for t in range(m):
-                    if vals[t] <= split:
-                        buf[a_pos] = idx[s + t]
-                        a_pos += 1
-                    else:
-                        buf[b_pos] = idx[s + t]
-                        b_pos += 1
-                if l > 1 and not (_diverse(X, buf[:n_left], eps, l) and _diverse(X, buf[n_left:m], eps, l)):
-                    continue
-                idx[s:e] = buf[:m]
-                cut = s + n_left
-                break
-        if cut < 0:
-            for t in range(s, e):
-                labels[idx[t]] = g
-            g += 1
-            continue
-        stack[top, 0] = cut  # upper half pushed first: the lower half is numbered first
-        stack[top, 1] = e
-        stack[top + 1, 0] = s
-        stack[top + 1, 1] = cut
-        top += 2
-    return labels
-
-
 def aware_mondrian_partition(X, a, k, l=None, eps=None, *, _func: str = "aware_mondrian_partition") -> np.ndarray:
     """Box ids 0..g-1 of the characteristic-aware Mondrian for the sensitivities a (N, n) >= 0 (see
     the module docstring). Every box has >= k records and, with l, >= l values eps_i apart in every
@@ -711,10 +609,10 @@ def aware_mondrian_partition(X, a, k, l=None, eps=None, *, _func: str = "aware_m
         e = np.zeros(n)
     if l > 1:
         for j in range(n):
-            if not _spread_at_least(np.sort(A[:, j]), e[j], l):
+            if not spread_at_least(np.sort(A[:, j]), e[j], l):
                 raise fail(_func, f"attribute {j + 1} does not have l = {l} values at least eps = {e[j]:g} apart "
                                   "among all the records, so no box can be l-diverse")
-    return _aware_mondrian(A, w, k, l, e)
+    return mondrian_engine(A, k, False, np.ones(n), w, l, e)
 
 
 def box_bounds(X, labels) -> tuple[np.ndarray, np.ndarray]:

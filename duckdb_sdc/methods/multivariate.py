@@ -606,10 +606,46 @@ def mdav_multi_partition(X, k, *, remainder: str = "group", standardized: bool =
 
 
 @nb.njit(cache=True, nogil=True)
-def _mondrian(X, k, relaxed, span):
+def spread_at_least(v, eps, l):
+    """Whether the values v (sorted) hold l values pairwise at least eps apart (greedy from the
+    smallest, which finds the largest such set)."""
+    if v.shape[0] == 0:
+        return l <= 0
+    count = 1
+    last = v[0]
+    for t in range(1, v.shape[0]):
+        if count >= l:
+            return True
+        if v[t] - last >= eps:
+            count += 1
+            last = v[t]
+    return count >= l
+
+
+@nb.njit(cache=True, nogil=True)
+def _diverse(X, ids, eps, l):
+    for j in range(X.shape[1]):
+        v = np.empty(ids.shape[0])
+        for t in range(ids.shape[0]):
+            v[t] = X[ids[t], j]
+        if not spread_at_least(np.sort(v), eps[j], l):
+            return False
+    return True
+
+
+@nb.njit(cache=True, nogil=True)
+def mondrian_engine(X, k, relaxed, span, a, l, eps):
     """Mondrian labels 0..g-1, numbered left to right (lower halves first). Every partition is a
-    slice of `idx` kept in increasing input position."""
+    slice of `idx` kept in increasing input position.
+
+    The attribute to cut is the one with the largest score: the normalised width (range in the
+    partition / span) for plain Mondrian (a has no rows), or the width times the partition's mean
+    sensitivity a[:, j] for the characteristic-aware Mondrian of box anonymisation. relaxed: cut the
+    best attribute at the (value, position) median into floor/ceil halves. Otherwise (strict): cut at
+    the lower median, records <= it to the left, only if both sides keep >= k records and, with
+    l > 1, both sides hold l values eps[j] apart in every attribute; else try the next attribute."""
     n, p = X.shape
+    aware = a.shape[0] > 0
     idx = np.arange(n)
     labels = np.empty(n, np.int64)
     stack = np.empty((2 * (n // max(k, 1)) + 64, 2), np.int64)
@@ -617,7 +653,7 @@ def _mondrian(X, k, relaxed, span):
     stack[0, 1] = n
     top = 1
     g = 0
-    width = np.empty(p)
+    score = np.empty(p)
     buf = np.empty(n, np.int64)
     while top > 0:
         top -= 1
@@ -629,14 +665,20 @@ def _mondrian(X, k, relaxed, span):
             for j in range(p):
                 lo = X[idx[s], j]
                 hi = lo
-                for t in range(s + 1, e):
+                total = 0.0
+                for t in range(s, e):
                     v = X[idx[t], j]
                     if v < lo:
                         lo = v
                     elif v > hi:
                         hi = v
-                width[j] = (hi - lo) / span[j] if span[j] > 0 else 0.0
-            dims = np.argsort(-width, kind="mergesort")  # widest first, ties to the first attribute
+                    if aware:
+                        total += a[idx[t], j]
+                if aware:
+                    score[j] = (hi - lo) * (total / m)
+                else:
+                    score[j] = (hi - lo) / span[j] if span[j] > 0 else 0.0
+            dims = np.argsort(-score, kind="mergesort")  # best first, ties to the first attribute
             if relaxed:
                 dim = dims[0]
                 vals = np.empty(m)
@@ -654,7 +696,7 @@ def _mondrian(X, k, relaxed, span):
             else:
                 for q in range(p):
                     dim = dims[q]
-                    if width[dim] <= 0.0:
+                    if not score[dim] > 0.0:
                         break
                     vals = np.empty(m)
                     for t in range(m):
@@ -666,15 +708,17 @@ def _mondrian(X, k, relaxed, span):
                             n_left += 1
                     if n_left < k or m - n_left < k:
                         continue
-                    a = 0
-                    b = n_left
+                    a_pos = 0
+                    b_pos = n_left
                     for t in range(m):
                         if vals[t] <= split:
-                            buf[a] = idx[s + t]
-                            a += 1
+                            buf[a_pos] = idx[s + t]
+                            a_pos += 1
                         else:
-                            buf[b] = idx[s + t]
-                            b += 1
+                            buf[b_pos] = idx[s + t]
+                            b_pos += 1
+                    if l > 1 and not (_diverse(X, buf[:n_left], eps, l) and _diverse(X, buf[n_left:m], eps, l)):
+                        continue
                     idx[s:e] = buf[:m]
                     cut = s + n_left
                     break
@@ -700,7 +744,7 @@ def mondrian_partition(X, k, mode: str = "strict", *, _func: str = "mondrian_par
     A = as_records(_func, X)
     k = group_size(_func, k, A.shape[0], what="records without NULL attributes")
     span = A.max(axis=0) - A.min(axis=0)
-    return _mondrian(A, k, mode == "relaxed", span)
+    return mondrian_engine(A, k, mode == "relaxed", span, np.empty((0, A.shape[1])), 1, np.zeros(A.shape[1]))
 
 
 # ---------------------------------------------------------------------------------------------
