@@ -17,10 +17,11 @@ Single runs (the machine is shared); ratio = time / plain Mondrian's (for weight
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pandas as pd
+
+from common import timed
 
 import duckdb_sdc
 from duckdb_sdc.methods import boxes as bx
@@ -34,12 +35,6 @@ def data(n: int, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     cov = 0.5 * np.ones((3, 3)) + 0.5 * np.eye(3)
     return np.round(np.exp(9 + 0.8 * rng.multivariate_normal(np.zeros(3), cov, size=n)), 2)
-
-
-def timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - start, out
 
 
 def main() -> None:

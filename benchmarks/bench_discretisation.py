@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 
 import numpy as np
+
+from common import LIST_FORM, ORDER_BY, TABLE_FORM, best_of, lognormal_table
 
 import duckdb_sdc
 from duckdb_sdc.methods import discretisation as disc
@@ -34,19 +35,6 @@ except ImportError:  # optional comparison
 
 CASES = [("ewd", 10), ("ewd", 100), ("efd", 10), ("efd", 100), ("kmd", 10), ("kmd", 100)]
 
-LIST_FORM = ("CREATE OR REPLACE TABLE m AS SELECT unnest(l).id AS id, "
-             "unnest({method}_round(list_transform(l, lambda s: s.x), {c})) AS x "
-             "FROM (SELECT list(struct_pack(id := id, x := x)) AS l FROM t)")
-TABLE_FORM = "CREATE OR REPLACE TABLE m AS SELECT * FROM {method}_round_table('t', 'x', {c})"
-
-
-def best_of(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def sse_of_sorted_labels(v: np.ndarray, labels: np.ndarray) -> float:
@@ -61,13 +49,12 @@ def sql_table(con, sizes, repeat):
     print(header)
     print("-" * len(header))
     for n in sizes:
-        con.execute(f"CREATE OR REPLACE TABLE t AS SELECT i AS id, exp(9 + 1.2 * sqrt(-2 * ln(random())) "
-                    f"* cos(2 * pi() * random())) AS x FROM range({n}) r(i)")
-        base = best_of(lambda: con.execute("CREATE OR REPLACE TABLE s AS SELECT x FROM t ORDER BY x"), repeat)
+        lognormal_table(con, n)
+        base = best_of(lambda: con.execute(ORDER_BY), repeat)
         print(f"{n:>11,} {'ORDER BY':>7} {'':>4} {base:>9.2f} {1:>6.2f}", flush=True)
         for method, c in CASES:
-            lst = best_of(lambda: con.execute(LIST_FORM.format(method=method, c=c)), repeat)
-            tab = best_of(lambda: con.execute(TABLE_FORM.format(method=method, c=c)), repeat)
+            lst = best_of(lambda: con.execute(LIST_FORM.format(name=f"{method}_round", args=c)), repeat)
+            tab = best_of(lambda: con.execute(TABLE_FORM.format(name=f"{method}_round", args=c)), repeat)
             print(f"{n:>11,} {method:>7} {c:>4} {lst:>9.2f} {lst / base:>6.2f} {tab:>10.2f} {tab / base:>6.2f}",
                   flush=True)
 

@@ -14,9 +14,10 @@ NumPy's float Laplace (unsafe: shown for scale only).
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+
+from common import LIST_FORM, ORDER_BY, TABLE_FORM, best_of, lognormal_table
 
 import duckdb_sdc
 from duckdb_sdc.methods import noise
@@ -30,19 +31,6 @@ CASES = [  # (mechanism, arguments after the column)
     ("dp_laplace", "1.0, 0, 1e7"),
 ]
 
-LIST_FORM = ("CREATE OR REPLACE TABLE m AS SELECT unnest(l).id AS id, "
-             "unnest({name}(list_transform(l, lambda s: s.x), {args})) AS x "
-             "FROM (SELECT list(struct_pack(id := id, x := x)) AS l FROM t)")
-TABLE_FORM = "CREATE OR REPLACE TABLE m AS SELECT * FROM {name}_table('t', 'x', {args})"
-
-
-def best_of(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
@@ -60,9 +48,8 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for n in args.rows:
-        con.execute(f"CREATE OR REPLACE TABLE t AS SELECT i AS id, exp(9 + 1.2 * sqrt(-2 * ln(random())) "
-                    f"* cos(2 * pi() * random())) AS x FROM range({n}) r(i)")
-        base = best_of(lambda: con.execute("CREATE OR REPLACE TABLE s AS SELECT x FROM t ORDER BY x"), args.repeat)
+        lognormal_table(con, n)
+        base = best_of(lambda: con.execute(ORDER_BY), args.repeat)
         for name, a in CASES:
             for form, template in (("table", TABLE_FORM), ("list", LIST_FORM)):
                 sql = template.format(name=name, args=a)

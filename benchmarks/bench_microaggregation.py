@@ -16,25 +16,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
+
+from common import LIST_FORM, ORDER_BY, TABLE_FORM, best_of, lognormal_table
 
 import duckdb_sdc
 
 CASES = [("mdav", 5), ("mdav", 50), ("oma", 5), ("oma", 50), ("ranking", 5), ("vmdav", 5)]
 
-LIST_FORM = ("CREATE OR REPLACE TABLE m AS SELECT unnest(l).id AS id, "
-             "unnest({method}_round(list_transform(l, lambda s: s.x), {k})) AS x "
-             "FROM (SELECT list(struct_pack(id := id, x := x)) AS l FROM t)")
-TABLE_FORM = "CREATE OR REPLACE TABLE m AS SELECT * FROM {method}_round_table('t', 'x', {k})"
-
-
-def best_of(con, sql: str, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        con.execute(sql)
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def first_call_seconds(cache_dir: str) -> float:
@@ -67,12 +55,12 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for n in args.rows:
-        con.execute(f"CREATE OR REPLACE TABLE t AS SELECT i AS id, exp(9 + 1.2 * sqrt(-2 * ln(random())) "
-                    f"* cos(2 * pi() * random())) AS x FROM range({n}) r(i)")
-        base = best_of(con, "CREATE OR REPLACE TABLE s AS SELECT x FROM t ORDER BY x", args.repeat)
+        lognormal_table(con, n)
+        base = best_of(lambda: con.execute(ORDER_BY), args.repeat)
         for method, k in CASES:
             for form, template in (("table", TABLE_FORM), ("list", LIST_FORM)):
-                secs = best_of(con, template.format(method=method, k=k), args.repeat)
+                sql = template.format(name=f"{method}_round", args=k)
+                secs = best_of(lambda: con.execute(sql), args.repeat)
                 print(f"{n:>11,} {method:>8} {k:>3} {form:>6} {secs:>8.2f} {base:>9.2f} {secs / base:>6.2f}",
                       flush=True)
     con.close()

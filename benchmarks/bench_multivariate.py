@@ -17,10 +17,11 @@ Single runs (the machine is shared); ratio = plain numpy / numpy.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pandas as pd
+
+from common import timed
 
 import duckdb_sdc
 from duckdb_sdc.methods import multivariate as mv
@@ -70,12 +71,6 @@ def plain_numpy_mdav(X: np.ndarray, k: int) -> np.ndarray:
         take(farthest(R.shape[0], R.sum(axis=0)))
     labels[idx] = g
     return labels
-
-
-def timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - start, out
 
 
 def main() -> None:

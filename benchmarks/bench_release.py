@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from pathlib import Path
 
 import duckdb
+
+from common import best_of
 
 import duckdb_sdc
 from duckdb_sdc.release import parse_spec, release
@@ -48,14 +49,6 @@ def make_source(path: Path, n: int) -> None:
         FROM range({n}) r(i)""")
     con.close()
 
-
-def timed(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> None:
@@ -87,9 +80,9 @@ def main() -> None:
                 "columns": {"id": "keep", "region": "keep", "age": "keep",
                             **{c: {"method": "mdav_round", "k": 5} for c in "abc"}},
             }, base=folder)
-            base = timed(copy_or_mask("CREATE TABLE out.people AS SELECT * FROM src.people ORDER BY id"), args.repeat)
-            one = timed(copy_or_mask(ONE_QUERY), args.repeat)
-            rel = timed(lambda: release(spec), args.repeat)
+            base = best_of(copy_or_mask("CREATE TABLE out.people AS SELECT * FROM src.people ORDER BY id"), args.repeat)
+            one = best_of(copy_or_mask(ONE_QUERY), args.repeat)
+            rel = best_of(lambda: release(spec), args.repeat)
             for what, t in (("copy ordered by key (baseline)", base), ("one query, 3 columns masked", one),
                             ("release(spec), 3 columns masked", rel)):
                 print(f"| {n / 1e6:g}M | {what} | {t:.2f} | {t / base:.2f} |", flush=True)

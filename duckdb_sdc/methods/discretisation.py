@@ -51,7 +51,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._validate import choice, fail, finite_values, flag, interval_count, is_auto, seed_value
+from .._validate import choice, finite_values, flag, interval_count, is_auto, seed_value
 from ._order import sort_column, unsort
 from .freedman_diaconis import intervals_sorted
 from .kmeans1d import optimal_splits, runs_sorted

@@ -23,7 +23,6 @@ maskings of spec variants through the same sections.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import Callable
 
