@@ -11,6 +11,7 @@ from duckdb_sdc import SdcError
 from duckdb_sdc.methods import discretisation as disc
 from duckdb_sdc.methods import kmeans1d, microaggregate, partition
 from duckdb_sdc.methods.freedman_diaconis import freedman_diaconis, group_size_sorted, intervals_sorted
+from inputs import random_columns
 from reference_discretisation import (
     efd_labels_reference,
     ewd_labels_reference,
@@ -22,19 +23,9 @@ from reference_discretisation import (
 
 
 def _inputs(seed: int, count: int, max_n: int = 40):
-    """Integer data with many ties, integer data with few, continuous data of any scale."""
-    rng = np.random.default_rng(seed)
-    for i in range(count):
-        n = int(rng.integers(1, max_n + 1))
-        kind = i % 3
-        if kind == 0:
-            x = rng.integers(0, max(2, n // 3), n).astype(float)
-        elif kind == 1:
-            x = rng.integers(-1000, 1000, n).astype(float)
-        else:
-            x = rng.normal(0, 1, n) * 10.0 ** rng.integers(-3, 4)
-        c = int(rng.integers(1, 9))
-        yield x, c
+    """Random columns with a number of intervals c in 1..8."""
+    for rng, x in random_columns(seed, count, max_n):
+        yield x, int(rng.integers(1, 9))
 
 
 # --- equal width and equal frequency ----------------------------------------------------------

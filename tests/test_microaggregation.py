@@ -19,6 +19,7 @@ from duckdb_sdc.methods import (
     stable_argsort,
     vmdav_partition,
 )
+from inputs import random_columns
 from reference import (
     canonical,
     mdav_reference,
@@ -30,19 +31,9 @@ from reference import (
 
 
 def _random_inputs(seed: int, count: int, max_n: int = 40):
-    """Integer data with many ties, integer data with few, and continuous data."""
-    rng = np.random.default_rng(seed)
-    for i in range(count):
-        n = int(rng.integers(1, max_n + 1))
-        kind = i % 3
-        if kind == 0:
-            x = rng.integers(0, max(2, n // 3), n).astype(float)
-        elif kind == 1:
-            x = rng.integers(-1000, 1000, n).astype(float)
-        else:
-            x = rng.normal(0, 1, n) * 10.0 ** rng.integers(-3, 4)
-        k = int(rng.integers(1, min(n, 7) + 1))
-        yield x, k
+    """Random columns with a group size k in 1..min(n, 7)."""
+    for rng, x in random_columns(seed, count, max_n):
+        yield x, int(rng.integers(1, min(len(x), 7) + 1))
 
 
 def _sizes(labels):
