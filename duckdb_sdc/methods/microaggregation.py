@@ -217,21 +217,27 @@ def _oma_sorted(v, k):
 
     dp[j] = min over m in [k, 2k-1] of dp[j - m] + SSE(j - m, j). SSE is a Monge cost, so the
     largest optimal predecessor is non-decreasing in j and each search starts at the previous one
-    (about half the window on average). The SSE of a window comes from
-    prefix sums rebuilt for every chunk of 4096 end points relative to a value inside the chunk, so
-    the sums stay local and their differences keep full precision for any n and any offset.
-    O(n k) time, O(n) memory.
+    (about half the window on average). The SSE of a window comes from prefix sums rebuilt for every
+    chunk of 4096 end points relative to a value inside the chunk, so the sums stay local and their
+    differences keep full precision for any n and any offset. Only the last 2k values of dp are kept
+    (a ring); the length of each end point's last group (int32) is kept for the way back.
+    O(n k) time, O(n) memory (4 bytes per value).
     """
     n = v.shape[0]
     kmax = 2 * k - 1
-    dp = np.full(n + 1, np.inf)
+    ring = 1
+    while ring < kmax + 1:
+        ring *= 2
+    mask = ring - 1  # a power of two: i % ring is i & mask
+    dp = np.full(ring, np.inf)
     dp[0] = 0.0
-    pred = np.zeros(n + 1, np.int64)
+    last = np.zeros(n + 1, np.int32)  # length of the last group of the best path to j
     inv = np.empty(kmax + 1, np.float64)
     for m in range(1, kmax + 1):
         inv[m] = 1.0 / m
     lp = np.empty(_CHUNK + kmax + 1, np.float64)
     lq = np.empty(_CHUNK + kmax + 1, np.float64)
+    prev = 0  # the optimal predecessor of j - 1
     j0 = k
     while j0 <= n:
         j1 = min(n + 1, j0 + _CHUNK)
@@ -251,32 +257,33 @@ def _oma_sorted(v, k):
             best = np.inf
             bi = -1
             # Monge costs: the largest optimal predecessor never decreases with j, so candidates
-            # before pred[j - 1] cannot win (scanning from the largest i keeps the largest optimum).
-            lo_i = max(j - kmax, pred[j - 1]) if j > k else j - kmax
-            for i in range(j - k, max(lo_i, 0) - 1, -1):
-                m = j - i
-                if dp[i] == np.inf:
+            # before that of j - 1 cannot win (scanning from the largest i keeps the largest optimum).
+            lo_i = max(j - kmax, prev, 0)
+            for i in range(j - k, lo_i - 1, -1):
+                di = dp[i & mask]
+                if di == np.inf:
                     continue
                 ds = lp[j - a] - lp[i - a]
-                sse = (lq[j - a] - lq[i - a]) - ds * ds * inv[m]
-                cost = dp[i] + (sse if sse > 0.0 else 0.0)
+                sse = (lq[j - a] - lq[i - a]) - ds * ds * inv[j - i]
+                cost = di + (sse if sse > 0.0 else 0.0)
                 if cost < best:
                     best = cost
                     bi = i
-            dp[j] = best
-            pred[j] = bi
+            dp[j & mask] = best
+            last[j] = j - bi
+            prev = bi
         j0 = j1
     g = 0
     j = n
     while j > 0:
         g += 1
-        j = pred[j]
+        j -= last[j]
     lab = np.empty(n, np.int64)
     j = n
     t = g
     while j > 0:
         t -= 1
-        i = pred[j]
+        i = j - last[j]
         for s in range(i, j):
             lab[s] = t
         j = i
