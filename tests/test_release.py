@@ -321,10 +321,11 @@ def test_the_manifest_never_keeps_a_seed():
 
 
 def test_method_table_is_derived_from_the_registry():
-    assert sorted(METHODS) == ["dp_laplace", "dp_um", "efd_round", "ewd_round", "idp_cbls", "idp_ls",
-                               "kmd_round", "mdav_multi_round", "mdav_round", "mondrian_round", "oma_round",
-                               "ranking_round", "rbd_round", "vmdav_round"]
+    assert sorted(METHODS) == ["box_release", "dp_laplace", "dp_um", "efd_round", "ewd_round", "idp_cbls",
+                               "idp_ls", "kmd_round", "mdav_multi_round", "mdav_round", "mondrian_round",
+                               "oma_round", "ranking_round", "rbd_round", "vmdav_round"]
     assert METHODS["mdav_multi_round"].kind == "rows" and METHODS["mdav_round"].kind == "column"
+    assert METHODS["box_release"].kind == "boxes"
     assert METHODS["idp_cbls"].is_dp and not METHODS["kmd_round"].is_dp
     assert [p.name for p in METHODS["vmdav_round"].params] == ["k", "gamma", "representative"]
     assert METHODS["mdav_round"].required == ("k",) and not METHODS["mdav_round"].is_dp
