@@ -1,6 +1,6 @@
 """Box anonymisation in releases: a box method (`box_release`) in a spec releases every column of its
 group as `<col>_lower` and `<col>_upper` plus one box id column, read back by a plain connection and
-compared with the numpy layer; the manifest, the leak scan and the errors."""
+compared with the numpy layer; the manifest, the leak scan, the report and the errors."""
 
 from __future__ import annotations
 
@@ -13,11 +13,15 @@ import pytest
 from release_helpers import FILE_BYTES, base_doc, people, scan_release, write_db, write_spec
 
 from duckdb_sdc import methods
+from duckdb_sdc.cli import main
 from duckdb_sdc.methods import boxes as bx
-from duckdb_sdc.release import SpecError, dry_run, load_spec, plan_release, release
+from duckdb_sdc.release import (SpecError, dry_run, format_report, load_spec, plan_release, release,
+                                report, sweep)
 from duckdb_sdc.release import methods as release_methods
 from duckdb_sdc.release.methods import BOX_TYPE, Param, check_value
 from duckdb_sdc.release.plan import DIALECT, parse_back
+from duckdb_sdc.release.report import BOXES, K_ANONYMITY, LOSS, SENSITIVE
+from duckdb_sdc.release.tradeoff import SweepError
 from duckdb_sdc.sql import boxes as sql_boxes
 from duckdb_sdc.sql import connect
 from duckdb_sdc.sql.registry import REGISTRY, SqlFunction
@@ -342,3 +346,66 @@ def test_the_box_kind_is_derived_from_the_types():
 ])
 def test_check_value_takes_lists_where_the_type_is_a_list(type_, value, ok):
     assert (check_value(Param("p", type_), value) is None) == ok
+
+
+# ---------------------------------------------------------------------------------------------
+# the report and the trade-off
+
+
+def test_the_report_of_a_box_release(source, capsys):
+    folder, df = source
+    spec = _load(folder, _doc())
+    release(spec)
+    rep = report(spec)
+    rel = _table(folder / "out" / "release.duckdb")
+    got = {(s, m, None if pd.isna(c) else c): (v, n) for s, m, c, v, n in rep.itertuples(index=False)}
+    # the measures comparing values judge the column released as values; the boxed ones get a note
+    measured = {c for (s, m, c) in got if s == LOSS and m != "measures"}
+    assert measured == {"age", None}
+    for c in GROUP:
+        value, note = got[(LOSS, "measures", c)]
+        assert pd.isna(value) and "released as boxes (box_release, groups[0])" in note and "bounds, not a value" in note
+    # the boxes section, computed directly from the release file and the source
+    joined = rel.merge(df[["id", *GROUP]], on="id").dropna(subset=[BOX])
+    for c in GROUP:
+        width = joined[f"{c}_upper"] - joined[f"{c}_lower"]
+        assert got[(BOXES, "mean_width", c)][0] == pytest.approx(width.mean(), rel=1e-12)
+        assert got[(BOXES, "mean_width_sd", c)][0] == pytest.approx(width.mean() / joined[c].std(ddof=0), rel=1e-12)
+        assert got[(BOXES, "mean_lower", c)][0] == pytest.approx(joined[f"{c}_lower"].mean(), rel=1e-12)
+        assert got[(BOXES, "mean_upper", c)][0] == pytest.approx(joined[f"{c}_upper"].mean(), rel=1e-12)
+        assert got[(BOXES, "mean_lower", c)][0] <= joined[c].mean() <= got[(BOXES, "mean_upper", c)][0]
+        assert got[(BOXES, "in_box_share", c)][0] == 1.0
+    assert got[(BOXES, "boxes", BOX)][0] == joined[BOX].nunique()
+    assert got[(BOXES, "records_per_box", BOX)][0] == pytest.approx(len(joined) / joined[BOX].nunique())
+    # k-anonymity: a boxed column is its pair of bounds (within the region); the box ids alone
+    for c in GROUP:
+        sizes = joined.groupby(["region", f"{c}_lower", f"{c}_upper"]).size()
+        assert got[(K_ANONYMITY, "k_anonymity", c)][0] == sizes.min() >= 5
+        assert got[(K_ANONYMITY, "classes", c)][0] == len(sizes)
+    box_sizes = joined.groupby(BOX).size()
+    assert got[(K_ANONYMITY, "k_anonymity", BOX)][0] == box_sizes.min() >= 5
+    assert got[(K_ANONYMITY, "classes", BOX)][0] == len(box_sizes)
+    everything = rel.dropna(subset=["age", *BOUNDS]).groupby(["region", "age", *BOUNDS]).size()
+    assert got[(K_ANONYMITY, "k_anonymity", None)][0] == everything.min()
+    # sensitive cells: a box is a cell
+    assert got[(SENSITIVE, "cells", "income")][0] == got[(SENSITIVE, "cells", "expenses")][0] == len(box_sizes)
+    text = format_report(rep)
+    assert any(line.startswith("boxes ") for line in text.splitlines())
+    assert main(["evaluate", str(folder / "spec.toml")]) == 0
+    assert "see the boxes section" in capsys.readouterr().out
+
+
+def test_tradeoff_refuses_a_box_methods_parameter_and_evaluates_boxes_beside_a_sweep(source):
+    folder, _ = source
+    spec = _load(folder, _doc())
+    with pytest.raises(SweepError, match=r"spec\.toml: groups\[0\]: box_release releases boxes, and a sweep plots "
+                                         r"measures that compare released values"):
+        sweep(spec, "k", [3, 4])
+    doc = _doc()
+    doc["columns"]["age"] = {"method": "efd_round", "c": 4}
+    data = sweep(_load(folder, doc), "c", [3, 5])  # the boxes are held fixed and still reported
+    assert list(data["parameter_value"].unique()) == [3, 5]
+    widths = data[(data["section"] == BOXES) & (data["measure"] == "mean_width")]
+    assert len(widths) == 4 and widths["value"].notna().all()
+    assert main(["tradeoff", str(folder / "spec.toml"), "--k", "3,4"]) == 2
+
