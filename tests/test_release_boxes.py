@@ -5,6 +5,8 @@ compared with the numpy layer; the manifest, the leak scan, the report and the e
 from __future__ import annotations
 
 import json
+import tomllib
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -15,7 +17,7 @@ from release_helpers import FILE_BYTES, base_doc, people, scan_release, write_db
 from duckdb_sdc import methods
 from duckdb_sdc.cli import main
 from duckdb_sdc.methods import boxes as bx
-from duckdb_sdc.release import (SpecError, dry_run, format_report, load_spec, plan_release, release,
+from duckdb_sdc.release import (SpecError, dry_run, format_report, load_spec, parse_spec, plan_release, release,
                                 report, sweep)
 from duckdb_sdc.release import methods as release_methods
 from duckdb_sdc.release.methods import BOX_TYPE, Param, check_value
@@ -409,3 +411,12 @@ def test_tradeoff_refuses_a_box_methods_parameter_and_evaluates_boxes_beside_a_s
     assert len(widths) == 4 and widths["value"].notna().all()
     assert main(["tradeoff", str(folder / "spec.toml"), "--k", "3,4"]) == 2
 
+
+def test_the_readme_spec_example_is_a_valid_spec():
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme[readme.index("## Releases"):]
+    example = section[section.index("```toml") + len("```toml"):]
+    spec = parse_spec(tomllib.loads(example[:example.index("```")]), name="people.toml")
+    boxes = [r for r in spec.masked() if r.boxed]
+    assert [(r.columns, r.box_column, r.params["eps"]) for r in boxes] == [(("waist", "hips"), "body_box", [1.0, 2.5])]
+    assert spec.rules["weight"].method.name == "mdav_multi_round"
