@@ -80,3 +80,34 @@ def write_spec(folder: Path, doc: dict, name: str = "spec.toml") -> Path:
     path = folder / name
     path.write_text(toml_dump(doc), encoding="utf-8")
     return path
+
+
+FILE_BYTES = ("<file>", "<bytes>")  # the key of scan_release's entry for the file's bytes
+
+
+def raw_strings(value: float) -> set[str]:
+    """How a raw value of `people` can be written as text."""
+    return {repr(float(value)), f"{value:.4f}".rstrip("0").rstrip(".")}
+
+
+def scan_release(path: Path, raw: set[float]) -> dict[tuple[str, str], set[float]]:
+    """The raw values found in every column of every table and view of a release file, read by a
+    plain connection (numbers compared as numbers, other types as text), and in the file's bytes
+    as text (key FILE_BYTES): {(relation, column): raw values found}."""
+    found = {}
+    plain = duckdb.connect(str(path), read_only=True)
+    relations = [r[0] for r in plain.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+    for name in relations:
+        quoted = '"' + name.replace('"', '""') + '"'
+        for col, type_ in [(r[0], r[1]) for r in plain.execute(f"DESCRIBE {quoted}").fetchall()]:
+            qc = '"' + col.replace('"', '""') + '"'
+            values = [v for (v,) in plain.execute(f"SELECT DISTINCT {qc} FROM {quoted}").fetchall() if v is not None]
+            if type_ in ("DOUBLE", "BIGINT", "INTEGER"):
+                found[(name, col)] = raw & {float(v) for v in values}
+            else:
+                text = " ".join(map(str, values))
+                found[(name, col)] = {v for v in raw if any(s in text for s in raw_strings(v))}
+    plain.close()
+    blob = path.read_bytes()
+    found[FILE_BYTES] = {v for v in raw if any(s.encode() in blob for s in raw_strings(v))}
+    return found

@@ -1,11 +1,13 @@
 """The table of masking methods a release spec can name, derived from the SQL registry.
 
 A spec names a method by its SQL function (`method = "mdav_round"`). A registry row is a release
-method when it is a list function of one column (first parameter `xs DOUBLE[]`, returns `DOUBLE[]`)
-or of a group of columns (first parameter `rows DOUBLE[][]`, one vector per record, returns
-`DOUBLE[][]` aligned with it), AND the registry also has its table form `<name>_table`: that pair is
-what every masking family provides, and it keeps helpers that merely return a list (labels,
-sensitivities) out of the spec's vocabulary. Adding a masking family to the registry therefore adds its methods to
+method when it is a list function of one column (first parameter `xs DOUBLE[]`, returns `DOUBLE[]`),
+of a group of columns (first parameter `rows DOUBLE[][]`, one vector per record, returns
+`DOUBLE[][]` aligned with it), or a box method (`rows DOUBLE[][]` in, one box per record out as
+`BOX_TYPE[]`: a box id and a lower and an upper bound per attribute), AND the registry also has its
+table form `<name>_table`: that pair is what every masking family provides, and it keeps helpers
+that merely return a list (labels, sensitivities) out of the spec's vocabulary. The kind is read off
+the row's types, never its name, so adding a masking family to the registry adds its methods to
 releases with no change here.
 
 A method's parameters are the list function's parameters after `xs`. The spec's values are checked
@@ -13,10 +15,12 @@ against each parameter's declared type before any SQL is built (see `check_value
 (k <= number of values, epsilon > 0, ...) stay where they are implemented once, in the function, and
 run when the release is materialised.
 
-Two parameter names carry meaning for releases:
+Three parameter names carry meaning for releases:
 * `epsilon`: the method is differentially private; the release splits a total budget over such
   columns and records what each spent (see `spec.split_epsilon`).
 * `seed`: passed to the function but never written into the release (manifest included).
+* `names`: the release passes the names of the rule's columns (in the rule's order), so that other
+  parameters can name them (`characteristic = "corr(income, expenses)"`); a spec cannot set it.
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ from ..sql.registry import REGISTRY, Param, SqlFunction
 
 SECRET_PARAMS = frozenset({"seed"})
 EPSILON = "epsilon"
+NAMES = "names"  # filled by the release with the rule's column names
 
-
-COLUMN, ROWS = "column", "rows"
+COLUMN, ROWS, BOXES = "column", "rows", "boxes"
+# what a box method returns per record: its box's id (numbered within the list) and bounds
+BOX_TYPE = "STRUCT(box BIGINT, lower DOUBLE[], upper DOUBLE[])"
 
 
 @dataclass(frozen=True)
@@ -39,7 +45,8 @@ class ReleaseMethod:
     name: str  # the spec's name, which is the SQL list function's name
     params: tuple[Param, ...]  # parameters after the list
     doc: str = ""
-    kind: str = COLUMN  # COLUMN: xs DOUBLE[] (one column); ROWS: rows DOUBLE[][] (a group of columns)
+    kind: str = COLUMN  # COLUMN: xs DOUBLE[] (one column); ROWS: rows DOUBLE[][] (a group of
+    # columns); BOXES: rows DOUBLE[][] in, a box per record out (each column released as two bounds)
 
     @property
     def is_dp(self) -> bool:
@@ -52,22 +59,32 @@ class ReleaseMethod:
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
 
+    @property
+    def settable(self) -> tuple[Param, ...]:
+        """The parameters a spec may set (not the ones the release fills in)."""
+        return tuple(p for p in self.params if p.name != NAMES)
 
-# the list type a method takes and returns -> how a release calls it
-_KINDS = {"DOUBLE[]": COLUMN, "DOUBLE[][]": ROWS}
+
+def _type(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip().upper()).replace("( ", "(").replace(" )", ")")
+
+
+# (the list type a method takes, the list type it returns) -> how a release calls it
+_KINDS = {("DOUBLE[]", "DOUBLE[]"): COLUMN, ("DOUBLE[][]", "DOUBLE[][]"): ROWS,
+          ("DOUBLE[][]", _type(BOX_TYPE) + "[]"): BOXES}
 
 
 def _kind(row: SqlFunction, names: set[str]) -> str | None:
     if row.kind != "scalar" or not row.params or f"{row.name}_table" not in names:
         return None
-    kind = _KINDS.get(row.params[0].type)
-    return kind if kind is not None and row.returns == row.params[0].type else None
+    return _KINDS.get((_type(row.params[0].type), _type(row.returns)))
 
 
 def derive(registry: tuple[SqlFunction, ...] = REGISTRY) -> dict[str, ReleaseMethod]:
     """Every masking list function of the registry: `f(xs DOUBLE[], ...) -> DOUBLE[]` masks one
     column; `f(rows DOUBLE[][], ...) -> DOUBLE[][]` (one vector per record) masks a group of columns
-    together; either needs its table form `f_table` in the registry too."""
+    together; `f(rows DOUBLE[][], ...) -> BOX_TYPE[]` releases every record of a group (or of one
+    column) as a box; each needs its table form `f_table` in the registry too."""
     names = {row.name for row in registry}
     out = {}
     for row in registry:
@@ -89,6 +106,8 @@ def _alternatives(type_text: str) -> list[str]:
 
 def _matches(value, alternative: str) -> bool:
     upper = alternative.upper()
+    if upper.endswith("[]"):  # a list: every element of the element type (a TOML array)
+        return isinstance(value, list) and all(_matches(v, alternative[:-2]) for v in value)
     if alternative.startswith("'") and alternative.endswith("'"):
         return isinstance(value, str) and value == alternative[1:-1]
     if upper in _INTEGER:
@@ -105,7 +124,8 @@ def _matches(value, alternative: str) -> bool:
 
 
 def check_value(param: Param, value) -> str | None:
-    """None when `value` fits the parameter's declared type, else what was expected."""
+    """None when `value` fits the parameter's declared type, else what was expected. A list type
+    (`DOUBLE[]`, e.g. one eps per attribute) takes a TOML array of such values."""
     alternatives = _alternatives(param.type)
     if any(_matches(value, alt) for alt in alternatives):
         return None

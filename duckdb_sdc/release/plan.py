@@ -9,10 +9,13 @@ value only as a sqlglot literal; nothing is formatted into SQL text. The script:
 3. masks each masked column in its own statement (a progress step) into a temporary table of
    (key, masked value): one list of {key, value} structs per stratum, ordered by the key (ties are
    then broken alike in every run), the method's list function on the values, and both unnested
-   side by side, so keys and masked values stay aligned;
+   side by side, so keys and masked values stay aligned; a box method's table holds each record's
+   box (bounds) and a box id unique in the release (see `mask_step`);
 4. attaches a new file and, in one transaction, writes the release table (the source's columns in
-   their order, masked values joined on the key, ordered by the key), the manifest and the view
-   without the key; then detaches it (the caller renames the file into place).
+   their order, masked values joined on the key, ordered by the key; a boxed column as its two
+   bounds, and a box rule's id after its last column), the manifest (one row per released column,
+   and one per dropped column) and the view without the key; then detaches it (the caller renames
+   the file into place).
 
 The source's column names and types come from `DESCRIBE`; `resolve` checks them against the rules.
 """
@@ -29,8 +32,8 @@ from typing import Callable
 import sqlglot
 from sqlglot import exp
 
-from .methods import SECRET_PARAMS
-from .spec import MANIFEST_TABLE, Rule, Spec, SpecError
+from .methods import BOXES, COLUMN, NAMES, SECRET_PARAMS
+from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 
 SOURCE_DB = "__sdc_source_db"
 SOURCE = "__sdc_source"
@@ -43,7 +46,9 @@ _NUMERIC = re.compile(r"(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALL
 
 MANIFEST_COLUMNS = (
     ("release_table", "VARCHAR"),
-    ("column_name", "VARCHAR"),
+    ("column_name", "VARCHAR"),    # the released column (the source column where it is dropped)
+    ("source_column", "VARCHAR"),  # the source column it comes from; NULL for a box id
+    ("released_as", "VARCHAR"),    # 'value', 'lower' / 'upper' (a box's bounds), 'box' (box id); NULL if dropped
     ("position", "INTEGER"),       # position in the release table; NULL for a dropped column
     ("rule", "VARCHAR"),           # 'key', 'keep', 'drop' or 'mask'
     ("method", "VARCHAR"),         # SQL function of a masked column
@@ -51,7 +56,7 @@ MANIFEST_COLUMNS = (
     ("strata", "VARCHAR[]"),       # columns within whose groups the column was masked
     ("masked_with", "VARCHAR[]"),  # the group of columns a multivariate method masked together
     ("epsilon", "DOUBLE"),         # privacy budget spent by a differentially private column
-    ("source_type", "VARCHAR"),
+    ("source_type", "VARCHAR"),    # NULL for a box id
     ("released_type", "VARCHAR"),
     ("source", "VARCHAR"),
     ("epsilon_total", "DOUBLE"),   # the release's total: sum over its DP columns
@@ -132,7 +137,8 @@ def source_steps(spec: Spec) -> list[Step]:
 
 def resolve(spec: Spec, source_columns: list[tuple[str, str]]) -> None:
     """Check the rules against the source: every column declared (privacy by default), every rule
-    for an existing column, key and strata present, masked columns numeric."""
+    for an existing column, key and strata present, masked columns numeric, released column names
+    distinct (a box's bound and id columns are new names)."""
     names = [n for n, _ in source_columns]
     types = dict(source_columns)
     undeclared = [n for n in names if n not in spec.rules]
@@ -160,6 +166,14 @@ def resolve(spec: Spec, source_columns: list[tuple[str, str]]) -> None:
             if not _NUMERIC.fullmatch(types[col]):
                 raise SpecError(f"{spec.name}: {rule.where}: {rule.method.name} masks numbers, "
                                 f"column {col!r} is {types[col]}")
+    seen: dict[str, ReleasedColumn] = {}
+    for col in released_columns(spec, source_columns):
+        other = seen.setdefault(col.name.lower(), col)  # DuckDB's names ignore case
+        if other is not col:
+            box = next((c for c in (col, other) if c.role == BOX), None)
+            raise SpecError(f"{spec.name}: {col.describe()}: the release table would have two columns named "
+                            f"{col.name!r} (the other from {other.describe()}); drop or rename a source column"
+                            + (f", or set {box.rule.where}.box_column" if box is not None else ""))
 
 
 def key_step(spec: Spec) -> Step:
@@ -197,10 +211,13 @@ def _call(rule: Rule, values: exp.Expression, stratified: bool) -> exp.Expressio
     (macros take defaults only by name)."""
     args = [values]
     for p in rule.method.params:
-        if p.name not in rule.params:
+        if p.name == NAMES:  # the rule's columns, so that other parameters can name them
+            value = literal(list(rule.columns))
+        elif p.name not in rule.params:
             continue
-        given = rule.params[p.name]
-        value = _seed(rule, given, stratified) if p.name in SECRET_PARAMS and given is not None else literal(given)
+        else:
+            given = rule.params[p.name]
+            value = _seed(rule, given, stratified) if p.name in SECRET_PARAMS and given is not None else literal(given)
         args.append(value if p.default is None else exp.PropertyEQ(this=exp.to_identifier(p.name), expression=value))
     return exp.Anonymous(this=rule.method.name, expressions=args)
 
@@ -209,13 +226,26 @@ def mask_table(i: int) -> str:
     return f"__sdc_mask_{i}"
 
 
+BOX_ID = "__sdc_box"
+
+
+def _stratum(j: int) -> exp.Identifier:
+    return ident(f"__sdc_s{j}")
+
+
 def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
     """One masking rule into temporary table i: (__sdc_key, __sdc_value), where the value is the
-    masked number, or for a group the masked vector of its columns in the group's order."""
+    masked number, or for a group the masked vector of its columns in the group's order.
+
+    A box rule's value is the record's box, {box, lower[], upper[]}, and the table has a third
+    column BOX_ID: the box ids of the method are numbered within each stratum, so they are renumbered
+    1..G over the release, dense_rank() in the order (strata values, box id within the stratum).
+    Records without a box (a NULL attribute) are left out of the table (the release's LEFT JOIN gives
+    them NULL bounds and id), so the numbering has no gaps."""
     lst, s = ident("__sdc_l"), ident("__sdc_s")
-    if rule.group:
+    if rule.method.kind != COLUMN:
         value = exp.Array(expressions=[exp.Cast(this=column(c), to=exp.DataType.build("DOUBLE"))
-                                       for c in rule.group])
+                                       for c in rule.columns])
     else:
         value = column(rule.column)
     pairs = exp.Struct(expressions=[
@@ -226,8 +256,11 @@ def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
     ordered = exp.Order(this=pairs, expressions=[exp.Ordered(this=column(spec.source.key), nulls_first=False)])
     grouped = exp.select(exp.ArrayAgg(this=ordered).as_(lst)).from_(table(SOURCE))
     strata = spec.strata_of(rule)
+    boxes = rule.method.kind == BOXES
     if strata:
         grouped = grouped.select(exp.func("hash", *(column(c) for c in strata)).as_(ident(STRATUM_HASH)))
+        if boxes:  # the stratum's values, which order the box ids
+            grouped = grouped.select(*(column(c).as_(_stratum(j)) for j, c in enumerate(strata, start=1)))
         grouped = grouped.group_by(*(column(c) for c in strata))
     values = exp.Transform(this=exp.Column(this=lst.copy()),
                            expression=exp.Lambda(this=exp.Dot(this=s.copy(), expression=ident("v")),
@@ -236,9 +269,24 @@ def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
         exp.Dot(this=exp.Explode(this=exp.Column(this=lst.copy())), expression=ident("k")).as_(ident("__sdc_key")),
         exp.Explode(this=_call(rule, values, bool(strata))).as_(ident("__sdc_value")),
     ).from_(grouped.subquery(ident("__sdc_g")))
+    if boxes:
+        query = _box_ids(query, len(strata))
     create = exp.Create(this=table(mask_table(i)), kind="TABLE", expression=query,
                         properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
     return Step(f"masking {', '.join(rule.columns)} ({rule.method.name})", create, where=rule.where)
+
+
+def _box_ids(query: exp.Select, n_strata: int) -> exp.Select:
+    """(__sdc_key, __sdc_value, BOX_ID) of the records with a box (see `mask_step`), from the
+    unnested boxes `query` of the per-stratum lists, which carry the stratum values __sdc_s1.. ."""
+    query = query.select(*(exp.Column(this=_stratum(j)) for j in range(1, n_strata + 1)))
+    box = exp.StructExtract(this=column("__sdc_value"), expression=exp.Literal.string("box"))
+    order = exp.Order(expressions=[exp.Ordered(this=exp.Column(this=_stratum(j)), nulls_first=False)
+                                   for j in range(1, n_strata + 1)] + [exp.Ordered(this=box, nulls_first=False)])
+    rank = exp.Window(this=exp.Anonymous(this="dense_rank"), order=order)
+    return (exp.select(column("__sdc_key"), column("__sdc_value"), rank.as_(ident(BOX_ID)))
+            .from_(query.subquery(ident("__sdc_u")))
+            .where(exp.Not(this=exp.Is(this=column("__sdc_value"), expression=exp.Null()))))
 
 
 def mask_steps(spec: Spec) -> list[Step]:
@@ -246,40 +294,73 @@ def mask_steps(spec: Spec) -> list[Step]:
     return [mask_step(spec, rule, i) for i, rule in enumerate(spec.masked(), start=1)]
 
 
-def released_columns(spec: Spec, source_columns: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(name, type) of the release table's columns, in the source's order."""
+VALUE, LOWER, UPPER, BOX = "value", "lower", "upper", "box"  # what a released column holds
+
+
+@dataclass(frozen=True)
+class ReleasedColumn:
+    """A column of the release table."""
+    name: str
+    type: str
+    source: str | None  # the source column it comes from; None for a box id
+    role: str  # VALUE (kept or masked values), LOWER / UPPER (a boxed column's bounds), BOX (box id)
+    rule: Rule
+
+    def describe(self) -> str:
+        """Where it is declared, for messages."""
+        return self.rule.where or f"columns.{self.source}"
+
+
+def layout(spec: Spec, source_columns: list[tuple[str, str]]) -> list[tuple[str, str, list[ReleasedColumn]]]:
+    """(source column, its type, the released columns it gives), in the source's order: none for a
+    dropped column, its bounds for a boxed one, and a box rule's id column after the bounds of the
+    rule's last column in the source's order."""
+    last = {id(spec.rules[n]): n for n, _ in source_columns if spec.rules[n].boxed}
     out = []
     for name, type_ in source_columns:
         rule = spec.rules[name]
+        cols = []
         if rule.action == "keep":
-            out.append((name, type_))
+            cols.append(ReleasedColumn(name, type_, name, VALUE, rule))
+        elif rule.action == "mask" and rule.boxed:
+            lower, upper = bound_columns(name)
+            cols += [ReleasedColumn(lower, "DOUBLE", name, LOWER, rule), ReleasedColumn(upper, "DOUBLE", name, UPPER, rule)]
+            if last[id(rule)] == name:
+                cols.append(ReleasedColumn(rule.box_column, "BIGINT", None, BOX, rule))
         elif rule.action == "mask":
-            out.append((name, "DOUBLE"))
+            cols.append(ReleasedColumn(name, "DOUBLE", name, VALUE, rule))
+        out.append((name, type_, cols))
     return out
 
 
+def released_columns(spec: Spec, source_columns: list[tuple[str, str]]) -> list[ReleasedColumn]:
+    """The release table's columns, in order (see `layout`)."""
+    return [c for _, _, cols in layout(spec, source_columns) for c in cols]
+
+
 def released_query(spec: Spec, source_columns) -> exp.Select:
-    """The release table's rows: the source's released columns, masked values joined on the key from
-    the temporary tables of `mask_step`, ordered by the key."""
+    """The release table's rows: the source's released columns, masked values (or a box's bounds and
+    id) joined on the key from the temporary tables of `mask_step`, ordered by the key."""
     src = "__sdc_src"
     rules = spec.masked()
-    masked = {}  # column -> (mask table number, position in the group's vector or None)
-    for i, rule in enumerate(rules, start=1):
-        for j, col in enumerate(rule.group):
-            masked[col] = (i, j + 1)
-        if not rule.group:
-            masked[rule.column] = (i, None)
+    table_of = {id(rule): f"__sdc_m{i}" for i, rule in enumerate(rules, start=1)}
     select = []
-    for name, _ in released_columns(spec, source_columns):
-        if name in masked:
-            i, j = masked[name]
-            value = column("__sdc_value", f"__sdc_m{i}")
-            if j is not None:
-                # sqlglot counts from 0 and writes DuckDB's 1-based index: this is value[j]
-                value = exp.Bracket(this=value, expressions=[exp.Literal.number(j - 1)])
-            select.append(value.as_(ident(name)))
-        else:
-            select.append(column(name, src).as_(ident(name)))
+    for col in released_columns(spec, source_columns):
+        if col.role == VALUE and col.rule.action != "mask":
+            select.append(column(col.name, src).as_(ident(col.name)))
+            continue
+        alias = table_of[id(col.rule)]
+        if col.role == BOX:
+            select.append(column(BOX_ID, alias).as_(ident(col.name)))
+            continue
+        value = column("__sdc_value", alias)
+        if col.role != VALUE:
+            value = exp.StructExtract(this=value, expression=exp.Literal.string(col.role))
+        if col.role != VALUE or col.rule.group:
+            # sqlglot counts from 0 and writes DuckDB's 1-based index: this is value[j]
+            j = col.rule.columns.index(col.source)
+            value = exp.Bracket(this=value, expressions=[exp.Literal.number(j)])
+        select.append(value.as_(ident(col.name)))
     query = exp.select(*select).from_(exp.Table(this=ident(SOURCE), alias=exp.TableAlias(this=ident(src))))
     for i in range(1, len(rules) + 1):
         alias = f"__sdc_m{i}"
@@ -297,11 +378,20 @@ def release_table_step(spec: Spec, source_columns) -> Step:
 
 def manifest_rows(spec: Spec, source_columns, *, package_version: str, duckdb_version: str,
                   created_at: datetime) -> list[dict]:
-    released = [n for n, _ in released_columns(spec, source_columns)]
+    """One row per released column, in the table's order, with a dropped column's row at its place
+    in the source's order: a boxed source column has two rows (its bounds, both naming it as
+    source_column) and its rule one more for the box id (source_column NULL)."""
+    columns = layout(spec, source_columns)
+    position = {id(c): i for i, c in enumerate((c for _, _, cols in columns for c in cols), start=1)}
     public = json.dumps(spec.public_text(), default=str, ensure_ascii=False, sort_keys=True)
+    entries = []  # (column name, source column, source type, released column or None)
+    for name, type_, cols in columns:
+        if not cols:
+            entries.append((name, name, type_, None))
+        entries += [(c.name, c.source, type_ if c.source is not None else None, c) for c in cols]
     rows = []
-    for name, type_ in source_columns:
-        rule = spec.rules[name]
+    for name, source_column, type_, col in entries:
+        rule = spec.rules[source_column] if col is None else col.rule
         masked = rule.action == "mask"
         params = None
         if masked:
@@ -309,15 +399,17 @@ def manifest_rows(spec: Spec, source_columns, *, package_version: str, duckdb_ve
         rows.append({
             "release_table": spec.output.table,
             "column_name": name,
-            "position": released.index(name) + 1 if name in released else None,
-            "rule": "key" if name == spec.source.key else rule.action,
+            "source_column": source_column,
+            "released_as": None if col is None else col.role,
+            "position": None if col is None else position[id(col)],
+            "rule": "key" if source_column == spec.source.key else rule.action,
             "method": rule.method.name if masked else None,
             "parameters": json.dumps(params, sort_keys=True) if masked else None,
             "strata": list(spec.strata_of(rule)) if masked else None,
-            "masked_with": list(rule.group) if rule.group else None,
+            "masked_with": list(rule.columns) if masked and (rule.group or rule.boxed) else None,
             "epsilon": rule.epsilon,
             "source_type": type_,
-            "released_type": ("DOUBLE" if masked else type_) if name in released else None,
+            "released_type": None if col is None else col.type,
             "source": spec.source.describe(),
             "epsilon_total": spec.epsilon_spent(),
             "package_version": package_version,
@@ -341,7 +433,7 @@ def manifest_steps(rows: list[dict]) -> list[Step]:
 def view_steps(spec: Spec, source_columns) -> list[Step]:
     if not spec.output.view_without_key:
         return []
-    names = [n for n, _ in released_columns(spec, source_columns) if n != spec.source.key]
+    names = [c.name for c in released_columns(spec, source_columns) if c.name != spec.source.key]
     body = exp.select(*(column(n) for n in names)).from_(table(spec.output.table))
     view = exp.Create(this=table(spec.output.view_without_key), kind="VIEW", expression=body)
     # created while the release database is the default one, so the stored view names its table

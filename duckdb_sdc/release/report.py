@@ -10,11 +10,16 @@ connection on which the original and the released records are two relations, ORI
 with a common key column) returning rows; `SECTIONS` lists them in the order they are printed:
 
 * `measures_section`: every measure of `evaluate_masking` (the SQL table macro backed by
-  `duckdb_sdc.measures.evaluate`) on the masked columns, each column alone and all together, filed
-  as information loss, disclosure risk or the combined IL-DR score;
-* `k_anonymity_section`: k-anonymity of the released quasi-identifiers (`Spec.quasi_identifiers`);
-* `sensitivity_section`: attribute disclosure, the cells (records sharing a released value) that the
-  dominance and p% rules flag as sensitive.
+  `duckdb_sdc.measures.evaluate`) on the masked columns released as values, each column alone and
+  all together, filed as information loss, disclosure risk or the combined IL-DR score; a boxed
+  column (released as bounds by a box method) gets a row saying why it has none;
+* `boxes_section`: what the boxes cost instead: their mean width (also in sd units), the bounds of
+  each column's mean they give, the share of records inside their box, and per box rule the number
+  of boxes;
+* `k_anonymity_section`: k-anonymity of the released quasi-identifiers (`Spec.quasi_identifiers`; a
+  boxed column counts as its two bounds), and of each box rule's box ids;
+* `sensitivity_section`: attribute disclosure, the cells (records sharing a released value, or a
+  box) that the dominance and p% rules flag as sensitive.
 
 A new kind of evidence is one more function in `SECTIONS`. `tradeoff.py` evaluates in-memory
 maskings of spec variants through the same sections.
@@ -34,13 +39,13 @@ from ..sql import connect
 from ..sql.measures import GROUP_RISK
 from ..sql.registry import REGISTRY
 from .plan import DIALECT, SOURCE, column, ident, literal, resolve, table
-from .spec import MANIFEST_TABLE, Spec, SpecError
+from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 
 ORIGINAL, MASKED, KEY = "__sdc_eval_original", "__sdc_eval_masked", "__sdc_eval_key"
 RELEASE_DB = "__sdc_evaluated"
 
 LOSS, RISK, SCORE, K_ANONYMITY = "information loss", "disclosure risk", "IL-DR score", "k-anonymity"
-SENSITIVE = "sensitive cells"
+SENSITIVE, BOXES = "sensitive cells", "boxes"
 COLUMNS = ("section", "measure", "column", "value", "note")
 ALL = "all columns"  # how format_report labels the overall rows (column None)
 
@@ -71,22 +76,78 @@ class Evaluation:
     (the released records), both with the key column KEY and the columns under their own names."""
     con: duckdb.DuckDBPyConnection
     spec: Spec
-    masked: tuple[str, ...]  # the masked columns, in the order of the spec's rules
+    masked: tuple[str, ...]  # the masked columns released as values, in the order of the spec's rules
     quasi_identifiers: tuple[str, ...]
+    boxes: tuple[Rule, ...] = ()  # the box rules (their columns are released as bounds and a box id)
 
     def fetch(self, query: exp.Expression) -> list[tuple]:
         return self.con.execute(query.sql(dialect=DIALECT)).fetchall()
 
+    def released(self, name: str) -> tuple[str, ...]:
+        """The released columns (in MASKED) of a released source column: its bounds if boxed."""
+        return bound_columns(name) if self.spec.rules[name].boxed else (name,)
+
 
 def measures_section(ev: Evaluation) -> list[Row]:
-    """Every measure of evaluate_masking(ORIGINAL, MASKED, KEY, columns := the masked columns)."""
+    """Every measure of evaluate_masking(ORIGINAL, MASKED, KEY, columns := the masked columns
+    released as values); a row per boxed column saying why it has none."""
+    boxed = [Row(LOSS, "measures", c, None,
+                 f"{', '.join(map(repr, r.columns))} released as boxes ({r.method.name}, {r.where}): these "
+                 "measures compare released values with the original ones, and a box has bounds, not a value; "
+                 "see the boxes section")
+             for r in ev.boxes for c in r.columns]
     if not ev.masked:
-        return [Row(LOSS, "measures", None, None, "the spec masks no column")]
+        return boxed or [Row(LOSS, "measures", None, None, "the spec masks no column")]
     call = exp.Anonymous(this="evaluate_masking", expressions=[
         literal(ORIGINAL), literal(MASKED), literal(KEY),
         exp.PropertyEQ(this=exp.to_identifier("columns"), expression=literal(list(ev.masked)))])
     query = exp.select("measure", "column", "value", "note").from_(exp.Table(this=call))
-    return [Row(section_of(m), m, c, v, n) for m, c, v, n in ev.fetch(query)]
+    return [Row(section_of(m), m, c, v, n) for m, c, v, n in ev.fetch(query)] + boxed
+
+
+def _box_column_rows(ev: Evaluation, name: str) -> list[Row]:
+    """The boxes of one boxed column over the records that have one: mean width, mean width / sd of
+    the original values, the range of the mean [avg(lower), avg(upper)] (box_mean_bounds), and the
+    share of records whose original value lies in their box."""
+    lower, upper = (column(c, "__sdc_m") for c in bound_columns(name))
+    original = column(name, "__sdc_o")
+    bounds = exp.Anonymous(this="box_mean_bounds", expressions=[lower.copy(), upper.copy()])
+    inside = exp.Between(this=original.copy(), low=lower.copy(), high=upper.copy())
+    query = (exp.select(
+        exp.Avg(this=exp.Sub(this=upper.copy(), expression=lower.copy())),
+        exp.func("stddev_pop", original.copy()),
+        exp.StructExtract(this=bounds.copy(), expression=exp.Literal.string("lower")),
+        exp.StructExtract(this=bounds, expression=exp.Literal.string("upper")),
+        exp.Avg(this=exp.If(this=inside, true=literal(1.0), false=literal(0.0))),
+        exp.Count(this=exp.Star()))
+        .from_(exp.Table(this=ident(ORIGINAL), alias=exp.TableAlias(this=ident("__sdc_o"))))
+        .join(exp.Table(this=ident(MASKED), alias=exp.TableAlias(this=ident("__sdc_m"))), using=[ident(KEY)])
+        .where(exp.and_(exp.Not(this=exp.Is(this=lower.copy(), expression=exp.Null())),
+                        exp.Not(this=exp.Is(this=upper.copy(), expression=exp.Null())))))
+    width, sd, mean_lower, mean_upper, inside_share, n = ev.fetch(query)[0]
+    if n == 0:
+        return [Row(BOXES, m, name, None, f"no record of {name!r} has a box")
+                for m in ("mean_width", "mean_width_sd", "mean_lower", "mean_upper", "in_box_share")]
+    scaled = (None, f"{name!r} is constant: no sd to scale by") if not sd else (width / sd, None)
+    return [Row(BOXES, "mean_width", name, width), Row(BOXES, "mean_width_sd", name, *scaled),
+            Row(BOXES, "mean_lower", name, mean_lower), Row(BOXES, "mean_upper", name, mean_upper),
+            Row(BOXES, "in_box_share", name, inside_share)]
+
+
+def boxes_section(ev: Evaluation) -> list[Row]:
+    """Information loss of the boxed columns, which the measures cannot judge (see
+    `_box_column_rows`), then per box rule, under its box id column: `boxes`, the number of boxes,
+    and `records_per_box`, their mean size."""
+    rows = []
+    for rule in ev.boxes:
+        rows += [r for c in rule.columns for r in _box_column_rows(ev, c)]
+        box = column(rule.box_column)
+        boxes, records = ev.fetch(exp.select(exp.Count(this=exp.Distinct(expressions=[box.copy()])),
+                                             exp.Count(this=box.copy())).from_(table(MASKED)))[0]
+        rows += [Row(BOXES, "boxes", rule.box_column, float(boxes)),
+                 Row(BOXES, "records_per_box", rule.box_column, records / boxes if boxes else None,
+                     None if boxes else "no record has a box")]
+    return rows
 
 
 def _classes(ev: Evaluation, by: tuple[str, ...], present: tuple[str, ...], col: str | None) -> list[Row]:
@@ -123,21 +184,27 @@ def k_anonymity_section(ev: Evaluation) -> list[Row]:
     """k-anonymity of the released quasi-identifiers Q. A column of Q that is not a stratum column is
     counted alone together with the strata columns in Q (the strata are released, and the masking
     guarantee holds within a stratum): the smallest number of released records sharing its value in
-    a stratum, over the records where it is non-NULL. Then all of Q together (column None), over the
-    records where no column of Q is NULL (NULLs are not masked; they are reported as left out)."""
+    a stratum, over the records where it is non-NULL; a boxed column's "value" is its pair of bounds.
+    Then all of Q together (column None), over the records where no column of Q is NULL (NULLs are
+    not masked; they are reported as left out). Last, the box ids of each box rule, under the id
+    column's name (ids are unique in the release, so no stratum is needed)."""
     q = ev.quasi_identifiers
     strata = tuple(c for c in q if c in set(ev.spec.strata_columns()))
     rows = []
     for c in q:
         if c not in strata:
-            rows += _classes(ev, strata + (c,), (c,), c)
-    return rows + _classes(ev, q, q, None)
+            rows += _classes(ev, strata + ev.released(c), ev.released(c), c)
+    every = tuple(r for c in q for r in ev.released(c))
+    rows += _classes(ev, every, every, None)
+    for rule in ev.boxes:
+        rows += _classes(ev, (rule.box_column,), (rule.box_column,), rule.box_column)
+    return rows
 
 
 def _sensitive_cells(ev: Evaluation, attribute: str, clusters: tuple[str, ...], strata: tuple[str, ...]):
     """(cells, dominance-sensitive cells, p%-sensitive cells) of one released attribute. A cell is
     the group of records of a stratum that share the released values of `clusters` (the attribute
-    itself, or every column of its multivariate group); its contributions are their original values
+    itself, every column of its multivariate group, or its box id); its contributions are their original values
     of `attribute`. Records whose released value is NULL are in no cell."""
     rules = ev.spec.sensitivity
     original, masked = ident("__sdc_o"), ident("__sdc_m")
@@ -169,8 +236,9 @@ def sensitivity_section(ev: Evaluation) -> list[Row]:
     rows, totals = [], [0, 0, 0]
     for rule in ev.spec.masked():
         strata = ev.spec.strata_of(rule)
+        clusters = (rule.box_column,) if rule.boxed else tuple(rule.columns)  # a box is a cell
         for attribute in rule.columns:
-            cells, dominant, p_cells = _sensitive_cells(ev, attribute, tuple(rule.columns), strata)
+            cells, dominant, p_cells = _sensitive_cells(ev, attribute, clusters, strata)
             totals = [totals[0] + cells, totals[1] + dominant, totals[2] + p_cells]
             rows += _sensitivity_rows(attribute, cells, dominant, p_cells)
     if not rows:
@@ -191,8 +259,8 @@ def _sensitivity_rows(col: str | None, cells: int, dominant: int, p_cells: int, 
 
 
 Section = Callable[[Evaluation], list[Row]]
-SECTIONS: tuple[Section, ...] = (measures_section, k_anonymity_section, sensitivity_section)
-_ORDER = (LOSS, RISK, SCORE, K_ANONYMITY, SENSITIVE)
+SECTIONS: tuple[Section, ...] = (measures_section, boxes_section, k_anonymity_section, sensitivity_section)
+_ORDER = (LOSS, RISK, SCORE, BOXES, K_ANONYMITY, SENSITIVE)
 
 
 def evaluate_relations(ev: Evaluation) -> pd.DataFrame:
@@ -224,8 +292,9 @@ def create_views(con, spec: Spec, masked_relation: exp.Table, *, by_position: bo
 
 
 def evaluation(con, spec: Spec) -> Evaluation:
-    masked = tuple(c for r in spec.masked() for c in r.columns)
-    return Evaluation(con=con, spec=spec, masked=masked, quasi_identifiers=spec.quasi_identifiers())
+    masked = tuple(c for r in spec.masked() if not r.boxed for c in r.columns)
+    return Evaluation(con=con, spec=spec, masked=masked, quasi_identifiers=spec.quasi_identifiers(),
+                      boxes=tuple(r for r in spec.masked() if r.boxed))
 
 
 def _comparable(spec_text: dict) -> dict:

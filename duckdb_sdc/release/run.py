@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from .. import __version__
 from ..sql import connect
-from .plan import DIALECT, SOURCE, Plan, Step, build, source_steps, table
+from .plan import DIALECT, SOURCE, Plan, Step, build, released_columns, source_steps, table
 from .progress import Progress
 from .spec import Spec, SpecError
 
@@ -144,8 +144,8 @@ def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
             except OSError:  # its folder could not be made: nothing was written
                 pass
         raise
-    released = [r for r in spec.rules.values() if r.action != "drop"]
-    return ReleaseResult(path=out, table=spec.output.table, rows=rows, columns=len(released),
+    return ReleaseResult(path=out, table=spec.output.table, rows=rows,
+                         columns=len(released_columns(spec, plan.source_columns)),
                          masked=[c for r in spec.masked() for c in r.columns], seconds=time.perf_counter() - start)
 
 

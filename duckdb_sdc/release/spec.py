@@ -25,8 +25,15 @@
 
     [[groups]]                    # a method over a group of columns (one vector per record); the
     columns = ["age", "weight"]   # group declares its columns (they have no [columns] rule)
-    method = "..."                # a method whose list takes rows DOUBLE[][]
+    method = "mdav_multi_round"   # a method whose list takes rows DOUBLE[][]
     k = 5
+
+    [[groups]]                    # a box method: every column becomes <col>_lower and <col>_upper,
+    columns = ["height", "waist"] # plus one box id column for the group
+    method = "box_release"
+    k = 5
+    characteristic = "corr(height, waist)"   # the rule's columns are its `names`
+    box_column = "body_box"       # optional; default "<columns joined by _>_box"
 
     [evaluation]                  # optional: what the risk/utility report (report.py) treats as
     quasi_identifiers = ["region", "age", "income"]   # quasi-identifiers (released columns)
@@ -49,9 +56,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._validate import SdcError, show
-from .methods import COLUMN, EPSILON, METHODS, ROWS, SECRET_PARAMS, ReleaseMethod, check_value
+from .methods import BOXES, COLUMN, EPSILON, METHODS, NAMES, ROWS, SECRET_PARAMS, ReleaseMethod, check_value
 
 RESERVED_PREFIX = "__sdc_"
+BOX_COLUMN = "box_column"  # a box rule's setting: the name of its box id column
 MANIFEST_TABLE = "release_manifest"
 FILE_FORMATS = ("parquet", "csv")
 
@@ -92,10 +100,16 @@ class Rule:
     strata: tuple[str, ...] | None = None  # None: the spec's default strata
     group: tuple[str, ...] = ()  # the columns masked together by a multivariate method
     where: str = ""  # where the rule is written, for messages: 'columns.income', 'groups[0]'
+    box_column: str | None = None  # a box method's box id column
 
     @property
     def columns(self) -> tuple[str, ...]:
         return self.group or (self.column,)
+
+    @property
+    def boxed(self) -> bool:
+        """Whether the rule releases its columns as boxes (bounds and a box id), not as values."""
+        return self.method is not None and self.method.kind == BOXES
 
     @property
     def epsilon(self) -> float | None:
@@ -106,8 +120,16 @@ class Rule:
         literals)."""
         out = {}
         for p in self.method.params:
-            out[p.name] = self.params[p.name] if p.name in self.params else _default(p.default)
+            if p.name == NAMES:
+                out[p.name] = list(self.columns)
+            else:
+                out[p.name] = self.params[p.name] if p.name in self.params else _default(p.default)
         return out
+
+
+def bound_columns(column: str) -> tuple[str, str]:
+    """The released columns of a boxed source column: its box's lower and upper bound."""
+    return f"{column}_lower", f"{column}_upper"
 
 
 @dataclass(frozen=True)
@@ -403,7 +425,7 @@ def _rule(c: _Checker, column: str, value) -> Rule:
         value = {"method": value}
     if not isinstance(value, dict):
         raise c.error(where, f"must be \"keep\", \"drop\" or {{ method = ..., ... }}, got {show(value)}")
-    return _masking(c, where, dict(value), COLUMN, (column,))
+    return _masking(c, where, dict(value), (COLUMN, BOXES), (column,))
 
 
 def _group(c: _Checker, i: int, value: dict) -> Rule:
@@ -414,21 +436,31 @@ def _group(c: _Checker, i: int, value: dict) -> Rule:
     columns = c.names(f"{where}.columns", settings.pop("columns"))
     if len(columns) < 2:
         raise c.error(f"{where}.columns", f"a group needs at least two columns, got {list(columns)}")
-    return _masking(c, where, settings, ROWS, columns)
+    return _masking(c, where, settings, (ROWS, BOXES), columns)
 
 
-def _masking(c: _Checker, where: str, settings: dict, kind: str, columns: tuple[str, ...]) -> Rule:
+def _masking(c: _Checker, where: str, settings: dict, kinds: tuple[str, ...], columns: tuple[str, ...]) -> Rule:
+    """A masking rule of [columns] (kinds COLUMN and BOXES: a box method may box one column) or of
+    [[groups]] (kinds ROWS and BOXES)."""
     name = settings.pop("method", None)
     if name is None:
         raise c.error(where, "a masking rule needs method = \"...\"")
     method = METHODS.get(name) if isinstance(name, str) else None
-    known = sorted(m.name for m in METHODS.values() if m.kind == kind)
+    known = sorted(m.name for m in METHODS.values() if m.kind in kinds)
     if method is None:
         raise c.error(where, f"unknown method {show(name)}; known: {', '.join(known) or 'none yet'}")
-    if method.kind != kind:
-        raise c.error(where, f"{name} masks {'a group of columns: declare it in [[groups]]' if kind == COLUMN else 'one column: declare it in [columns]'}")
+    if method.kind not in kinds:
+        raise c.error(where, f"{name} masks {'a group of columns: declare it in [[groups]]' if method.kind == ROWS else 'one column: declare it in [columns]'}")
     strata = c.names(f"{where}.strata", settings.pop("strata")) if "strata" in settings else None
-    allowed = tuple(p.name for p in method.params)
+    box_column = None
+    if method.kind == BOXES:
+        box_column = c.name_value(f"{where}.{BOX_COLUMN}", settings.pop(BOX_COLUMN, "_".join(columns) + "_box"))
+    elif BOX_COLUMN in settings:
+        raise c.error(f"{where}.{BOX_COLUMN}", f"{name} releases values, not boxes: it has no box id column")
+    if NAMES in settings and method.param(NAMES) is not None:
+        raise c.error(f"{where}.{NAMES}", f"{name}'s names are the rule's columns {list(columns)}, "
+                                          "passed by the release; leave names out")
+    allowed = tuple(p.name for p in method.settable)
     unknown = [k for k in settings if k not in allowed]
     if unknown:
         raise c.error(where, f"{name} has no parameter {', '.join(map(repr, unknown))}; "
@@ -440,9 +472,8 @@ def _masking(c: _Checker, where: str, settings: dict, kind: str, columns: tuple[
     missing = [p for p in method.required if p not in settings and p != EPSILON]
     if missing:
         raise c.error(where, f"{name} needs {', '.join(missing)}")
-    if kind == COLUMN:
-        return Rule(columns[0], "mask", method, settings, strata, where=where)
-    return Rule(columns[0], "mask", method, settings, strata, group=columns, where=where)
+    group = columns if len(columns) > 1 else ()
+    return Rule(columns[0], "mask", method, settings, strata, group=group, where=where, box_column=box_column)
 
 
 def split_epsilon(c: _Checker, rules: dict[str, Rule], total) -> dict[str, Rule]:

@@ -4,7 +4,8 @@
     data = sweep(load_spec("people.toml"), "k", parse_values("k", "3..50"))
 
 For each value v the spec is re-read with v for the parameter (k, c or epsilon) of every masked
-column whose method has it (other columns keep their rules; for epsilon, masking.total_epsilon is
+column whose method has it (a box method's parameter is refused: the plotted measures need released
+values, which boxes do not have) (other columns keep their rules; for epsilon, masking.total_epsilon is
 dropped and every differentially private column gets epsilon = v), masked in memory exactly as a
 release would mask it (the same generated SQL, no file written), and evaluated by the report's
 sections. The result is the report's tidy rows with the parameter's name and value in front.
@@ -138,6 +139,11 @@ def sweep(spec: Spec, param: str, values: list, *, progress: Progress | None = N
         raise SweepError(f"cannot sweep {param!r}; the parameters are {', '.join(PARAMETERS)}")
     if not values:
         raise SweepError(f"--{param}: no value to sweep")
+    boxed = [r for r in spec.masked() if r.boxed and r.method.param(param) is not None]
+    if boxed:
+        raise SweepError(f"{spec.name}: {boxed[0].where}: {boxed[0].method.name} releases boxes, and a sweep plots "
+                         f"measures that compare released values with the original ones; sweep {param} in a spec "
+                         "without box methods, or evaluate each value of a box method with duckdb-sdc evaluate")
     swept = swept_columns(spec, param)
     if not swept:
         methods = sorted(m.name for m in METHODS.values() if m.param(param) is not None)
