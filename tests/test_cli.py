@@ -147,3 +147,33 @@ def test_progress_bar_draws_only_when_asked(capsys):
     with Progress(stream=quiet).task("release t", 2) as bar:  # StringIO is not a terminal
         bar.advance("masking income")
     assert quiet.getvalue() == ""
+
+
+def test_a_release_shows_progress_per_stratum(tmp_path):
+    import io
+
+    from release_helpers import base_doc, people, write_db, write_spec
+
+    from duckdb_sdc.release import load_spec, release
+
+    write_db(tmp_path / "src.duckdb", "people", people(120))
+    stream = io.StringIO()
+    release(load_spec(write_spec(tmp_path, base_doc())), progress=Progress(stream=stream, enabled=True))
+    drawn = stream.getvalue()
+    # three regions: the last tick of each masking step shows all three strata done
+    assert "masking income (mdav_round) (stratum 3/3)" in drawn
+    assert "masking expenses (oma_round) (stratum 3/3)" in drawn
+
+
+def test_group_ticks_reach_only_watchers_while_they_watch():
+    import duckdb_sdc
+    from duckdb_sdc.sql.progress import watching
+
+    con = duckdb_sdc.connect()
+    con.execute("CREATE TABLE t AS SELECT i % 4 AS g, i * 1.0 AS x FROM range(100) r(i)")
+    ticks = []
+    with watching(lambda: ticks.append(1)):
+        con.execute("SELECT g, mdav_round(list(x), 3) FROM t GROUP BY g").fetchall()
+    con.execute("SELECT g, mdav_round(list(x), 3) FROM t GROUP BY g").fetchall()
+    con.close()
+    assert len(ticks) == 4

@@ -97,6 +97,7 @@ class Step:
     sql: exp.Expression
     where: str | None = None  # the spec's rule a failure comes from ('columns.income', 'groups[0]')
     check: Callable[[list[tuple]], None] | None = None  # inspects the statement's rows
+    strata: tuple[str, ...] | None = None  # a masking step: the columns whose groups it masks apart
 
 
 @dataclass
@@ -273,7 +274,8 @@ def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
         query = _box_ids(query, len(strata))
     create = exp.Create(this=table(mask_table(i)), kind="TABLE", expression=query,
                         properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
-    return Step(f"masking {', '.join(rule.columns)} ({rule.method.name})", create, where=rule.where)
+    return Step(f"masking {', '.join(rule.columns)} ({rule.method.name})", create, where=rule.where,
+                strata=strata)
 
 
 def _box_ids(query: exp.Select, n_strata: int) -> exp.Select:

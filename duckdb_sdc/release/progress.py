@@ -1,8 +1,10 @@
-"""A one-line progress bar on standard error, drawn only when that is a terminal."""
+"""A one-line progress bar on standard error, drawn only when that is a terminal: one step per
+statement of a release, and within a masking statement one tick per stratum masked."""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from contextlib import contextmanager
 
@@ -26,22 +28,34 @@ class _Bar:
     def __init__(self, progress: Progress, title: str, total: int):
         self.p, self.title, self.total = progress, title, max(total, 1)
         self.done, self.start, self.shown = 0, time.perf_counter(), False
+        self.label, self.groups, self.groups_total, self.drawn_at = "", 0, 0, 0.0
+        self.lock = threading.Lock()
 
-    def advance(self, label: str) -> None:
-        """Start the next step (named `label`)."""
-        self.done += 1
-        self._draw(label)
+    def advance(self, label: str, groups: int = 0) -> None:
+        """Start the next step (named `label`), which masks `groups` strata (0: not counted)."""
+        with self.lock:
+            self.done += 1
+            self.label, self.groups, self.groups_total = label, 0, groups
+            self._draw()
 
-    def _draw(self, label: str) -> None:
+    def group(self) -> None:
+        """One stratum of the current step masked (called from DuckDB's threads)."""
+        with self.lock:
+            self.groups += 1
+            if time.perf_counter() - self.drawn_at > 0.1 or self.groups == self.groups_total:
+                self._draw()
+
+    def _draw(self) -> None:
         if not self.p.enabled:
             return
         filled = int(self.p.width * (self.done - 1) / self.total)
         bar = "#" * filled + "-" * (self.p.width - filled)
         elapsed = time.perf_counter() - self.start
-        line = f"{self.title} [{bar}] {self.done}/{self.total} {elapsed:5.1f}s {label}"
+        strata = f" (stratum {self.groups}/{self.groups_total})" if self.groups_total > 1 else ""
+        line = f"{self.title} [{bar}] {self.done}/{self.total} {elapsed:5.1f}s {self.label}{strata}"
         self.p.stream.write("\r\x1b[2K" + line[:160])
         self.p.stream.flush()
-        self.shown = True
+        self.shown, self.drawn_at = True, time.perf_counter()
 
     def close(self) -> None:
         if self.shown:

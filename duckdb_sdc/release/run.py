@@ -20,7 +20,8 @@ from sqlglot import exp
 
 from .. import __version__
 from ..sql import connect
-from .plan import DIALECT, SOURCE, Plan, Step, build, released_columns, source_steps, table
+from ..sql.progress import watching
+from .plan import DIALECT, SOURCE, Plan, Step, build, column, ident, released_columns, source_steps, table
 from .progress import Progress
 from .spec import Spec, SpecError
 
@@ -112,6 +113,15 @@ def dry_run(spec: Spec) -> str:
         con.close()
 
 
+def _count_strata(con, strata: tuple[str, ...]) -> int:
+    """How many groups a masking step masks apart (1 without strata)."""
+    if not strata:
+        return 1
+    distinct = exp.select(*(column(c) for c in strata)).distinct().from_(table(SOURCE))
+    query = exp.select(exp.Count(this=exp.Star())).from_(distinct.subquery(ident("__sdc_strata")))
+    return con.execute(query.sql(dialect=DIALECT)).fetchall()[0][0]
+
+
 def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
     """Write the release file declared by `spec`; raise SpecError (nothing written) on any failure."""
     start = time.perf_counter()
@@ -128,8 +138,13 @@ def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
             raise SpecError(f"{spec.name}: output.database: cannot create {str(out.parent)!r} ({e.strerror})") from None
         with progress.task(f"release {spec.output.table}", len(plan.steps)) as task:
             for step in plan.steps:
-                task.advance(step.label)
-                _run(con, step, spec)
+                if step.strata is None:
+                    task.advance(step.label)
+                    _run(con, step, spec)
+                    continue
+                task.advance(step.label, _count_strata(con, step.strata) if progress.enabled else 0)
+                with watching(task.group):
+                    _run(con, step, spec)
         rows = con.execute(exp.select(exp.Count(this=exp.Star())).from_(table(SOURCE)).sql(dialect=DIALECT)).fetchall()[0][0]
         con.close()
         try:

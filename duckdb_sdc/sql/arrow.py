@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._validate import fail
+from .progress import group_done
 
 # compute(func_name, values, *params) -> ndarray aligned with `values` (the non-NULL values)
 RowCompute = Callable[..., np.ndarray]
@@ -70,6 +71,7 @@ def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: in
                 raise fail(func, f"xs contains {float(bad)}; NaN and infinite values are refused "
                                  "(use NULL for a missing value)")
             result = compute(func, x, *(p[r] for p in rows))
+            group_done()
             if mask is None and b - a == out.shape[0] and result.dtype == out.dtype:
                 out = result  # one list without NULLs: no copy (10M values: 80 MB less)
             elif mask is None:

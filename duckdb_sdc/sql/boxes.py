@@ -18,6 +18,7 @@ import pyarrow as pa
 from .._validate import fail
 from ..methods import boxes as bx
 from .arrow import _single, list_udf
+from .progress import group_done
 from .registry import Param, SqlFunction, Udf
 from .rows import _labels_array, _rows_array, _RowsChunk, _signature
 
@@ -72,6 +73,7 @@ def records_udf(func: str, compute, out: str, n_params: int):
             group = None if chunk.is_null(r) else chunk.group(r)
             if group is not None:
                 results[r] = (group.complete, compute(func, group.X, *(p[r] for p in params)))
+                group_done()
         return build(chunk, results)
 
     udf.__name__ = f"sdc_{func}"

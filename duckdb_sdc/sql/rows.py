@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from .._validate import fail
 from .arrow import _float_values, _single
+from .progress import group_done
 
 DOUBLE_ROWS = pa.list_(pa.list_(pa.float64()))
 
@@ -203,6 +204,7 @@ def rows_udf(func: str, compute: Callable, out: str, n_params: int, *, with_clus
                 count_null[r] = chunk.is_null(r)
                 continue
             res = compute(func, group.X, *row_params)
+            group_done()
             if out == "suppression":
                 res, counts[r, 0], counts[r, 1] = res
             results[r] = (group.complete, res)
