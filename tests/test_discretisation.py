@@ -333,7 +333,7 @@ def test_kmd_penalised_falls_back_to_layers_when_no_penalty_gives_c_clusters():
     # four equally spaced values: SSE is 5, 1, 0.5, 0 for 1..4 clusters, not strictly convex at 3,
     # so no penalty makes 3 clusters strictly best
     u = np.array([0.0, 1.0, 2.0, 3.0])
-    W, S, Q = kmeans1d.prefix_sums(u - 1.0, np.ones(4))
-    assert kmeans1d._full_search(W, S, Q, 3, kmeans1d._cost(W, S, Q, 0, 4), None) is None
+    _, SW, Q = kmeans1d.prefix_sums(u)
+    assert kmeans1d._full_search(SW, Q, 3, kmeans1d._cost(SW, Q, 0, 4), None) is None
     labels = disc.kmd_partition_sorted(u, 3, "penalised")
     assert labels.max() == 2 and sse_of_labels(u, labels) == 0.5
