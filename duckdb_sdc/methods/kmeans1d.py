@@ -16,8 +16,8 @@ compensated. w satisfies the quadrangle inequality w(a, c) + w(b, d) <= w(a, d) 
 <= c <= d. Two exact solvers use that:
 
 * layered: D[q][j] = min_i D[q-1][i] + w(i, j), one layer per cluster, each layer by divide and
-  conquer over the monotone optimal split points: O(c m log m) time, O(c m) memory for the
-  splits. Used when c m is small.
+  conquer over the monotone optimal split points (the last layer only at j = m): O(c m log m)
+  time, O(c m) memory for the splits. Used when c m is small and for c = 2 (one scan).
 * penalised (Lagrangian, "search on the penalty"): for a penalty lam >= 0 per cluster,
   E[j] = min_i E[i] + w(i, j) + lam over partitions with any number of clusters, in one sweep over
   the end points j with a queue of candidate split points (`_sweep`). A partition that minimises
@@ -26,21 +26,27 @@ compensated. w satisfies the quadrangle inequality w(a, c) + w(b, d) <= w(a, d) 
 
 The sweep. Candidate i's value at end point t is f_i(t) = E[i] + w(i, t) + lam. By the quadrangle
 inequality, once a later candidate j is at least as good as an earlier one b at some t, it is at
-every later t ("j beats b from h(j, b) on", the hand-over point). The queue holds candidates in
-increasing order, each with the first end point it owns; the head owns the current end point, so
-E[j] is one evaluation. Candidate j is then appended: every queue tail b that j already beats at the
-first end point b owns is removed (b would own nothing), and j's own first end point is h(j, b)
-against the remaining tail b. That hand-over point is found by a search on the monotone predicate
-"j beats b at t", bracketed as tightly as the queue allows: if a tail b' was just removed, j beats
-b' at b''s first end point s, where b' beats b, so h(j, b) <= s and the search gallops down from s
-(in practice h(j, b) is within a step or two of s, and this is what makes a sweep fast when
-clusters are huge: an upward search from b's own first end point would cross millions of values);
-otherwise it first checks the last end point (if j does not beat b there, it never does and is
-dropped) and gallops up from b's first end point. Every probe is a comparison of two candidates at
-one end point, A_j - d_j^2 / x_j <= A_b - d_b^2 / y_b with A = E - Q, d the sum of the centred values
-and x, y > 0 the weights of the two clusters; it is evaluated cross-multiplied, (A_j - A_b) x y <=
-d_j^2 y - d_b^2 x, which is the same inequality (x y > 0) without a division. O(m log m) per penalty
-at worst, about five comparisons per value in practice; O(m) memory.
+every later t ("j beats b from h(j, b) on", the hand-over point; "j beats b at t" is monotone in t).
+The queue holds candidates in increasing order, each with the first end point it owns; the head
+owns the current end point, so E[j] is one evaluation. Candidate j is then appended: every queue
+tail b that j already beats at the first end point s_b that b owns is removed (b would own nothing),
+and j's own first end point is h(j, b) against the remaining tail b. That hand-over point is found
+by a search on the monotone predicate, bracketed as tightly as the queue allows:
+
+* after a tail b' was removed, j beats b' at s_b', where b' beats b, so j beats b at s_b' and
+  h(j, b) <= s_b'. The search starts there and probes s_b' - 1 first: usually j does not beat b
+  there, and then (monotone) not at s_b either, so b stays and j starts at s_b' (two comparisons
+  for the whole step). Otherwise b is checked for removal at s_b and the search gallops down.
+* without a removal, j does not beat b at s_b, so h(j, b) > s_b: it probes s_b + 1 first (usually
+  the answer); if not, j must beat b at the last end point or it never does and is dropped;
+  then it gallops up.
+
+Bracketing from the removed tail is what makes a sweep fast when clusters are huge (an upward search
+from s_b would cross millions of values for every j). Every probe compares two candidates at one
+end point, A_j - d_j^2 / x <= A_b - d_b^2 / y with A = E - Q, d the sum of the centred values over
+the cluster and x, y > 0 the weights of the two clusters; it is evaluated cross-multiplied,
+(A_j - A_b) x y <= d_j^2 y - d_b^2 x, the same inequality (x y > 0) without a division. O(m log m)
+per penalty at worst, three to four comparisons per value in practice; O(m) memory.
 
 Two cores: for m >= `_order.PARALLEL_MIN` the sweep runs forward over the end points 1..h and,
 on a second thread, backward (the mirror image: suffix costs, clusters [t, j) seen from their right
@@ -60,7 +66,9 @@ it does not. When no penalty gives exactly c clusters (the optimal SSE is not st
 c, which needs exactly tied costs), the layered solver is used.
 
 Among several partitions with the same SSE (possible with tied costs), each solver returns one of
-them, always the same for the same input; which one is not specified.
+them, always the same for the same input; which one is not specified. Costs are float64 prefix-sum
+differences, so "the same SSE" means equal up to their rounding, about 1e-16 times the total sum of
+squares around the median: partitions closer than that are ties to every solver here.
 """
 
 from __future__ import annotations
@@ -295,62 +303,74 @@ def _sweep(SW, Q, lam, base, d, stop, A, pred, dq_c, dq_s):
         aj = A[j]
         sj = SW[pj, 0]
         wj = SW[pj, 1]
-        # remove the tails that j beats where they start; the head owns j itself and stays
-        hi = P + 1  # an end point where j is known to beat the tail (P + 1: none known)
-        while tail - head >= 2:
-            t = dq_s[tail - 1]
+        # Remove the tails that j beats where they start (the head owns j itself and stays), then
+        # find where j takes over from the remaining tail b: the first end point in [lo, hi]
+        # where j beats b, with j known to beat b at hi (hi = P + 1: not known) and known not to
+        # before lo.
+        hi = P + 1
+        while True:
             b = dq_c[tail - 1]
+            s = dq_s[tail - 1]  # > j unless b is the head
             pb = base + d * b
-            pt = base + d * t
-            if _beats(aj, sj, wj, A[b], SW[pb, 0], SW[pb, 1], SW[pt, 0], SW[pt, 1], dd):
-                tail -= 1
-                hi = t
-            else:
-                break
-        b = dq_c[tail - 1]
-        pb = base + d * b
-        ab = A[b]
-        sb = SW[pb, 0]
-        wb = SW[pb, 1]
-        # j does not beat b before lo (it did not at b's first end point if that is after j)
-        lo = dq_s[tail - 1] + 1 if dq_s[tail - 1] > j else j + 1
-        if hi <= P:  # gallop down from hi
-            step = 1
-            while hi - step >= lo:
-                pt = base + d * (hi - step)
-                if _beats(aj, sj, wj, ab, sb, wb, SW[pt, 0], SW[pt, 1], dd):
-                    hi -= step
-                    step *= 2
-                else:
-                    lo = hi - step + 1
+            ab = A[b]
+            sb = SW[pb, 0]
+            wb = SW[pb, 1]
+            if hi <= P and hi - 1 > s and hi - 1 > j:
+                # j beat the removed tail at hi, so it beats b there; usually it does not at
+                # hi - 1, and then not at s either: b stays and j starts at hi
+                pt = base + d * (hi - 1)
+                if not _beats(aj, sj, wj, ab, sb, wb, SW[pt, 0], SW[pt, 1], dd):
+                    lo = hi
                     break
-        else:  # usually j beats b at lo; if not, it must at the last end point: gallop up
-            if lo > P:
-                continue  # j never beats b
-            pt = base + d * lo
-            if _beats(aj, sj, wj, ab, sb, wb, SW[pt, 0], SW[pt, 1], dd):
-                hi = lo
+                hi -= 1
+            if s > j:
+                pt = base + d * s
+                if _beats(aj, sj, wj, ab, sb, wb, SW[pt, 0], SW[pt, 1], dd):
+                    tail -= 1
+                    hi = s
+                    continue
+                lo = s + 1
             else:
-                pt = base + d * P
-                if lo == P or not _beats(aj, sj, wj, ab, sb, wb, SW[pt, 0], SW[pt, 1], dd):
-                    continue  # j never beats b
-                lo += 1
-                hi = P
+                lo = j + 1
+            if hi <= P:  # gallop down from hi
                 step = 1
-                while lo + step - 1 < hi:
-                    pt = base + d * (lo + step - 1)
+                while hi - step >= lo:
+                    pt = base + d * (hi - step)
                     if _beats(aj, sj, wj, ab, sb, wb, SW[pt, 0], SW[pt, 1], dd):
-                        hi = lo + step - 1
+                        hi -= step
+                        step *= 2
+                    else:
+                        lo = hi - step + 1
                         break
-                    lo += step
-                    step *= 2
-        while lo < hi:  # first end point in [lo, hi] where j beats b
-            t = (lo + hi) >> 1
-            pt = base + d * t
-            if _beats(aj, sj, wj, ab, sb, wb, SW[pt, 0], SW[pt, 1], dd):
-                hi = t
-            else:
-                lo = t + 1
+            elif lo <= P:  # usually j beats b at lo; if not, it must at the last end point
+                pt = base + d * lo
+                if _beats(aj, sj, wj, ab, sb, wb, SW[pt, 0], SW[pt, 1], dd):
+                    hi = lo
+                else:
+                    pt = base + d * P
+                    if lo < P and _beats(aj, sj, wj, ab, sb, wb, SW[pt, 0], SW[pt, 1], dd):
+                        lo += 1
+                        hi = P
+                        step = 1  # gallop up
+                        while lo + step - 1 < hi:
+                            pt = base + d * (lo + step - 1)
+                            if _beats(aj, sj, wj, ab, sb, wb, SW[pt, 0], SW[pt, 1], dd):
+                                hi = lo + step - 1
+                                break
+                            lo += step
+                            step *= 2
+                    else:
+                        lo = P + 1  # j never beats b
+            while lo < hi:
+                t = (lo + hi) >> 1
+                pt = base + d * t
+                if _beats(aj, sj, wj, ab, sb, wb, SW[pt, 0], SW[pt, 1], dd):
+                    hi = t
+                else:
+                    lo = t + 1
+            break
+        if lo > P:
+            continue  # j never beats b: it owns nothing
         dq_c[tail] = j
         dq_s[tail] = lo
         tail += 1
