@@ -207,26 +207,36 @@ def test_kmd_is_exactly_invariant_to_scaling_by_powers_of_two_and_survives_extre
 
 @pytest.mark.parametrize("method", ["efd", "kmd"])
 def test_interval_lookup_by_value_equals_the_scatter_back_to_input_order(method, monkeypatch):
+    """efd and kmd sort values only and find each input value's interval again by value (counting
+    bounds, or a binary search past LOOKUP_MAX bounds); the reference carries a stable argsort of
+    the input and scatters the labels of the sorted values back through it."""
     rng = np.random.default_rng(35)
-    for i in range(60):
+    bounds_of = disc._efd_bounds if method == "efd" else disc._kmd_bounds
+    for i in range(80):
         n = int(rng.integers(1, 400))
         x = rng.integers(-5, 6, n) * 1.0 if i % 3 == 0 else rng.lognormal(0, 1, n)
         if i % 3 == 1:
             x[::7] = -0.0  # -0.0 and 0.0 are equal values
             x[1::7] = 0.0
-        c = int(rng.integers(1, 12))
+        c = int(rng.integers(1, 60))
+        order = np.argsort(x, kind="stable")
+        v = x[order]
+        bounds = bounds_of(v, c)
+        sizes = np.diff(bounds)
+        labels = np.empty(n, np.int64)
+        labels[order] = np.repeat(np.arange(sizes.shape[0]), sizes)
         expected = {}
-        with monkeypatch.context() as m:
-            m.setattr(disc, "LOOKUP_MAX", -1)  # always scatter
-            for rep in disc.POINTS:
-                expected[rep] = disc.discretise(x, c, method, rep)
-            expected["labels"] = disc.discretise_labels(x, c, method)
-        for parallel_min in (disc.PARALLEL_MIN, 1):  # numpy and the two-core kernel
-            with monkeypatch.context() as m:
-                m.setattr(disc, "PARALLEL_MIN", parallel_min)
-                for rep in disc.POINTS:
-                    np.testing.assert_array_equal(disc.discretise(x, c, method, rep), expected[rep])
-                np.testing.assert_array_equal(disc.discretise_labels(x, c, method), expected["labels"])
+        for r, rep in enumerate(disc.POINTS):
+            points = disc._bounds_points(v, bounds, r)
+            expected[rep] = points[labels]
+        for lookup_max in (disc.LOOKUP_MAX, -1):  # counting bounds and binary search
+            for parallel_min in (disc.PARALLEL_MIN, 1):  # numpy and the two-core kernel
+                with monkeypatch.context() as m:
+                    m.setattr(disc, "PARALLEL_MIN", parallel_min)
+                    m.setattr(disc, "LOOKUP_MAX", lookup_max)
+                    for rep in disc.POINTS:
+                        np.testing.assert_array_equal(disc.discretise(x, c, method, rep), expected[rep])
+                    np.testing.assert_array_equal(disc.discretise_labels(x, c, method), labels)
 
 
 def test_kmd_more_clusters_than_distinct_values_gives_one_per_value():

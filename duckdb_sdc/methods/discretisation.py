@@ -60,7 +60,7 @@ METHODS = ("ewd", "efd", "kmd", "rbd")
 POINTS = ("mean", "median", "midpoint")
 CENTROIDS = ("mean", "median")
 DEFAULT_GROUPS = 10
-LOOKUP_MAX = 32  # interval bounds up to which values find their interval by comparisons
+LOOKUP_MAX = 256  # bounds up to which values count them; a binary search above (measured crossover)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,17 +121,30 @@ def _kmd_bounds(v: np.ndarray, c: int, solver: str = "auto") -> np.ndarray:
 
 
 def _labels_of_bounds(bounds: np.ndarray) -> np.ndarray:
+    """Label of every sorted value from the interval bounds."""
     sizes = np.diff(bounds)
     return np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
-def _lookup_parallel(x, lows, table, out):
+def _lookup_parallel(x, lows, table, out, linear):
+    m = lows.shape[0]
     for i in nb.prange(x.shape[0]):
         xi = x[i]
-        k = 0
-        for t in range(lows.shape[0]):
-            k += lows[t] <= xi
+        if linear:  # few bounds: count them without branches
+            k = 0
+            for t in range(m):
+                k += lows[t] <= xi
+        else:  # binary search for the first low above xi
+            a = 0
+            b = m
+            while a < b:
+                h = (a + b) >> 1
+                if lows[h] <= xi:
+                    a = h + 1
+                else:
+                    b = h
+            k = a
         out[i] = table[k]
 
 
@@ -141,7 +154,7 @@ def _lookup(x: np.ndarray, lows: np.ndarray, table: np.ndarray) -> np.ndarray:
         return table[np.searchsorted(lows, x, side="right")]
     out = np.empty(x.shape[0], table.dtype)
     with PARALLEL_LOCK:
-        _lookup_parallel(x, lows, table, out)
+        _lookup_parallel(x, lows, table, out, lows.shape[0] <= LOOKUP_MAX)
     return out
 
 
@@ -269,8 +282,8 @@ def stochastic_round(x, points, u) -> np.ndarray:
 
 class _Result:
     """What one call computes, in input order: the labels and the rounded values. Each is produced
-    on first use (bringing a column back to input order is a scatter over all values, and each
-    caller needs only one of them)."""
+    on first use (each is a pass over all values in input order, and each caller needs only one
+    of them)."""
 
     def __init__(self, labels, rounded):
         self._labels = labels
@@ -305,23 +318,22 @@ def _run(func, method, x, c, rep, opts, stochastic, seed) -> _Result:
         return _Result(lambda: np.empty(0, np.int64), lambda: np.empty(0))
     if method == "ewd" and not is_auto(c) and rep != "median":
         return _run_ewd(x, c, rep, stochastic, rng)
-    order, v = sort_column(x)
-    if is_auto(c):
-        c = intervals_sorted(v)
     if method == "efd" or method == "kmd":
+        v = np.sort(x)  # values only: the intervals are found again by value below
+        if is_auto(c):
+            c = intervals_sorted(v)
         bounds = _efd_bounds(v, c) if method == "efd" else _kmd_bounds(v, c)
         points = _bounds_points(v, bounds, POINTS.index(rep))
         if stochastic:
             rounded = stochastic_round(x, points, rng.random(n))
-        if bounds.shape[0] - 2 <= LOOKUP_MAX:
-            # intervals never split equal values: x is in interval k = the number of intervals
-            # after the first whose smallest value is <= x; no scatter back to input order needed
-            lows = v[bounds[1:-1]]
-            return _Result(lambda: _lookup(x, lows, np.arange(bounds.shape[0] - 1, dtype=np.int64)),
-                           lambda: rounded if stochastic else _lookup(x, lows, points))
-        sizes = np.diff(bounds)
-        return _Result(lambda: unsort(order, _labels_of_bounds(bounds)),
-                       lambda: rounded if stochastic else unsort(order, np.repeat(points, sizes)))
+        # intervals never split equal values: x is in interval k = the number of intervals after
+        # the first whose smallest value is <= x, so no permutation back to input order is needed
+        lows = v[bounds[1:-1]]
+        return _Result(lambda: _lookup(x, lows, np.arange(bounds.shape[0] - 1, dtype=np.int64)),
+                       lambda: rounded if stochastic else _lookup(x, lows, points))
+    order, v = sort_column(x)
+    if is_auto(c):
+        c = intervals_sorted(v)
     if method == "ewd":
         lo, hi = float(v[0]), float(v[-1])
         width = (hi - lo) / c
