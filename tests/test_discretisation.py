@@ -139,6 +139,106 @@ def test_kmd_penalised_solver_with_a_coarse_penalty_search(monkeypatch):
             assert a == pytest.approx(b, rel=1e-9)
 
 
+def _penalised_cost(SW, Q, splits, lam):
+    return sum(kmeans1d._cost(SW, Q, a, b) for a, b in zip(splits[:-1], splits[1:])) + lam * (len(splits) - 1)
+
+
+def test_kmd_sweep_in_two_halves_reaches_the_serial_sweeps_optimum():
+    # forward and backward halves combined across the middle against the one forward sweep, for
+    # penalties from "every value its own cluster" to "one cluster"
+    rng = np.random.default_rng(30)
+    for i in range(150):
+        n = int(rng.integers(4, 2500))
+        x = [rng.lognormal(0, 1.5, n), rng.integers(0, max(2, n // 8), n) * 1.0, rng.normal(size=n),
+             np.r_[rng.normal(size=n - 2), 40.0, -300.0]][i % 4]
+        _, SW, Q = kmeans1d.prefix_sums(np.sort(x))
+        total = kmeans1d._cost(SW, Q, 0, SW.shape[0] - 1)
+        for lam in total * np.array([1e-9, 1e-5, 1e-3, 0.02, 0.3, 3.0]):
+            serial = kmeans1d._penalised_serial(SW, Q, lam)
+            halves = kmeans1d._penalised_halves(SW, Q, lam)
+            assert halves[0] == 0 and halves[-1] == SW.shape[0] - 1 and np.all(np.diff(halves) > 0)
+            a, b = _penalised_cost(SW, Q, serial, lam), _penalised_cost(SW, Q, halves, lam)
+            assert b == pytest.approx(a, rel=1e-12, abs=1e-15), f"n={n} lam={lam}"
+
+
+def test_kmd_with_the_two_core_sweep_on_small_inputs(monkeypatch):
+    monkeypatch.setattr(kmeans1d, "PARALLEL_MIN", 4)
+    for x, c in _inputs(seed=31, count=500, max_n=12):
+        v = np.sort(x)
+        got = sse_of_labels(v, disc.kmd_partition_sorted(v, c, "penalised"))
+        assert got == pytest.approx(kmeans_bruteforce(x, c)[0], rel=1e-9, abs=1e-9 * (1 + float(np.var(x)) * len(x)))
+    rng = np.random.default_rng(32)
+    for i in range(30):
+        n = int(rng.integers(50, 3000))
+        v = np.sort(rng.integers(0, 80, n).astype(float) if i % 2 else rng.lognormal(3, 1, n))
+        c = int(rng.integers(3, 30))
+        a = sse_of_labels(v, disc.kmd_partition_sorted(v, c, "penalised"))
+        assert a == pytest.approx(sse_of_labels(v, disc.kmd_partition_sorted(v, c, "layered")), rel=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["ties", "lognormal"])
+def test_kmd_large_input_on_both_cores_equals_the_layered_solver(kind):
+    # more distinct values than kmeans1d's two-core threshold: the coarse penalty search, the sweep
+    # in two halves on two threads and the value lookup for the labels all take part
+    rng = np.random.default_rng(33)
+    x = rng.integers(0, 400_000, 600_000) * 0.5 if kind == "ties" else rng.lognormal(9, 1.2, 300_000)
+    v = np.sort(x)
+    assert len(np.unique(v)) >= kmeans1d.PARALLEL_MIN
+    for c in (12, 25):
+        labels = disc.kmd_partition_sorted(v, c)
+        assert sse_of_labels(v, labels) == pytest.approx(sse_of_labels(v, disc.kmd_partition_sorted(v, c, "layered")),
+                                                         rel=1e-9)
+        assert labels.max() + 1 == c and np.all(v[1:][np.diff(labels) > 0] > v[:-1][np.diff(labels) > 0])
+        got = disc.discretise_labels(x, c, "kmd")
+        np.testing.assert_array_equal(got[np.argsort(x, kind="stable")], labels)
+
+
+def test_kmd_is_exactly_invariant_to_scaling_by_powers_of_two_and_survives_extreme_scales():
+    x = np.random.default_rng(34).lognormal(2, 1, 3000)
+    labels = disc.discretise_labels(x, 9, "kmd")
+    for factor in (2.0**-1000, 2.0**-30, 2.0**40, 2.0**1000):
+        np.testing.assert_array_equal(disc.discretise_labels(x * factor, 9, "kmd"), labels)
+    # squares of these values over- or underflow: the solver scales them first
+    for factor in (1e-300, 1e300):
+        np.testing.assert_array_equal(disc.discretise_labels(x * factor, 9, "kmd"), labels)
+        out = disc.kmd_round(x * factor, 9)
+        assert np.all(np.isfinite(out)) and len(np.unique(out)) == 9
+
+
+@pytest.mark.parametrize("method", ["efd", "kmd"])
+def test_interval_lookup_by_value_equals_the_scatter_back_to_input_order(method, monkeypatch):
+    """efd and kmd sort values only and find each input value's interval again by value (counting
+    bounds, or a binary search past LOOKUP_MAX bounds); the reference carries a stable argsort of
+    the input and scatters the labels of the sorted values back through it."""
+    rng = np.random.default_rng(35)
+    bounds_of = disc._efd_bounds if method == "efd" else disc._kmd_bounds
+    for i in range(80):
+        n = int(rng.integers(1, 400))
+        x = rng.integers(-5, 6, n) * 1.0 if i % 3 == 0 else rng.lognormal(0, 1, n)
+        if i % 3 == 1:
+            x[::7] = -0.0  # -0.0 and 0.0 are equal values
+            x[1::7] = 0.0
+        c = int(rng.integers(1, 60))
+        order = np.argsort(x, kind="stable")
+        v = x[order]
+        bounds = bounds_of(v, c)
+        sizes = np.diff(bounds)
+        labels = np.empty(n, np.int64)
+        labels[order] = np.repeat(np.arange(sizes.shape[0]), sizes)
+        expected = {}
+        for r, rep in enumerate(disc.POINTS):
+            points = disc._bounds_points(v, bounds, r)
+            expected[rep] = points[labels]
+        for lookup_max in (disc.LOOKUP_MAX, -1):  # counting bounds and binary search
+            for parallel_min in (disc.PARALLEL_MIN, 1):  # numpy and the two-core kernel
+                with monkeypatch.context() as m:
+                    m.setattr(disc, "PARALLEL_MIN", parallel_min)
+                    m.setattr(disc, "LOOKUP_MAX", lookup_max)
+                    for rep in disc.POINTS:
+                        np.testing.assert_array_equal(disc.discretise(x, c, method, rep), expected[rep])
+                    np.testing.assert_array_equal(disc.discretise_labels(x, c, method), labels)
+
+
 def test_kmd_more_clusters_than_distinct_values_gives_one_per_value():
     x = np.array([3, 1, 3, 2, 1, 3.0])
     assert disc.discretise_labels(x, 10, "kmd").tolist() == [2, 0, 2, 1, 0, 2]
@@ -333,7 +433,7 @@ def test_kmd_penalised_falls_back_to_layers_when_no_penalty_gives_c_clusters():
     # four equally spaced values: SSE is 5, 1, 0.5, 0 for 1..4 clusters, not strictly convex at 3,
     # so no penalty makes 3 clusters strictly best
     u = np.array([0.0, 1.0, 2.0, 3.0])
-    W, S, Q = kmeans1d.prefix_sums(u - 1.0, np.ones(4))
-    assert kmeans1d._full_search(W, S, Q, 3, kmeans1d._cost(W, S, Q, 0, 4), None) is None
+    _, SW, Q = kmeans1d.prefix_sums(u)
+    assert kmeans1d._full_search(SW, Q, 3, kmeans1d._cost(SW, Q, 0, 4), None) is None
     labels = disc.kmd_partition_sorted(u, 3, "penalised")
     assert labels.max() == 2 and sse_of_labels(u, labels) == 0.5

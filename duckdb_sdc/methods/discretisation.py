@@ -52,15 +52,15 @@ import numba as nb
 import numpy as np
 
 from .._validate import choice, finite_values, flag, interval_count, is_auto, seed_value
-from ._order import sort_column, unsort
+from ._order import PARALLEL_LOCK, PARALLEL_MIN, sort_column, unsort
 from .freedman_diaconis import intervals_sorted
-from .kmeans1d import optimal_splits, runs_sorted
-from .partition import group_stats_sorted
+from .kmeans1d import optimal_splits
 
 METHODS = ("ewd", "efd", "kmd", "rbd")
 POINTS = ("mean", "median", "midpoint")
 CENTROIDS = ("mean", "median")
 DEFAULT_GROUPS = 10
+LOOKUP_MAX = 256  # bounds up to which values count them; a binary search above (measured crossover)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,28 +107,55 @@ def _efd_cuts(gaps, n, ce):
     return cuts
 
 
-def _efd_sorted(v: np.ndarray, c: int) -> np.ndarray:
+def _efd_bounds(v: np.ndarray, c: int) -> np.ndarray:
+    """Interval bounds 0 = b_0 < ... < b_c' = n of the sorted values (interval t is v[b_t:b_t+1])."""
     n = v.shape[0]
     gaps = np.flatnonzero(v[1:] != v[:-1]) + 1
     ce = min(c, gaps.shape[0] + 1)
-    lab = np.zeros(n, np.int64)
-    if ce > 1:
-        cut_pos = gaps[_efd_cuts(gaps, n, ce)]
-        lab[cut_pos] = 1
-        np.cumsum(lab, out=lab)
-    return lab
+    cuts = gaps[_efd_cuts(gaps, n, ce)] if ce > 1 else np.empty(0, np.int64)
+    return np.concatenate(([0], cuts, [n])).astype(np.int64)
 
 
-def _kmd_sorted(v: np.ndarray, c: int, solver: str = "auto") -> np.ndarray:
-    if np.all(v[1:] != v[:-1]):  # no ties: every value is its own run
-        u, w, start = v, np.ones(v.shape[0]), None
-    else:
-        u, w, start = runs_sorted(v)
-    splits = optimal_splits(u, w, c, solver=solver)
-    lab = np.zeros(v.shape[0], np.int64)
-    lab[splits[1:-1] if start is None else start[splits[1:-1]]] = 1
-    np.cumsum(lab, out=lab)
-    return lab
+def _kmd_bounds(v: np.ndarray, c: int, solver: str = "auto") -> np.ndarray:
+    return optimal_splits(v, c, solver=solver)
+
+
+def _labels_of_bounds(bounds: np.ndarray) -> np.ndarray:
+    """Label of every sorted value from the interval bounds."""
+    sizes = np.diff(bounds)
+    return np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def _lookup_parallel(x, lows, table, out, linear):
+    m = lows.shape[0]
+    for i in nb.prange(x.shape[0]):
+        xi = x[i]
+        if linear:  # few bounds: count them without branches
+            k = 0
+            for t in range(m):
+                k += lows[t] <= xi
+        else:  # binary search for the first low above xi
+            a = 0
+            b = m
+            while a < b:
+                h = (a + b) >> 1
+                if lows[h] <= xi:
+                    a = h + 1
+                else:
+                    b = h
+            k = a
+        out[i] = table[k]
+
+
+def _lookup(x: np.ndarray, lows: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """table[k] for every value of x, k = the number of entries of the ascending lows that are <= x."""
+    if x.shape[0] < PARALLEL_MIN:
+        return table[np.searchsorted(lows, x, side="right")]
+    out = np.empty(x.shape[0], table.dtype)
+    with PARALLEL_LOCK:
+        _lookup_parallel(x, lows, table, out, lows.shape[0] <= LOOKUP_MAX)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,25 +163,36 @@ def _kmd_sorted(v: np.ndarray, c: int, solver: str = "auto") -> np.ndarray:
 
 
 @nb.njit(cache=True, nogil=True)
-def _midpoints_sorted(v, lab, g):
+def _bounds_points(v, bounds, rep):
+    """Rounding point of each interval v[bounds[t]:bounds[t+1]] of the sorted values: rep 0 mean,
+    1 median, 2 midpoint. Means and medians are taken of the values centred on v's median (the
+    same arithmetic as `partition.group_stats_sorted`), so a large common offset costs no
+    precision."""
+    g = bounds.shape[0] - 1
+    centre = v[(v.shape[0] - 1) // 2]
     out = np.empty(g, np.float64)
-    n = v.shape[0]
-    i = 0
-    while i < n:
-        j = i
-        while j + 1 < n and lab[j + 1] == lab[i]:
-            j += 1
-        out[lab[i]] = 0.5 * (v[i] + v[j])
-        i = j + 1
+    for t in range(g):
+        a = bounds[t]
+        b = bounds[t + 1]
+        if rep == 0:
+            s = 0.0
+            for i in range(a, b):
+                s += v[i] - centre
+            out[t] = s / (b - a) + centre
+        elif rep == 1:
+            h = a + (b - a - 1) // 2
+            if (b - a) % 2 == 1:
+                out[t] = (v[h] - centre) + centre
+            else:
+                out[t] = 0.5 * ((v[h] - centre) + (v[h + 1] - centre)) + centre
+        else:
+            out[t] = 0.5 * (v[a] + v[b - 1])
     return out
 
 
 def _points_sorted(v: np.ndarray, lab: np.ndarray, g: int, rep: str) -> np.ndarray:
     """Rounding point of each interval 0..g-1 (all non-empty) from sorted v and its labels."""
-    if rep == "midpoint":
-        return _midpoints_sorted(v, lab, g)
-    centre = v[(v.shape[0] - 1) // 2]
-    return group_stats_sorted(v - centre, lab, g, rep == "median") + centre
+    return _bounds_points(v, np.searchsorted(lab, np.arange(g + 1)), POINTS.index(rep))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,12 +253,9 @@ def _nearest_sorted(v: np.ndarray, points: np.ndarray) -> np.ndarray:
 
 def _rbd(v: np.ndarray, c: int, groups: int, median_centroid: bool, rep: str, rng):
     """Labels (sorted order) and rounding points of re-sampling based discretisation."""
-    qlab = _efd_sorted(v, groups)
-    bounds = np.concatenate(([0], np.flatnonzero(np.diff(qlab)) + 1, [v.shape[0]])).astype(np.int64)
+    bounds = _efd_bounds(v, groups)
     centroids = np.sort(_bootstrap_centroids(v, bounds, median_centroid, rng))
-    clab = _kmd_sorted(centroids, c)
-    g = int(clab[-1]) + 1
-    points = _points_sorted(centroids, clab, g, rep)
+    points = _bounds_points(centroids, _kmd_bounds(centroids, c), POINTS.index(rep))
     return _nearest_sorted(v, points), points
 
 
@@ -246,13 +281,21 @@ def stochastic_round(x, points, u) -> np.ndarray:
 
 
 class _Result:
-    """Everything one call computes: labels (input order), the rounding point of each label, and
-    how to produce the rounded values."""
+    """What one call computes, in input order: the labels and the rounded values. Each is produced
+    on first use (each is a pass over all values in input order, and each caller needs only one
+    of them)."""
 
-    def __init__(self, labels, points, rounded):
-        self.labels = labels
-        self.points = points
-        self.rounded = rounded
+    def __init__(self, labels, rounded):
+        self._labels = labels
+        self._rounded = rounded
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self._labels()
+
+    @property
+    def rounded(self) -> np.ndarray:
+        return self._rounded()
 
 
 def _check(func, method, x, c, representative, groups, centroid):
@@ -272,10 +315,22 @@ def _run(func, method, x, c, rep, opts, stochastic, seed) -> _Result:
     n = x.shape[0]
     rng = np.random.default_rng(seed)
     if n == 0:
-        empty = np.empty(0)
-        return _Result(np.empty(0, np.int64), empty, empty)
+        return _Result(lambda: np.empty(0, np.int64), lambda: np.empty(0))
     if method == "ewd" and not is_auto(c) and rep != "median":
         return _run_ewd(x, c, rep, stochastic, rng)
+    if method == "efd" or method == "kmd":
+        v = np.sort(x)  # values only: the intervals are found again by value below
+        if is_auto(c):
+            c = intervals_sorted(v)
+        bounds = _efd_bounds(v, c) if method == "efd" else _kmd_bounds(v, c)
+        points = _bounds_points(v, bounds, POINTS.index(rep))
+        if stochastic:
+            rounded = stochastic_round(x, points, rng.random(n))
+        # intervals never split equal values: x is in interval k = the number of intervals after
+        # the first whose smallest value is <= x, so no permutation back to input order is needed
+        lows = v[bounds[1:-1]]
+        return _Result(lambda: _lookup(x, lows, np.arange(bounds.shape[0] - 1, dtype=np.int64)),
+                       lambda: rounded if stochastic else _lookup(x, lows, points))
     order, v = sort_column(x)
     if is_auto(c):
         c = intervals_sorted(v)
@@ -288,21 +343,13 @@ def _run(func, method, x, c, rep, opts, stochastic, seed) -> _Result:
         points = (lo + (lab + 0.5) * width if rep == "midpoint" and width > 0
                   else _points_sorted(v, ids, g, rep if rep != "midpoint" else "mean"))
         labels_sorted = bins
-        ids_sorted = ids
-    elif method == "efd" or method == "kmd":
-        ids_sorted = _efd_sorted(v, c) if method == "efd" else _kmd_sorted(v, c)
-        g = int(ids_sorted[-1]) + 1
-        points = _points_sorted(v, ids_sorted, g, rep)
-        labels_sorted = ids_sorted
     else:
-        ids_sorted, points = _rbd(v, c, opts["groups"], opts["median_centroid"], rep, rng)
-        labels_sorted = ids_sorted
-    if stochastic:
-        u = rng.random(n)[order]
-        rounded_sorted = stochastic_round(v, points, u)
-    else:
-        rounded_sorted = points[ids_sorted]
-    return _Result(unsort(order, labels_sorted), points, unsort(order, rounded_sorted))
+        ids, points = _rbd(v, c, opts["groups"], opts["median_centroid"], rep, rng)
+        labels_sorted = ids
+    if stochastic:  # element by element, so in input order
+        rounded = stochastic_round(x, points, rng.random(n))
+        return _Result(lambda: unsort(order, labels_sorted), lambda: rounded)
+    return _Result(lambda: unsort(order, labels_sorted), lambda: unsort(order, points[ids]))
 
 
 def _run_ewd(x, c, rep, stochastic, rng) -> _Result:
@@ -330,7 +377,7 @@ def _run_ewd(x, c, rep, stochastic, rng) -> _Result:
         rounded = points[ids]
     if stochastic:
         rounded = stochastic_round(x, points, rng.random(x.shape[0]))
-    return _Result(bins, points, rounded)
+    return _Result(lambda: bins, lambda: rounded)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -394,7 +441,7 @@ def rbd_round(x, c, representative: str = "mean", *, groups=DEFAULT_GROUPS, cent
 def kmd_partition_sorted(v: np.ndarray, c: int, solver: str = "auto") -> np.ndarray:
     """Labels (non-decreasing) of the exact k-means clustering of the sorted values v; `solver`
     as in `kmeans1d.optimal_splits` (exposed for tests and benchmarks)."""
-    return _kmd_sorted(np.ascontiguousarray(v, dtype=np.float64), c, solver)
+    return _labels_of_bounds(_kmd_bounds(np.ascontiguousarray(v, dtype=np.float64), c, solver))
 
 
 __all__ = [
