@@ -3,6 +3,8 @@ degenerate input."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -315,6 +317,27 @@ def test_evaluate_returns_every_measure_per_column_and_overall():
     assert got["record_linkage", None].value == m.record_linkage(x, xm)
     assert got["il_dr_score", None].value is None
     assert all(r.value is None or np.isfinite(r.value) for r in rows)
+
+
+def test_evaluate_rank_regression_and_global_linkage_rows_equal_the_direct_calls(monkeypatch):
+    evaluate_module = sys.modules["duckdb_sdc.measures.evaluate"]  # the package exports the function
+
+    x, xm = random_pair(np.random.default_rng(61), 80, 3, True)
+    got = {(r.measure, r.column): r for r in m.evaluate(x, xm, ["y", "a", "b"], seed=5)}
+    for j, name in enumerate(["y", "a", "b"]):
+        assert got["rank_mae", name].value == m.rank_mae(x[:, j], xm[:, j], seed=5)
+        assert got["rank_mse", name].value == m.rank_mse(x[:, j], xm[:, j], seed=5)
+    assert got["rank_mae", None].value == m.rank_mae(x, xm, seed=5)
+    fit = m.regression_utility(x, xm)
+    assert got["regression_utility.mse", None].value == fit["mse"]
+    assert got["regression_utility.r2", None].value == fit["r2"]
+    assert got["regression_utility.mse", None].note == "regression_utility: response 'y' on the other columns"
+    assert got["global_linkage", None].value == m.global_linkage(x, xm)
+    assert got["global_linkage", None].note is None
+    # above the evaluation's limit the assignment is not solved: no value, and a note that says why
+    monkeypatch.setattr(evaluate_module, "EVALUATE_GLOBAL_MAX_N", 79)
+    row = {(r.measure, r.column): r for r in m.evaluate(x, xm)}["global_linkage", None]
+    assert row.value is None and "not run on 80 records" in row.note and "at most 79" in row.note
 
 
 def test_evaluate_excludes_missing_values_pairwise_per_column_and_listwise_overall():

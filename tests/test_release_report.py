@@ -79,7 +79,7 @@ def test_the_reports_measures_equal_the_measures_called_directly(source):
     # sections: what each measure is
     assert {m for m, _, _ in _rows(rep, (RISK,))} == {"interval_disclosure", "sd_interval_disclosure",
                                                       "rank_interval_disclosure", "record_linkage",
-                                                      "record_linkage_second"}
+                                                      "record_linkage_second", "global_linkage"}
     assert _rows(rep, (SCORE,)) == [("il_dr_score", None, value[("il_dr_score", None)])]
 
 

@@ -10,7 +10,7 @@ NaN. The SQL binding (`duckdb_sdc.sql.measures` and `sql/10_measures.sql`) compu
 from __future__ import annotations
 
 from ._input import UndefinedMeasure
-from .evaluate import OVERALL, PER_COLUMN, Row, evaluate, il_dr_score
+from .evaluate import EVALUATE_GLOBAL_MAX_N, OVERALL, PER_COLUMN, Row, evaluate, il_dr_score
 from .loss import IL_COMPONENTS, entropy, il1, il1s, il1s_sum, il_metrics, mae, mse, regression_utility, sse_sst
 from .ranks import DEFAULT_SEED, TIES, rank_bounded_mae, rank_bounded_mse, rank_mae, rank_mse, ranks
 from .risk import (
@@ -23,7 +23,8 @@ from .risk import (
 )
 
 __all__ = [
-    "DEFAULT_SEED", "IL_COMPONENTS", "UndefinedMeasure", "OVERALL", "PER_COLUMN", "Row", "TIES",
+    "DEFAULT_SEED", "EVALUATE_GLOBAL_MAX_N", "IL_COMPONENTS", "UndefinedMeasure", "OVERALL", "PER_COLUMN",
+    "Row", "TIES",
     "entropy", "evaluate", "global_linkage", "il1", "il1s", "il1s_sum", "il_dr_score", "il_metrics",
     "interval_disclosure", "mae", "mse", "rank_bounded_mae", "rank_bounded_mse", "rank_interval_disclosure",
     "rank_mae", "rank_mse", "ranks", "record_linkage", "regression_utility", "sd_interval_disclosure",

@@ -357,8 +357,10 @@ FUNCTIONS.append(SqlFunction(
     doc=("Every measure for a pair of tables joined on a key, as a tidy table (measure, column, value, "
          "note): each per-column measure on every column alone (NULLs excluded pairwise), then the "
          "overall measures on all columns together (column NULL; records complete in every column), "
-         "with the IL metrics' components, the second-nearest linkage and the IL-DR score. A measure "
-         "undefined for the data has value NULL and the reason in note."),
+         "with the IL metrics' components, the regression utility (the first column the response), the "
+         f"second-nearest linkage, global linkage (up to {measures.EVALUATE_GLOBAL_MAX_N} complete records) "
+         "and the IL-DR score. A "
+         "measure undefined for the data has value NULL and the reason in note."),
     example="SELECT * FROM evaluate_masking('people', 'people_masked', 'id', columns := ['income', 'age'])",
     udf=Udf(_evaluate_udf, (_ROWS, "VARCHAR[]", "VARCHAR[]", "VARCHAR", "VARCHAR"), _EVAL_SQL),
     body="FROM query(__sdc_evaluate_sql(original, masked, key, columns, k::VARCHAR, seed::VARCHAR))",
