@@ -130,7 +130,7 @@ def _tradeoff(args) -> int:
     from .release import load_spec
     from .release.plot import plot_paths, plot_sweep, require_matplotlib
     from .release.progress import Progress
-    from .release.tradeoff import check_measures, parse_values, sweep, swept_columns
+    from .release.tradeoff import check_defined, check_measures, parse_values, sweep, swept_columns
 
     param = next(p for p in ("k", "c", "epsilon") if getattr(args, p) is not None)
     values = parse_values(param, getattr(args, param))
@@ -141,6 +141,7 @@ def _tradeoff(args) -> int:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {args.out!r} is not a folder")
     data = sweep(spec, param, values, progress=Progress(enabled=False if args.quiet else None))
+    check_defined(data, param, args.il, args.dr)
     out.mkdir(parents=True, exist_ok=True)
     png, page = plot_paths(args.spec, param, out)
     pts = plot_sweep(data, param=param, il=args.il, dr=args.dr, columns=swept_columns(spec, param),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import struct
+import sys
 
 import pandas as pd
 import pytest
@@ -167,6 +168,13 @@ def test_tradeoff_user_errors_exit_2_with_one_line(folder, capsys, monkeypatch):
         assert main(["tradeoff", str(path), *args]) == 2
         err = capsys.readouterr().err
         assert err.startswith(message) and err.count("\n") == 1
+    # a measure without a value at any point (global linkage above the evaluation's limit) plots nothing
+    monkeypatch.setattr(sys.modules["duckdb_sdc.measures.evaluate"], "EVALUATE_GLOBAL_MAX_N", 3)
+    assert main(["tradeoff", str(path), "--k", "3..4", "--dr", "global_linkage", "--out", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("duckdb-sdc tradeoff: error: --dr 'global_linkage' has no value at any k "
+                          "(global_linkage: not run on ") and "at most 3" in err and err.count("\n") == 1
+    assert not (folder / "spec_tradeoff_k.png").exists()
 
     def missing():
         raise PlotUnavailable('plots need matplotlib: pip install "duckdb-sdc[plot]"')

@@ -106,6 +106,16 @@ def check_measures(il: str, dr: str) -> None:
                              f"choose one of {', '.join(choices)}")
 
 
+def check_defined(data: pd.DataFrame, param: str, il: str, dr: str) -> None:
+    """A sweep whose --il or --dr measure has no value at any point would plot nothing: say why
+    (the report's note, e.g. global linkage not run on that many records)."""
+    for option, name in (("--il", il), ("--dr", dr)):
+        rows = data[data["measure"] == name]
+        if rows["value"].isna().all():
+            notes = "; ".join(sorted(set(rows["note"].dropna()))) or "undefined for these data"
+            raise SweepError(f"{option} {name!r} has no value at any {param} ({notes})")
+
+
 def _execute(con, statement: exp.Expression, spec: Spec, where: str, at: str) -> None:
     """Run one statement; a failure is a SpecError naming the rule and the swept value."""
     import duckdb
@@ -177,4 +187,4 @@ def sweep(spec: Spec, param: str, values: list, *, progress: Progress | None = N
         con.close()
 
 
-__all__ = ["PARAMETERS", "SweepError", "check_measures", "parse_values", "sweep", "swept_columns", "variant"]
+__all__ = ["PARAMETERS", "SweepError", "check_defined", "check_measures", "parse_values", "sweep", "swept_columns", "variant"]
