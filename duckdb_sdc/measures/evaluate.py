@@ -20,9 +20,31 @@ def il_dr_score(x, xm, k: float = 0.05) -> float:
     X, XM = pair("il_dr_score", x, xm)
     il = loss.il_metrics(X, XM)["composite"]
     if il is None:
-        raise undefined("il_dr_score", "the IL metrics are undefined for these data (every original value is 0)")
-    return 0.25 * (il + 100.0 * loss.il1s(X, XM) + 100.0 * risk.record_linkage(X, XM)
-                   + 100.0 * risk.interval_disclosure(X, XM, k))
+        raise undefined("il_dr_score", _IL_UNDEFINED)
+    return _score(il, loss.il1s(X, XM), risk.record_linkage(X, XM), risk.interval_disclosure(X, XM, k))
+
+
+_IL_UNDEFINED = "the IL metrics are undefined for these data (every original value is 0)"
+_SCORE_TERMS = ("il1s", "record_linkage", "interval_disclosure")  # besides the IL metrics' composite
+
+
+def _score(il: float, il1s: float, ddr: float, idr: float) -> float:
+    return 0.25 * (il + 100.0 * il1s + 100.0 * ddr + 100.0 * idr)
+
+
+def _score_of(overall: dict[str, tuple[float | None, str | None]]) -> tuple[float | None, str | None]:
+    """il_dr_score from the overall measures already computed: the same value, or the same note
+    (the first undefined term, in il_dr_score's order)."""
+    il, note = overall["il_metrics"]
+    if note is None and il is None:
+        note = f"il_dr_score: {_IL_UNDEFINED}"
+    if note is not None:
+        return None, note
+    terms = [overall[m] for m in _SCORE_TERMS]
+    for value, why in terms:
+        if value is None:
+            return None, why
+    return _score(il, *(value for value, _ in terms)), None
 
 
 @dataclass(frozen=True)
@@ -61,10 +83,7 @@ def _measures(X: np.ndarray, XM: np.ndarray, k: float, seed: int) -> dict[str, t
         "il1s": _value(loss.il1s, X, XM),
         "il1s_sum": _value(loss.il1s_sum, X, XM),
         "sse_sst": _value(loss.sse_sst, X, XM),
-        "rank_mae": _value(ranks.rank_mae, X, XM, seed=seed),
-        "rank_mse": _value(ranks.rank_mse, X, XM, seed=seed),
-        "rank_bounded_mae": _value(ranks.rank_bounded_mae, X, XM, seed=seed),
-        "rank_bounded_mse": _value(ranks.rank_bounded_mse, X, XM, seed=seed),
+        **{m: (v, None) for m, v in ranks.rank_measures(X, XM, seed=seed, func="evaluate").items()},
         "entropy": _value(loss.entropy, XM),
         "interval_disclosure": _value(risk.interval_disclosure, X, XM, k),
         "sd_interval_disclosure": _value(risk.sd_interval_disclosure, X, XM),
@@ -127,5 +146,5 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
                                  else (None, f"global_linkage: not run on {Xc.shape[0]} records in an evaluation "
                                              f"(O(n^3); at most {EVALUATE_GLOBAL_MAX_N}); call global_linkage "
                                              f"directly for up to {risk.GLOBAL_LINKAGE_MAX_N}"))
-    overall["il_dr_score"] = _value(il_dr_score, Xc, XMc, k)
+    overall["il_dr_score"] = _score_of(overall)
     return rows + [Row(m, None, *overall[m]) for m in OVERALL]

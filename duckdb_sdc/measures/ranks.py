@@ -114,14 +114,12 @@ def _rank_sums(func: str, x, xm, ties, seed) -> tuple[float, float, int, int]:
 
 def rank_mae(x, xm, ties: str = "random", seed: int = DEFAULT_SEED) -> float:
     """rMAE = sum |r - r'| / (n p) (see the module docstring for ranks and ties)."""
-    a, _, n, p = _rank_sums("rank_mae", x, xm, ties, seed)
-    return a / (n * p)
+    return rank_measures(x, xm, ties, seed, func="rank_mae")["rank_mae"]
 
 
 def rank_mse(x, xm, ties: str = "random", seed: int = DEFAULT_SEED) -> float:
     """rMSE = sum (r - r')^2 / (n p)."""
-    _, s, n, p = _rank_sums("rank_mse", x, xm, ties, seed)
-    return s / (n * p)
+    return rank_measures(x, xm, ties, seed, func="rank_mse")["rank_mse"]
 
 
 def bounded_mae_denominator(n: int) -> int:
@@ -137,14 +135,20 @@ def bounded_mse_denominator(n: int) -> int:
 
 def rank_bounded_mae(x, xm, ties: str = "random", seed: int = DEFAULT_SEED) -> float:
     """Bounded rank MAE in [0, 1]: sum |r - r'| / (p * sum_{k=1..K} 2(n - 2k + 1)); 0 for n = 1."""
-    a, _, n, p = _rank_sums("rank_bounded_mae", x, xm, ties, seed)
-    den = bounded_mae_denominator(n)
-    return a / (p * den) if den else 0.0
+    return rank_measures(x, xm, ties, seed, func="rank_bounded_mae")["rank_bounded_mae"]
 
 
 def rank_bounded_mse(x, xm, ties: str = "random", seed: int = DEFAULT_SEED) -> float:
     """Bounded rank MSE in [0, 1]: sum (r - r')^2 / (p * sum_{k=1..K} 2(n - 2k + 1)^2); 0 for n = 1.
     Without ties it equals (1 - Spearman's rho) / 2."""
-    _, s, n, p = _rank_sums("rank_bounded_mse", x, xm, ties, seed)
-    den = bounded_mse_denominator(n)
-    return s / (p * den) if den else 0.0
+    return rank_measures(x, xm, ties, seed, func="rank_bounded_mse")["rank_bounded_mse"]
+
+
+def rank_measures(x, xm, ties: str = "random", seed: int = DEFAULT_SEED, *,
+                  func: str = "rank_measures") -> dict[str, float]:
+    """rank_mae, rank_mse, rank_bounded_mae and rank_bounded_mse from one ranking of both sides."""
+    a, s, n, p = _rank_sums(func, x, xm, ties, seed)
+    den_a, den_s = bounded_mae_denominator(n), bounded_mse_denominator(n)
+    return {"rank_mae": a / (n * p), "rank_mse": s / (n * p),
+            "rank_bounded_mae": a / (p * den_a) if den_a else 0.0,
+            "rank_bounded_mse": s / (p * den_s) if den_s else 0.0}

@@ -69,19 +69,17 @@ def rank_interval_disclosure(x, xm, percents=PERCENTS) -> float:
     X, XM = pair("rank_interval_disclosure", x, xm)
     percents = _percents("rank_interval_disclosure", percents)
     n = X.shape[0]
-    shares = []
-    for q in percents:
-        w = math.ceil(q * n / 100) - 1
-        inside = 0
-        for j in range(X.shape[1]):
-            v = np.sort(XM[:, j])
-            a = np.searchsorted(v, XM[:, j], side="left")
-            b = np.searchsorted(v, XM[:, j], side="right") - 1
+    widths = [math.ceil(q * n / 100) - 1 for q in percents]
+    inside = [0] * len(widths)
+    for j in range(X.shape[1]):  # one sort per column, whatever the number of percents
+        v = np.sort(XM[:, j])
+        a = np.searchsorted(v, XM[:, j], side="left")
+        b = np.searchsorted(v, XM[:, j], side="right") - 1
+        for t, w in enumerate(widths):
             lo = v[np.maximum(a - w, 0)]
             hi = v[np.minimum(b + w, n - 1)]
-            inside += int(np.count_nonzero((X[:, j] >= lo) & (X[:, j] <= hi)))
-        shares.append(inside / X.size)
-    return float(np.mean(shares))
+            inside[t] += int(np.count_nonzero((X[:, j] >= lo) & (X[:, j] <= hi)))
+    return float(np.mean([count / X.size for count in inside]))
 
 
 def _percents(func: str, percents) -> tuple[float, ...]:
