@@ -146,11 +146,11 @@ def flag(func: str, param: str, value) -> bool:
     raise fail(func, f"{param} must be true or false, got {show(value)}")
 
 
-def seed_value(func: str, value, param: str = "seed") -> int | None:
-    """A random seed: NULL/None (fresh entropy, not reproducible) or an integer 0 <= seed < 2^63."""
+def seed_value(func: str, value, param: str = "seed", *, bits: int = 63) -> int | None:
+    """A random seed: NULL/None (fresh entropy, not reproducible) or an integer 0 <= seed < 2^bits."""
     if value is None:
         return None
     s = _as_integer(func, param, value)
-    if not 0 <= s < 2**63:
-        raise fail(func, f"{param} must be an integer in [0, 2^63), got {s}")
+    if not 0 <= s < 2**bits:
+        raise fail(func, f"{param} must be an integer in [0, 2^{bits}), got {s}")
     return s

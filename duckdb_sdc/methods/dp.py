@@ -64,14 +64,13 @@ from collections.abc import Mapping
 import numba as nb
 import numpy as np
 
-from .._validate import _as_integer, fail, finite_values, group_size, positive_number, show
+from .._validate import choice, fail, finite_values, group_size, positive_number, seed_value, show
 from ._order import sort_column, unsort
 from .noise import laplace_mechanism
 
 MECHANISMS = ("idp_cbls", "idp_ls", "dp_um", "dp_laplace")
 _CBLS, _LS, _UM = 0, 1, 2
 _KIND = {"idp_cbls": _CBLS, "idp_ls": _LS, "dp_um": _UM}
-_MAX_SEED = 2**64
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,15 +102,6 @@ def _domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | No
     if lo is not None and hi is not None and not lo < hi:
         raise fail(func, f"lb = {show(lb)} must be smaller than ub = {show(ub)}")
     return lo, hi
-
-
-def _seed(func: str, seed) -> int | None:
-    if seed is None:
-        return None
-    s = _as_integer(func, "seed", seed)
-    if not 0 <= s < _MAX_SEED:
-        raise fail(func, f"seed must be an integer in [0, 2^64), got {s}")
-    return s
 
 
 def _epsilon(func: str, epsilon) -> float:
@@ -216,7 +206,7 @@ def release(x, mechanism: str, k, epsilon, lb=None, ub=None, seed=None, *, _func
     if mechanism not in MECHANISMS:
         raise fail(func, f"mechanism must be one of {', '.join(repr(m) for m in MECHANISMS)}, got {mechanism!r}")
     eps = _epsilon(func, epsilon)
-    s = _seed(func, seed)
+    s = seed_value(func, seed, bits=64)
     x, kk, lo, hi, sorted_x = _prepare(func, mechanism, x, k, lb, ub)
     if x.shape[0] == 0:
         return x.copy()
@@ -265,9 +255,7 @@ def idp_sensitivity(x, k, mechanism: str, lb=None, ub=None, *, _func: str = "idp
     (the paper's formula, on the clamped values; the sampler adds only a rounding allowance of about
     1e-15 relative). The noise scale is this divided by the attribute's epsilon. A diagnostic: it is
     computed from the raw data (for iDP it reveals cluster extremes) and must not be released."""
-    if mechanism is None or str(mechanism).strip().lower() not in MECHANISMS:
-        raise fail(_func, f"mechanism must be one of {', '.join(repr(m) for m in MECHANISMS)}, got {mechanism!r}")
-    mechanism = str(mechanism).strip().lower()
+    mechanism = choice(_func, "mechanism", mechanism, MECHANISMS)
     x, kk, lo, hi, sorted_x = _prepare(_func, mechanism, x, k, lb, ub)
     if mechanism == "dp_laplace":
         return np.full(x.shape[0], hi - lo)
@@ -306,7 +294,7 @@ def dp_release(columns: Mapping[str, np.ndarray], mechanism: str, k, epsilon, *,
     for all columns or a mapping by column. With a seed, column j draws from seed sequence
     (seed, j): reproducible, and the guarantee is void."""
     budgets = split_epsilon(epsilon, columns, split, _func=mechanism)
-    s = _seed(mechanism, seed)
+    s = seed_value(mechanism, seed, bits=64)
     out = {}
     for j, (name, values) in enumerate(columns.items()):
         lo = lb.get(name) if isinstance(lb, Mapping) else lb
