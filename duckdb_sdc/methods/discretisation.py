@@ -311,17 +311,21 @@ def _check(func, method, x, c, representative, groups, centroid):
     return method, x, c, rep, opts
 
 
-def _run(func, method, x, c, rep, opts, stochastic, seed) -> _Result:
+def _run(method, x, c, rep, opts, stochastic, seed) -> _Result:
     n = x.shape[0]
     rng = np.random.default_rng(seed)
     if n == 0:
         return _Result(lambda: np.empty(0, np.int64), lambda: np.empty(0))
     if method == "ewd" and not is_auto(c) and rep != "median":
         return _run_ewd(x, c, rep, stochastic, rng)
-    if method == "efd" or method == "kmd":
-        v = np.sort(x)  # values only: the intervals are found again by value below
-        if is_auto(c):
-            c = intervals_sorted(v)
+    by_value = method == "efd" or method == "kmd"  # the intervals are found again by value
+    if by_value:
+        v = np.sort(x)  # values only
+    else:
+        order, v = sort_column(x)
+    if is_auto(c):
+        c = intervals_sorted(v)
+    if by_value:
         bounds = _efd_bounds(v, c) if method == "efd" else _kmd_bounds(v, c)
         points = _bounds_points(v, bounds, POINTS.index(rep))
         if stochastic:
@@ -331,9 +335,6 @@ def _run(func, method, x, c, rep, opts, stochastic, seed) -> _Result:
         lows = v[bounds[1:-1]]
         return _Result(lambda: _lookup(x, lows, np.arange(bounds.shape[0] - 1, dtype=np.int64)),
                        lambda: rounded if stochastic else _lookup(x, lows, points))
-    order, v = sort_column(x)
-    if is_auto(c):
-        c = intervals_sorted(v)
     if method == "ewd":
         lo, hi = float(v[0]), float(v[-1])
         width = (hi - lo) / c
@@ -392,7 +393,7 @@ def discretise(x, c, method: str = "efd", representative: str = "mean", *, stoch
     method, x, c, rep, opts = _check(func, method, x, c, representative, groups, centroid)
     stochastic = flag(func, "stochastic", stochastic)
     seed = seed_value(func, seed)
-    return _run(func, method, x, c, rep, opts, stochastic, seed).rounded
+    return _run(method, x, c, rep, opts, stochastic, seed).rounded
 
 
 def discretise_labels(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GROUPS,
@@ -401,7 +402,7 @@ def discretise_labels(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GR
     func = _func or f"{method}_labels"
     method, x, c, rep, opts = _check(func, method, x, c, "mean", groups, centroid)
     seed = seed_value(func, seed)
-    return _run(func, method, x, c, rep, opts, False, seed).labels
+    return _run(method, x, c, rep, opts, False, seed).labels
 
 
 def attraction_sizes(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GROUPS,
