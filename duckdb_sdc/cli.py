@@ -72,7 +72,6 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from ._validate import SdcError
-    from .release.plot import PlotUnavailable
 
     try:
         if args.command == "demo":
@@ -84,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "tradeoff":
             return _tradeoff(args)
         return _sql(args)
-    except (SdcError, UserError, PlotUnavailable) as e:
+    except (SdcError, UserError) as e:
         print(f"duckdb-sdc {args.command}: error: {e}", file=sys.stderr)
         return USER_ERROR
     except KeyboardInterrupt:
@@ -128,14 +127,17 @@ def _evaluate(args) -> int:
 
 def _tradeoff(args) -> int:
     from .release import load_spec
-    from .release.plot import plot_paths, plot_sweep, require_matplotlib
+    from .release.plot import PlotUnavailable, plot_paths, plot_sweep, require_matplotlib
     from .release.progress import Progress
-    from .release.tradeoff import check_defined, check_measures, parse_values, sweep, swept_columns
+    from .release.tradeoff import PARAMETERS, check_defined, check_measures, parse_values, sweep, swept_columns
 
-    param = next(p for p in ("k", "c", "epsilon") if getattr(args, p) is not None)
+    param = next(p for p in PARAMETERS if getattr(args, p) is not None)
     values = parse_values(param, getattr(args, param))
     check_measures(args.il, args.dr)
-    require_matplotlib()  # before the sweep, not after
+    try:
+        require_matplotlib()  # before the sweep, not after
+    except PlotUnavailable as e:
+        raise UserError(str(e)) from None
     spec = load_spec(args.spec)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
