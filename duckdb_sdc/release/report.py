@@ -150,10 +150,11 @@ def boxes_section(ev: Evaluation) -> list[Row]:
     return rows
 
 
-def _classes(ev: Evaluation, by: tuple[str, ...], present: tuple[str, ...], col: str | None) -> list[Row]:
-    """k-anonymity of the released records grouped by the columns `by`, over the records where every
-    column of `present` is non-NULL: the smallest group, the number of groups, the share of records
-    alone in their group."""
+def _classes(ev: Evaluation, total: int, by: tuple[str, ...], present: tuple[str, ...],
+             col: str | None) -> list[Row]:
+    """k-anonymity of the `total` released records grouped by the columns `by`, over the records where
+    every column of `present` is non-NULL: the smallest group, the number of groups, the share of
+    records alone in their group."""
     size = ident("__sdc_n")
     inner = exp.select(exp.Count(this=exp.Star()).as_(size)).from_(table(MASKED))
     inner = inner.group_by(*(column(c) for c in by))
@@ -166,7 +167,6 @@ def _classes(ev: Evaluation, by: tuple[str, ...], present: tuple[str, ...], col:
         exp.Sum(this=exp.If(this=exp.EQ(this=n.copy(), expression=literal(1)), true=literal(1), false=literal(0))),
         exp.Sum(this=n.copy()),
     ).from_(inner.subquery(ident("__sdc_classes")))
-    total = ev.fetch(exp.select(exp.Count(this=exp.Star())).from_(table(MASKED)))[0][0]
     smallest, classes, alone, counted = ev.fetch(query)[0]
     counted = counted or 0
     note = None
@@ -190,14 +190,15 @@ def k_anonymity_section(ev: Evaluation) -> list[Row]:
     column's name (ids are unique in the release, so no stratum is needed)."""
     q = ev.quasi_identifiers
     strata = tuple(c for c in q if c in set(ev.spec.strata_columns()))
+    total = ev.fetch(exp.select(exp.Count(this=exp.Star())).from_(table(MASKED)))[0][0]
     rows = []
     for c in q:
         if c not in strata:
-            rows += _classes(ev, strata + ev.released(c), ev.released(c), c)
+            rows += _classes(ev, total, strata + ev.released(c), ev.released(c), c)
     every = tuple(r for c in q for r in ev.released(c))
-    rows += _classes(ev, every, every, None)
+    rows += _classes(ev, total, every, every, None)
     for rule in ev.boxes:
-        rows += _classes(ev, (rule.box_column,), (rule.box_column,), rule.box_column)
+        rows += _classes(ev, total, (rule.box_column,), (rule.box_column,), rule.box_column)
     return rows
 
 
