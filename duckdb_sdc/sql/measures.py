@@ -13,16 +13,15 @@ undefined for the data (a constant original column, ...), gives NULL; bad input 
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pyarrow as pa
 
 from .. import measures
-from .._validate import _as_integer, choice, fail, group_size, positive_number
+from .._validate import _as_integer, choice, fail, group_size, integer_at_least, positive_number
 from ..measures._input import UndefinedMeasure
 from .arrow import _single
 from .registry import Param, SqlFunction, Udf
+from .rows import _signature
 
 GROUP_LOSS = "Information loss"
 GROUP_RISK = "Disclosure risk"
@@ -132,10 +131,7 @@ def aggregate_udf(func: str, compute, out_type: pa.DataType, n_params: int, vect
         return pa.array(out, type=out_type)
 
     udf.__name__ = f"sdc_{func}"
-    # DuckDB checks the callable's arity against the declared parameter types
-    udf.__signature__ = inspect.Signature(
-        [inspect.Parameter("groups", inspect.Parameter.POSITIONAL_ONLY)]
-        + [inspect.Parameter(f"p{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(n_params)])
+    _signature(udf, 1 + n_params)  # DuckDB checks the callable's arity against the parameter types
     return udf
 
 
@@ -157,10 +153,8 @@ def _plain(measure):
 
 
 def _idr(func, x, xm, k, max_outside):
-    if max_outside is None:
-        raise fail(func, "max_outside must not be NULL")
     return measures.interval_disclosure(x, xm, positive_number(func, "k", k, allow_zero=True),
-                                        max_outside=_as_integer(func, "max_outside", max_outside))
+                                        max_outside=integer_at_least(func, "max_outside", max_outside, 0))
 
 
 def _linkage(func, x, xm, rank):
@@ -190,13 +184,12 @@ def _value_args(params: tuple[Param, ...], fname: str, vectors: bool) -> str:
     return ", ".join([f"list({pack})"] + [f"{p.name}::VARCHAR" for p in rest])
 
 
-def _aggregate(name, params, returns, group, doc, example, compute, out_type, vectors,
-               sql_type="DOUBLE") -> SqlFunction:
+def _aggregate(name, params, returns, group, doc, example, compute, out_type, vectors) -> SqlFunction:
     n_params = len(params) - 2
     return SqlFunction(
         name=name, kind="aggregate", params=params, returns=returns, group=group, doc=doc, example=example,
         udf=Udf(aggregate_udf(name, compute, out_type, n_params, vectors),
-                (_ROWS if vectors else _PAIRS,) + ("VARCHAR",) * n_params, sql_type),
+                (_ROWS if vectors else _PAIRS,) + ("VARCHAR",) * n_params, returns),
         body=f"__sdc_{name}({_value_args(params, name, vectors)})",
     )
 
@@ -254,14 +247,14 @@ FUNCTIONS += [
         "mean absolute error of the correlation matrix (pairs i < j; NULL for one column), and "
         "composite = 100 * mean of the present components.",
         "SELECT (il_metrics([a, b, c], [a_m, b_m, c_m])).composite FROM j",
-        _plain(measures.il_metrics), _IL_TYPE, True, sql_type=_IL_SQL),
+        _plain(measures.il_metrics), _IL_TYPE, True),
     _aggregate(
         "regression_utility", (_XV, _XMV), "STRUCT(mse DOUBLE, r2 DOUBLE)", GROUP_LOSS,
         "Regression utility: least squares of the first value of the row vector on the others (with "
         "intercept) fitted on the masked data, used to predict the original response from the original "
         "predictors; mse of that prediction and r2 of the masked fit.",
         "SELECT regression_utility([y, a, b], [y_m, a_m, b_m]) FROM j",
-        _regression, _REG_TYPE, True, sql_type="STRUCT(mse DOUBLE, r2 DOUBLE)"),
+        _regression, _REG_TYPE, True),
     _aggregate(
         "interval_disclosure",
         (_XV, _XMV, _K, Param("max_outside", "INTEGER", "0",
@@ -331,12 +324,10 @@ def _evaluate_udf(groups, names, masked_names, k, seed):
         if X.size == 0:
             out.append(None)
             continue
-        if ks[r] is None:
-            raise fail(func, "k must not be NULL")
+        k = positive_number(func, "k", ks[r], allow_zero=True)
         if seeds[r] is None:
             raise fail(func, "seed must not be NULL")
-        rows = measures.evaluate(X, XM, names[r], k=positive_number(func, "k", ks[r], allow_zero=True),
-                                 seed=_as_integer(func, "seed", seeds[r]))
+        rows = measures.evaluate(X, XM, names[r], k=k, seed=_as_integer(func, "seed", seeds[r]))
         out.append([{"measure": row.measure, "column": row.column, "value": row.value, "note": row.note}
                     for row in rows])
     return pa.array(out, type=pa.list_(_EVAL_ROW))
