@@ -12,37 +12,19 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pyarrow as pa
 
 from .._validate import fail
 from ..methods import boxes as bx
-from .arrow import _single, list_udf
-from .progress import group_done
+from .arrow import list_udf
 from .registry import Param, SqlFunction, Udf
-from .rows import _labels_array, _rows_array, _RowsChunk, _signature
+from .rows import _labels_array, _rows_array, _RowsChunk, records_list, rows_udf
 
 GROUP = "Box anonymisation"
 _SQL = "sql/50_boxes.sql"
 
 BOX_TYPE = "STRUCT(box BIGINT, lower DOUBLE[], upper DOUBLE[])"
 _BOX_ARROW = pa.struct([("box", pa.int64()), ("lower", pa.list_(pa.float64())), ("upper", pa.list_(pa.float64()))])
-
-
-def _values_array(chunk: _RowsChunk, results: list) -> pa.Array:
-    """list<double> aligned with the records, NULL where a record took no part."""
-    out = np.zeros(chunk.n_records)
-    valid = np.zeros(chunk.n_records, bool)
-    for r, res in enumerate(results):
-        if res is None:
-            continue
-        complete, v = res
-        idx = chunk.rec_off[r] + np.flatnonzero(complete)
-        out[idx] = v
-        valid[idx] = True
-    values = pa.array(out, pa.float64(), mask=~valid)
-    row_mask = pa.array(chunk.row_null) if chunk.row_null is not None else None
-    return pa.ListArray.from_arrays(pa.array(chunk.rec_off, pa.int32()), values, mask=row_mask)
 
 
 def _boxes_array(chunk: _RowsChunk, results: list) -> pa.Array:
@@ -53,32 +35,7 @@ def _boxes_array(chunk: _RowsChunk, results: list) -> pa.Array:
     upper = _rows_array(chunk, [None if res is None else (res[0], res[1].upper) for res in results]).values
     mask = lower.is_null()
     struct = pa.StructArray.from_arrays([box, lower, upper], fields=list(_BOX_ARROW), mask=mask)
-    row_mask = pa.array(chunk.row_null) if chunk.row_null is not None else None
-    return pa.ListArray.from_arrays(pa.array(chunk.rec_off, pa.int32()), struct, mask=row_mask)
-
-
-_BUILDERS = {"values": _values_array, "rows": _rows_array, "boxes": _boxes_array}
-
-
-def records_udf(func: str, compute, out: str, n_params: int):
-    """Wrap compute(func, X, *params) as an Arrow UDF over (rows, params...); out 'values' ((m,) ->
-    DOUBLE[]), 'rows' ((m, p) -> DOUBLE[][]) or 'boxes' (`BoxRelease` -> list of BOX_TYPE)."""
-    build = _BUILDERS[out]
-
-    def udf(rows, *args):
-        chunk = _RowsChunk(func, rows)
-        params = [_single(p).to_pylist() for p in args]
-        results: list = [None] * chunk.n_rows
-        for r in range(chunk.n_rows):
-            group = None if chunk.is_null(r) else chunk.group(r)
-            if group is not None:
-                results[r] = (group.complete, compute(func, group.X, *(p[r] for p in params)))
-                group_done()
-        return build(chunk, results)
-
-    udf.__name__ = f"sdc_{func}"
-    _signature(udf, 1 + n_params)
-    return udf
+    return records_list(chunk, struct)
 
 
 def _names(func: str, names):
@@ -162,8 +119,7 @@ def _record_row(name, params, returns, out, compute, doc, example) -> SqlFunctio
     n = len(params) - 1
     return SqlFunction(
         name=name, kind="scalar", params=params, returns=returns, group=GROUP, doc=doc, example=example,
-        udf=Udf(records_udf(name, compute, out, n), ("DOUBLE[][]",) + ("VARCHAR",) * n,
-                "DOUBLE[]" if out == "values" else ("DOUBLE[][]" if out == "rows" else f"{BOX_TYPE}[]")),
+        udf=Udf(rows_udf(name, compute, out, n), ("DOUBLE[][]",) + ("VARCHAR",) * n, returns),
         body=_record_macro(name, params),
     )
 
@@ -193,7 +149,7 @@ FUNCTIONS: list[SqlFunction] = [
          "without l, 0 for the other attributes and +inf for those. " + _NULLS),
         "SELECT box_half_widths(list([income, savings]), 5, 'mean(1) + mean(2)', l := 2, eps := 100) FROM people"),
     _record_row(
-        "box_release", (_ROWS, _K, _CHAR, _L, _EPS, _NAMES), f"{BOX_TYPE}[]", "boxes", _release,
+        "box_release", (_ROWS, _K, _CHAR, _L, _EPS, _NAMES), f"{BOX_TYPE}[]", _boxes_array, _release,
         ("k-anonymous (and l-diverse) boxes by the characteristic-aware Mondrian: a region is cut at the median of "
          "the attribute with the largest a_i * width_i (a_i averaged over its records) while both sides keep k "
          "records (and l values eps_i apart in every attribute), else the next attribute; an attribute whose term "

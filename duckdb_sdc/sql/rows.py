@@ -27,8 +27,6 @@ from .._validate import fail
 from .arrow import _float_values, _single
 from .progress import group_done
 
-DOUBLE_ROWS = pa.list_(pa.list_(pa.float64()))
-
 
 @dataclass
 class _Group:
@@ -36,7 +34,6 @@ class _Group:
 
     X: np.ndarray  # (m, p)
     complete: np.ndarray  # (records,) bool
-    p: int
 
 
 def _offsets(arr) -> np.ndarray:
@@ -97,7 +94,7 @@ class _RowsChunk:
             bad = X[~np.isfinite(X)][0]
             raise fail(self.func, f"rows contains {float(bad)}; NaN and infinite values are refused "
                                   "(use NULL for a missing value)")
-        return _Group(np.ascontiguousarray(X), complete, p)
+        return _Group(np.ascontiguousarray(X), complete)
 
 
 def _clusters(func: str, clusters, chunk: _RowsChunk):
@@ -147,33 +144,54 @@ def _rows_array(chunk: _RowsChunk, results: list) -> pa.Array:
     values = pa.array(flat, type=pa.float64(), mask=np.isnan(flat) if np.isnan(flat).any() else None)
     inner = pa.ListArray.from_arrays(pa.array(inner_off, pa.int32()), values,
                                      mask=pa.array(~valid) if not valid.all() else None)
+    return records_list(chunk, inner)
+
+
+def records_list(chunk: _RowsChunk, per_record: pa.Array) -> pa.Array:
+    """One value per record of the chunk, back into the chunk's lists (NULL where a row is NULL)."""
     row_mask = pa.array(chunk.row_null) if chunk.row_null is not None else None
-    return pa.ListArray.from_arrays(pa.array(chunk.rec_off, pa.int32()), inner, mask=row_mask)
+    return pa.ListArray.from_arrays(pa.array(chunk.rec_off, pa.int32()), per_record, mask=row_mask)
 
 
-def _labels_array(chunk: _RowsChunk, results: list) -> pa.Array:
-    """list<int64> aligned with the records, NULL where a record took no part."""
-    out = np.zeros(chunk.n_records, np.int64)
+def _scalars_array(chunk: _RowsChunk, results: list, dtype, pa_type) -> pa.Array:
+    """list<pa_type> aligned with the records from one scalar per complete record, NULL where a record
+    took no part."""
+    out = np.zeros(chunk.n_records, dtype)
     valid = np.zeros(chunk.n_records, bool)
     for r, res in enumerate(results):
         if res is None:
             continue
-        complete, lab = res
+        complete, v = res
         idx = chunk.rec_off[r] + np.flatnonzero(complete)
-        out[idx] = lab
+        out[idx] = v
         valid[idx] = True
-    values = pa.array(out, pa.int64(), mask=~valid)
-    row_mask = pa.array(chunk.row_null) if chunk.row_null is not None else None
-    return pa.ListArray.from_arrays(pa.array(chunk.rec_off, pa.int32()), values, mask=row_mask)
+    return records_list(chunk, pa.array(out, pa_type, mask=~valid))
 
 
-def rows_udf(func: str, compute: Callable, out: str, n_params: int, *, with_clusters: bool = False) -> Callable:
+def _labels_array(chunk: _RowsChunk, results: list) -> pa.Array:
+    """list<int64>: one label per record."""
+    return _scalars_array(chunk, results, np.int64, pa.int64())
+
+
+def _values_array(chunk: _RowsChunk, results: list) -> pa.Array:
+    """list<double>: one value per record."""
+    return _scalars_array(chunk, results, np.float64, pa.float64())
+
+
+_BUILDERS = {"rows": _rows_array, "labels": _labels_array, "values": _values_array}
+
+
+def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *,
+             with_clusters: bool = False) -> Callable:
     """Wrap compute(func, X, [clusters,] *params) as an Arrow UDF over (rows, [clusters,] params...).
 
     out 'rows': compute returns an (m, p) matrix (NaN = NULL value) -> DOUBLE[][];
     out 'labels': compute returns (m,) integers -> BIGINT[];
+    out 'values': compute returns (m,) floats -> DOUBLE[];
     out 'suppression': compute returns (matrix, primary count, secondary count) ->
-    STRUCT(release DOUBLE[][], primary_cells BIGINT, secondary_cells BIGINT).
+    STRUCT(release DOUBLE[][], primary_cells BIGINT, secondary_cells BIGINT);
+    out a callable: build(chunk, results) makes the Arrow result from results[r] = None (no record
+    of row r took part) or (complete mask, what compute returned).
     """
 
     def udf(rows, *args):
@@ -208,11 +226,9 @@ def rows_udf(func: str, compute: Callable, out: str, n_params: int, *, with_clus
             if out == "suppression":
                 res, counts[r, 0], counts[r, 1] = res
             results[r] = (group.complete, res)
-        if out == "labels":
-            return _labels_array(chunk, results)
+        if out != "suppression":
+            return (out if callable(out) else _BUILDERS[out])(chunk, results)
         release = _rows_array(chunk, results)
-        if out == "rows":
-            return release
         mask = pa.array(count_null) if count_null.any() else None
         return pa.StructArray.from_arrays(
             [release, pa.array(counts[:, 0], pa.int64()), pa.array(counts[:, 1], pa.int64())],
