@@ -38,10 +38,10 @@ def il1(x, xm) -> float:
     0 the measure is undefined and an error is raised.
     """
     X, XM = pair("il1", x, xm)
-    nonzero = X != 0
-    if not nonzero.any():
+    v = _mean_variation(X, XM)
+    if v is None:
         raise undefined("il1", "every original value is 0; the relative change |x - xm| / |x| is undefined")
-    return float((np.abs(X - XM)[nonzero] / np.abs(X[nonzero])).mean())
+    return v
 
 
 def _il1s_terms(func: str, x, xm) -> tuple[np.ndarray, np.ndarray]:

@@ -89,11 +89,15 @@ def standardize(X) -> np.ndarray:
     return np.ascontiguousarray(Z)
 
 
-def _lower_median_center(A: np.ndarray) -> np.ndarray:
-    """A minus, per column, its lower median (a data value, so integer data stay integer)."""
+def _lower_median(A: np.ndarray) -> np.ndarray:
+    """Per column, the lower median (a data value, so integer data stay integer)."""
     n = A.shape[0]
-    med = np.partition(A, (n - 1) // 2, axis=0)[(n - 1) // 2]
-    return np.ascontiguousarray(A - med)
+    return np.partition(A, (n - 1) // 2, axis=0)[(n - 1) // 2]
+
+
+def _lower_median_center(A: np.ndarray) -> np.ndarray:
+    """A minus, per column, its lower median."""
+    return np.ascontiguousarray(A - _lower_median(A))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -763,8 +767,7 @@ def centroids(X, labels, *, _func: str = "centroids") -> np.ndarray:
     if lab.min() < 0:
         raise fail(_func, f"labels must be >= 0, got {lab.min()}")
     g = int(lab.max()) + 1
-    n = A.shape[0]
-    med = np.partition(A, (n - 1) // 2, axis=0)[(n - 1) // 2]
+    med = _lower_median(A)
     counts = np.bincount(lab, minlength=g).astype(np.float64)
     out = np.empty((g, A.shape[1]))
     for j in range(A.shape[1]):
