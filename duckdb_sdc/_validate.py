@@ -33,15 +33,19 @@ def show(value) -> str:
     return repr(value) if not isinstance(value, Real) or isinstance(value, bool) else str(value)
 
 
+def refuse_nonfinite(func: str, param: str, a: np.ndarray, hint: str = "use NULL for a missing value") -> None:
+    """An error naming the first NaN or +-inf of the array `a`, if it has one."""
+    if not np.isfinite(a).all():
+        bad = a[~np.isfinite(a)][0]
+        raise fail(func, f"{param} contains {float(bad)}; NaN and infinite values are refused ({hint})")
+
+
 def finite_values(func: str, param: str, values) -> np.ndarray:
     """Return `values` as a contiguous float64 array; refuse NaN and +-inf."""
     x = np.ascontiguousarray(values, dtype=np.float64)
     if x.ndim != 1:
         raise fail(func, f"{param} must be one-dimensional, got shape {x.shape}")
-    if x.size and not np.isfinite(x).all():
-        bad = x[~np.isfinite(x)][0]
-        raise fail(func, f"{param} contains {float(bad)}; NaN and infinite values are refused "
-                         "(use NULL for a missing value)")
+    refuse_nonfinite(func, param, x)
     return x
 
 

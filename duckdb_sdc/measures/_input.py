@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import SdcError, fail
+from .._validate import SdcError, fail, refuse_nonfinite
 
 
 class UndefinedMeasure(SdcError):
@@ -26,10 +26,7 @@ def matrix(func: str, param: str, values) -> np.ndarray:
         raise fail(func, f"{param} must be a 1-D array (one column) or a 2-D n x p array, got shape {a.shape}")
     if a.shape[0] == 0 or a.shape[1] == 0:
         raise fail(func, f"{param} is empty (shape {a.shape}); a measure needs at least one record and one column")
-    if not np.isfinite(a).all():
-        bad = a[~np.isfinite(a)][0]
-        raise fail(func, f"{param} contains {float(bad)}; NaN and infinite values are refused "
-                         "(leave out records with missing values)")
+    refuse_nonfinite(func, param, a, "leave out records with missing values")
     return np.ascontiguousarray(a)
 
 

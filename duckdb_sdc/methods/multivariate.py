@@ -49,7 +49,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._validate import choice, fail, group_size
+from .._validate import choice, fail, group_size, refuse_nonfinite
 
 LEAF_SIZE = 16
 ANCHOR_BUDGET = 16.0
@@ -68,10 +68,7 @@ def as_records(func: str, X, param: str = "rows") -> np.ndarray:
         raise fail(func, f"{param} must be a matrix (one row per record), got shape {A.shape}")
     if A.shape[0] and A.shape[1] == 0:
         raise fail(func, f"{param} must have at least one attribute")
-    if A.size and not np.isfinite(A).all():
-        bad = A[~np.isfinite(A)][0]
-        raise fail(func, f"{param} contains {float(bad)}; NaN and infinite values are refused "
-                         "(use NULL for a missing value)")
+    refuse_nonfinite(func, param, A)
     return A
 
 

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import pyarrow as pa
 
-from .._validate import fail
+from .._validate import refuse_nonfinite
 from .progress import group_done
 
 # compute(func_name, values, *params) -> ndarray aligned with `values` (the non-NULL values)
@@ -66,10 +66,7 @@ def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: in
             x = seg if mask is None else seg[mask]
             if x.shape[0] == 0:
                 continue
-            if not np.isfinite(x).all():
-                bad = x[~np.isfinite(x)][0]
-                raise fail(func, f"xs contains {float(bad)}; NaN and infinite values are refused "
-                                 "(use NULL for a missing value)")
+            refuse_nonfinite(func, "xs", x)
             result = compute(func, x, *(p[r] for p in rows))
             group_done()
             if mask is None and b - a == out.shape[0] and result.dtype == out.dtype:

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import measures
-from .._validate import _as_integer, choice, fail, group_size, integer_at_least, positive_number
+from .._validate import _as_integer, choice, fail, group_size, integer_at_least, positive_number, refuse_nonfinite
 from ..measures._input import UndefinedMeasure
 from .arrow import _single
 from .registry import Param, SqlFunction, Udf
@@ -47,10 +47,7 @@ def _floats(func: str, arr: pa.Array, name: str) -> np.ndarray:
         values = np.array(arr.fill_null(0.0).to_numpy(zero_copy_only=False), dtype=np.float64)
     else:
         values = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.float64)
-    if not np.isfinite(values).all():
-        bad = values[~np.isfinite(values)][0]
-        raise fail(func, f"{name} contains {float(bad)}; NaN and infinite values are refused "
-                         "(use NULL for a missing value)")
+    refuse_nonfinite(func, name, values)
     if arr.null_count:
         values[~arr.is_valid().to_numpy(zero_copy_only=False)] = np.nan
     return values

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 import pyarrow as pa
 
-from .._validate import fail
+from .._validate import fail, refuse_nonfinite
 from .arrow import _float_values, _single
 from .progress import group_done
 
@@ -90,10 +90,7 @@ class _RowsChunk:
             return None
         starts = self.val_start[a:b][complete]
         X = self.values[starts[:, None] + np.arange(p)]
-        if X.size and not np.isfinite(X).all():
-            bad = X[~np.isfinite(X)][0]
-            raise fail(self.func, f"rows contains {float(bad)}; NaN and infinite values are refused "
-                                  "(use NULL for a missing value)")
+        refuse_nonfinite(self.func, "rows", X)
         return _Group(np.ascontiguousarray(X), complete)
 
 
