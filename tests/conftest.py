@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 import duckdb_sdc
@@ -22,3 +24,19 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"reference data sets not found at {SHARED_DATA} (../shared/data next to the repo)")
     return SHARED_DATA
+
+
+@pytest.fixture
+def people(con):
+    """Table people(id, region, income BIGINT) of 600 records, 25 incomes NULL; returns the frame (NaN
+    for NULL). Test modules that need other columns define their own."""
+    rng = np.random.default_rng(0)
+    n = 600
+    df = pd.DataFrame({
+        "id": np.arange(n),
+        "region": rng.choice(["north", "south", "east"], n),
+        "income": np.round(rng.lognormal(10, 0.8, n)),
+    })
+    df.loc[rng.choice(n, 25, replace=False), "income"] = np.nan  # NULLs in the table
+    con.execute("CREATE TABLE people AS SELECT id, region, income::BIGINT AS income FROM df")
+    return df

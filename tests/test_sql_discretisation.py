@@ -15,20 +15,6 @@ from duckdb_sdc.methods.freedman_diaconis import freedman_diaconis, group_size_s
 METHODS = list(disc.METHODS)
 
 
-@pytest.fixture
-def people(con):
-    rng = np.random.default_rng(0)
-    n = 600
-    df = pd.DataFrame({
-        "id": np.arange(n),
-        "region": rng.choice(["north", "south", "east"], n),
-        "income": np.round(rng.lognormal(10, 0.8, n)),
-    })
-    df.loc[rng.choice(n, 25, replace=False), "income"] = np.nan
-    con.execute("CREATE TABLE people AS SELECT id, region, income::BIGINT AS income FROM df")
-    return df
-
-
 def _by_id(con, sql):
     return dict(con.execute(sql).fetchall())
 

@@ -12,20 +12,6 @@ from duckdb_sdc.methods import microaggregate, partition
 METHODS = ["mdav", "vmdav", "oma", "ranking"]
 
 
-@pytest.fixture
-def people(con):
-    rng = np.random.default_rng(0)
-    n = 600
-    df = pd.DataFrame({
-        "id": np.arange(n),
-        "region": rng.choice(["north", "south", "east"], n),
-        "income": np.round(rng.lognormal(10, 0.8, n)),
-    })
-    df.loc[rng.choice(n, 25, replace=False), "income"] = np.nan  # NULLs in the table
-    con.execute("CREATE TABLE people AS SELECT id, region, income::BIGINT AS income FROM df")
-    return df
-
-
 def _masked_by_id(con, sql):
     return dict(con.execute(sql).fetchall())
 
