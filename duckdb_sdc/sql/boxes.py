@@ -18,7 +18,7 @@ from .._validate import fail
 from ..methods import boxes as bx
 from .arrow import list_udf
 from .registry import Param, SqlFunction, Udf
-from .rows import _labels_array, _rows_array, _RowsChunk, records_list, rows_udf
+from .rows import _labels_array, _rows_array, _RowsChunk, record_macro, records_list, rows_udf
 
 GROUP = "Box anonymisation"
 _SQL = "sql/50_boxes.sql"
@@ -103,24 +103,12 @@ _NULLS = ("A record with a NULL attribute takes no part and gets NULL; an empty 
           "record, comes back as it is.")
 
 
-def _record_macro(name: str, params) -> str:
-    """Body of a record function's macro: checks rows, passes the rest as text (names as JSON text,
-    which is also what the table form passes)."""
-    args = [f"__sdc_numeric_rows(rows, '{name}')"]
-    for p in params[1:]:
-        if p.name == "names":
-            args.append("CASE WHEN typeof(names) = 'VARCHAR' THEN names::VARCHAR ELSE to_json(names)::VARCHAR END")
-        else:
-            args.append(f"{p.name}::VARCHAR")
-    return f"__sdc_{name}({', '.join(args)})"
-
-
 def _record_row(name, params, returns, out, compute, doc, example) -> SqlFunction:
     n = len(params) - 1
     return SqlFunction(
         name=name, kind="scalar", params=params, returns=returns, group=GROUP, doc=doc, example=example,
         udf=Udf(rows_udf(name, compute, out, n), ("DOUBLE[][]",) + ("VARCHAR",) * n, returns),
-        body=_record_macro(name, params),
+        body=record_macro(name, params),
     )
 
 

@@ -2,38 +2,18 @@
 (dominance and p% rules, suppression, dynamic k).
 
 The list functions take `rows DOUBLE[][]`, one vector per record (`list([a, b, c])`), so they check
-their argument with `__sdc_numeric_rows` instead of the univariate `__sdc_numeric_list`; `RowsFunction`
-is a registry row whose macro does that. Plumbing: `sql/rows.py`; internal macros:
+their argument with `__sdc_numeric_rows` instead of the univariate `__sdc_numeric_list`
+(`rows.record_macro` writes that macro body). Plumbing: `sql/rows.py`; internal macros:
 `sql/25_multivariate.sql`; pure-SQL rules and report: `sql/30_sensitivity.sql`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
 from .._validate import flag
 from ..methods import multivariate as mv
 from ..methods import sensitivity as sv
 from .registry import Param, SqlFunction, Udf
-from .rows import rows_udf
-
-
-@dataclass(frozen=True)
-class RowsFunction(SqlFunction):
-    """A list function over records: the macro checks `rows` (and `clusters`) before the UDF call."""
-
-    def macro_sql(self) -> str:
-        params = ", ".join(p.name if p.default is None else f"{p.name} := {p.default}" for p in self.params)
-        args = []
-        for p in self.params:
-            if p.name == "rows":
-                args.append(f"__sdc_numeric_rows(rows, '{self.name}')")
-            elif p.name == "clusters":
-                args.append(f"__sdc_integer_list(clusters, '{self.name}', 'clusters')")
-            else:
-                args.append(f"{p.name}::VARCHAR")
-        return f"CREATE OR REPLACE TEMP MACRO {self.name}({params}) AS {self.udf_name}({', '.join(args)})"
+from .rows import record_macro, rows_udf
 
 
 GROUP = "Multivariate k-anonymity and attribute disclosure"
@@ -88,7 +68,7 @@ def _method_rows(method: str, title: str, what: str, options: tuple[Param, ...],
     n_opts = 1 + len(options)
     arg_list = ", ".join(f"{p.name}::VARCHAR" for p in (_K, *options))
     return [
-        RowsFunction(
+        SqlFunction(
             name=round_name, kind="scalar", params=(_ROWS, _K, *options), returns="DOUBLE[][]", group=GROUP,
             doc=(f"k-anonymous masking by {title}: {what}. Every record is replaced by its cluster's centroid "
                  f"(the mean of every attribute); the result is aligned with rows. {_NULLS} Use it with GROUP BY "
@@ -96,13 +76,15 @@ def _method_rows(method: str, title: str, what: str, options: tuple[Param, ...],
             example=(f"SELECT region, {round_name}(list([income, expenses, savings]), 5) FROM people GROUP BY region"),
             udf=Udf(rows_udf(round_name, round_fn, "rows", n_opts), ("DOUBLE[][]",) + ("VARCHAR",) * n_opts,
                     "DOUBLE[][]"),
+            body=record_macro(round_name, (_ROWS, _K, *options)),
         ),
-        RowsFunction(
+        SqlFunction(
             name=labels_name, kind="scalar", params=(_ROWS, _K, *options), returns="BIGINT[]", group=GROUP,
             doc=(f"The clusters of {round_name}: cluster ids 0..g-1 aligned with rows ({'in order of formation' if method.startswith('mdav') else 'numbered left to right, the records at or below every cut first'}); NULL for a record with a NULL attribute."),
             example=f"SELECT {labels_name}([[1, 1], [9, 9], [1, 2], [8, 9]], 2)",
             udf=Udf(rows_udf(labels_name, labels_fn, "labels", n_opts), ("DOUBLE[][]",) + ("VARCHAR",) * n_opts,
                     "BIGINT[]"),
+            body=record_macro(labels_name, (_ROWS, _K, *options)),
         ),
         SqlFunction(
             name=f"{round_name}_table", kind="table", params=(_TBL, _COLS, _K, *options, _STRATA), returns="table",
@@ -179,7 +161,7 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
     suppress = (_ROWS, _CLUSTERS, *rule_params, _SECONDARY)
     merge = (_ROWS, _CLUSTERS, *rule_params)
     return [
-        RowsFunction(
+        SqlFunction(
             name=f"{kind}_suppress", kind="scalar", params=suppress, returns=_SUPPRESSION, group=GROUP,
             doc=(f"Cell suppression under {text}: release is every record's cluster centroid with the sensitive "
                  "cells (cluster, attribute) NULL (primary suppression) and, for each of them, the same attribute of "
@@ -190,8 +172,9 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
                      "FROM (SELECT list([income, savings]) AS r FROM people)"),
             udf=Udf(rows_udf(f"{kind}_suppress", _suppress(kind), "suppression", len(suppress) - 2, with_clusters=True),
                     ("DOUBLE[][]", "BIGINT[]") + ("VARCHAR",) * (len(suppress) - 2), _SUPPRESSION),
+            body=record_macro(f"{kind}_suppress", suppress),
         ),
-        RowsFunction(
+        SqlFunction(
             name=f"{kind}_merge", kind="scalar", params=merge, returns="BIGINT[]", group=GROUP,
             doc=(f"Dynamic k under {text}: while a cluster has a sensitive cell, the first such cluster is merged "
                  "with its nearest cluster (centroids on the standardised attributes, ties to the cluster that comes "
@@ -201,6 +184,7 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
                      "FROM (SELECT list([income, savings]) AS r FROM people)"),
             udf=Udf(rows_udf(f"{kind}_merge", _merge(kind), "labels", len(merge) - 2, with_clusters=True),
                     ("DOUBLE[][]", "BIGINT[]") + ("VARCHAR",) * (len(merge) - 2), "BIGINT[]"),
+            body=record_macro(f"{kind}_merge", merge),
         ),
     ]
 

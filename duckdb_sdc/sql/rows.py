@@ -178,6 +178,22 @@ def _values_array(chunk: _RowsChunk, results: list) -> pa.Array:
 _BUILDERS = {"rows": _rows_array, "labels": _labels_array, "values": _values_array}
 
 
+def record_macro(name: str, params) -> str:
+    """Body of the public macro of a function over records: checks rows (and clusters) in SQL, passes
+    names as JSON text (what the table forms pass too) and every other parameter as text."""
+    args = []
+    for p in params:
+        if p.name == "rows":
+            args.append(f"__sdc_numeric_rows(rows, '{name}')")
+        elif p.name == "clusters":
+            args.append(f"__sdc_integer_list(clusters, '{name}', 'clusters')")
+        elif p.name == "names":
+            args.append("CASE WHEN typeof(names) = 'VARCHAR' THEN names::VARCHAR ELSE to_json(names)::VARCHAR END")
+        else:
+            args.append(f"{p.name}::VARCHAR")
+    return f"__sdc_{name}({', '.join(args)})"
+
+
 def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *,
              with_clusters: bool = False) -> Callable:
     """Wrap compute(func, X, [clusters,] *params) as an Arrow UDF over (rows, [clusters,] params...).
