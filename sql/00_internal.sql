@@ -26,24 +26,47 @@ CREATE OR REPLACE MACRO __sdc_numeric_list(xs, fname) AS
         ELSE error(fname || ': xs must be a list of numbers such as list(column) gives, got ' || typeof(xs))
     END;
 
--- SQL text of the table form: mask column `col` of table `tbl` in place with the list function
--- `fname` (called with the quoted literal arguments `args`), optionally per stratum. Whole rows go
--- into one list of structs per stratum; unnesting it beside the masked list keeps them aligned, so
--- no key and no join are needed. The list is unnested one level into row structs, and each struct
--- one level into columns, so LIST and STRUCT columns of the table come back as they were.
-CREATE OR REPLACE MACRO __sdc_mask_column_sql(fname, tbl, col, args, strata) AS
+-- A list of names as quoted identifiers separated by commas: "a", "b".
+CREATE OR REPLACE MACRO __sdc_qi_list(names) AS
+    array_to_string(list_transform(names, lambda __sdc_n: __sdc_qi(__sdc_n)), ', ');
+
+-- SQL of one select item beside the rows of a stratum (see __sdc_beside_sql): the list function `fname`
+-- applied to the list of the SQL expression `elem` of every row __sdc_s, followed by the arguments
+-- `args` (SQL texts), and its result unnested as `alias`.
+CREATE OR REPLACE MACRO __sdc_unnest_call_sql(fname, elem, args, alias) AS
+    format('unnest({0}(list_transform(__sdc_l, lambda __sdc_s: {1}){2})) AS {3}',
+           fname, elem, array_to_string(list_transform(args, lambda __sdc_x: ', ' || __sdc_x), ''), alias);
+
+-- SQL text of the rows of table `tbl` beside results computed per stratum: whole rows go into one
+-- list of structs __sdc_l per stratum, and the select items `vs` (SQL over __sdc_l, such as
+-- __sdc_unnest_call_sql gives) are unnested beside it; that keeps them aligned, so no key and no
+-- join are needed. The list is unnested one level into row structs, and each struct one level into
+-- columns, so LIST and STRUCT columns of the table come back as they were. The columns `names` are
+-- bound on their own first, so a missing column is reported as such. With `sorted` each stratum's
+-- rows are listed in the order of their whole content; with `hashed` the stratum's hash (0 without
+-- strata) comes along as __sdc_h.
+CREATE OR REPLACE MACRO __sdc_beside_sql(tbl, names, vs, strata, sorted := false, hashed := false) AS
     format(
-        'SELECT * EXCLUDE (__sdc_v) REPLACE (__sdc_v AS {2}) FROM ('
-        || 'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
-        || 'SELECT unnest(__sdc_l) AS __sdc_r, '
-        || 'unnest({1}(list_transform(__sdc_l, lambda __sdc_s: __sdc_s.{2}){3})) AS __sdc_v '
-        || 'FROM (SELECT list(__sdc_src) AS __sdc_l FROM {0} AS __sdc_src '
-        -- binds col on its own first, so a missing column is reported as such
-        || 'WHERE (SELECT 1 FROM (SELECT {2} FROM {0} LIMIT 0)) IS NULL {4})))',
+        'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
+        || 'SELECT unnest(__sdc_l) AS __sdc_r, {1} '
+        || 'FROM (SELECT list(__sdc_src{2}) AS __sdc_l{3} FROM {0} AS __sdc_src '
+        || 'WHERE (SELECT 1 FROM (SELECT {4} FROM {0} LIMIT 0)) IS NULL {5}))',
         __sdc_qt(tbl),
-        fname,
-        __sdc_qi(col),
-        array_to_string(list_transform(args, lambda a: ', ' || __sdc_ql(a)), ''),
-        CASE WHEN strata IS NULL THEN ''
-             ELSE 'GROUP BY ' || array_to_string(list_transform(__sdc_names(strata), lambda c: __sdc_qi(c)), ', ')
-        END);
+        vs,
+        CASE WHEN sorted THEN ' ORDER BY __sdc_src' ELSE '' END,
+        CASE WHEN NOT hashed THEN ''
+             WHEN strata IS NULL THEN ', 0 AS __sdc_h'
+             ELSE ', hash(' || __sdc_qi_list(__sdc_names(strata)) || ') AS __sdc_h'
+        END,
+        __sdc_qi_list(names),
+        CASE WHEN strata IS NULL THEN '' ELSE 'GROUP BY ' || __sdc_qi_list(__sdc_names(strata)) END);
+
+-- SQL text of the table form: mask column `col` of table `tbl` in place with the list function
+-- `fname` (called with the quoted literal arguments `args`), optionally per stratum.
+CREATE OR REPLACE MACRO __sdc_mask_column_sql(fname, tbl, col, args, strata) AS
+    format('SELECT * EXCLUDE (__sdc_v) REPLACE (__sdc_v AS {0}) FROM ({1})',
+           __sdc_qi(col),
+           __sdc_beside_sql(tbl, [col],
+                            __sdc_unnest_call_sql(fname, '__sdc_s.' || __sdc_qi(col),
+                                                  list_transform(args, lambda a: __sdc_ql(a)), '__sdc_v'),
+                            strata));

@@ -99,7 +99,7 @@ CREATE OR REPLACE MACRO __sdc_evaluate_sql(original, masked, keys, columns, k, s
         || 'JOIN (SELECT {2}, {8} AS __sdc_x FROM {1}) AS __sdc_m USING ({2})',
         __sdc_qt(original),
         __sdc_qt(masked),
-        array_to_string(list_transform(__sdc_names(keys), lambda c: __sdc_qi(c)), ', '),
+        __sdc_qi_list(__sdc_names(keys)),
         __sdc_value_columns(original, keys, columns, 'names'),
         __sdc_value_columns(masked, keys, columns, 'names'),
         __sdc_ql(k),

@@ -35,25 +35,13 @@ CREATE OR REPLACE MACRO __sdc_record_of(fname, names) AS
                                                                    __sdc_qi(c), __sdc_ql(fname), __sdc_ql(c))), ', ')
     || ']';
 
--- SQL of the per-stratum list of whole rows beside the multivariate function's result __sdc_v, which is
--- fname(records, args...). Whole rows go into one list of structs per stratum; unnesting it beside the
--- result keeps them aligned, so no key and no join are needed.
+-- SQL of the rows of `tbl` beside the multivariate function's result __sdc_v, which is fname(records,
+-- args...) per stratum (see __sdc_beside_sql).
 CREATE OR REPLACE MACRO __sdc_rows_beside_sql(fname, tbl, names, args, strata) AS
-    format(
-        'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
-        || 'SELECT unnest(__sdc_l) AS __sdc_r, '
-        || 'unnest({1}(list_transform(__sdc_l, lambda __sdc_s: {2}){3})) AS __sdc_v '
-        || 'FROM (SELECT list(__sdc_src) AS __sdc_l FROM {0} AS __sdc_src '
-        -- binds the columns on their own first, so a missing column is reported as such
-        || 'WHERE (SELECT 1 FROM (SELECT {4} FROM {0} LIMIT 0)) IS NULL {5}))',
-        __sdc_qt(tbl),
-        fname,
-        __sdc_record_of(fname, names),
-        array_to_string(list_transform(args, lambda a: ', ' || __sdc_ql(a)), ''),
-        array_to_string(list_transform(names, lambda c: __sdc_qi(c)), ', '),
-        CASE WHEN strata IS NULL THEN ''
-             ELSE 'GROUP BY ' || array_to_string(list_transform(__sdc_names(strata), lambda c: __sdc_qi(c)), ', ')
-        END);
+    __sdc_beside_sql(tbl, names,
+                     __sdc_unnest_call_sql(fname, __sdc_record_of(fname, names),
+                                           list_transform(args, lambda a: __sdc_ql(a)), '__sdc_v'),
+                     strata);
 
 -- SQL of the table form that masks the columns `cols` of `tbl` in place with the multivariate list
 -- function fname (a record with a NULL in any of them gets NULL in all of them).

@@ -36,33 +36,21 @@ CREATE OR REPLACE MACRO dp_budget(cols, epsilon, split := NULL) AS TABLE
 
 -- SQL text of a table form: the rows of `tbl` with every column of `names` replaced by the list
 -- function `fname` applied to it, column j called with the literal arguments `fixed` (e.g. [k]),
--- then eps[j], lbs[j], ubs[j] and its seed, per stratum. Whole rows go into one list of structs per
--- stratum and are unnested beside the masked lists, so no key and no join are needed. With a seed,
--- column j of stratum s uses hash(seed, j, hash(s)) and each stratum's rows are listed in the order
--- of their whole content, so the release repeats exactly whatever the table's physical order.
+-- then eps[j], lbs[j], ubs[j] and its seed, per stratum, beside the rows (see __sdc_beside_sql).
+-- With a seed, column j of stratum s uses hash(seed, j, hash(s)) and each stratum's rows are listed
+-- in the order of their whole content, so the release repeats exactly whatever the table's physical
+-- order.
 CREATE OR REPLACE MACRO __sdc_dp_table_sql(fname, tbl, names, fixed, eps, lbs, ubs, seed, strata) AS
     format(
-        'SELECT * EXCLUDE ({0}) REPLACE ({1}) FROM ('
-        || 'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
-        || 'SELECT unnest(__sdc_l) AS __sdc_r, {2} '
-        || 'FROM (SELECT list(__sdc_src{3}) AS __sdc_l, {4} AS __sdc_h FROM {5} AS __sdc_src '
-        -- binds the columns on their own first, so a missing column is reported as such
-        || 'WHERE (SELECT 1 FROM (SELECT {6} FROM {5} LIMIT 0)) IS NULL {7})))',
+        'SELECT * EXCLUDE ({0}) REPLACE ({1}) FROM ({2})',
         array_to_string(list_transform(names, lambda __sdc_c, __sdc_j: '__sdc_v' || __sdc_j), ', '),
         array_to_string(list_transform(names, lambda __sdc_c, __sdc_j: '__sdc_v' || __sdc_j || ' AS ' || __sdc_qi(__sdc_c)), ', '),
-        array_to_string(list_transform(names, lambda __sdc_c, __sdc_j:
-            'unnest(' || fname || '(list_transform(__sdc_l, lambda __sdc_s: __sdc_s.' || __sdc_qi(__sdc_c) || ')'
-            || array_to_string(list_transform(fixed, lambda __sdc_a: ', ' || __sdc_ql(__sdc_a)), '')
-            || ', ' || __sdc_ql(eps[__sdc_j]) || ', ' || __sdc_ql(lbs[__sdc_j]) || ', ' || __sdc_ql(ubs[__sdc_j])
-            || ', ' || CASE WHEN seed IS NULL THEN 'NULL'
-                            ELSE 'hash(' || __sdc_ql(seed) || ', ' || __sdc_j || ', __sdc_h)' END
-            || ')) AS __sdc_v' || __sdc_j), ', '),
-        CASE WHEN seed IS NULL THEN '' ELSE ' ORDER BY __sdc_src' END,
-        CASE WHEN strata IS NULL THEN '0'
-             ELSE 'hash(' || array_to_string(list_transform(__sdc_names(strata), lambda __sdc_c: __sdc_qi(__sdc_c)), ', ') || ')'
-        END,
-        __sdc_qt(tbl),
-        array_to_string(list_transform(names, lambda __sdc_c: __sdc_qi(__sdc_c)), ', '),
-        CASE WHEN strata IS NULL THEN ''
-             ELSE 'GROUP BY ' || array_to_string(list_transform(__sdc_names(strata), lambda __sdc_c: __sdc_qi(__sdc_c)), ', ')
-        END);
+        __sdc_beside_sql(tbl, names,
+            array_to_string(list_transform(names, lambda __sdc_c, __sdc_j:
+                __sdc_unnest_call_sql(fname, '__sdc_s.' || __sdc_qi(__sdc_c),
+                    list_transform(fixed, lambda __sdc_a: __sdc_ql(__sdc_a))
+                    || [__sdc_ql(eps[__sdc_j]), __sdc_ql(lbs[__sdc_j]), __sdc_ql(ubs[__sdc_j]),
+                        CASE WHEN seed IS NULL THEN 'NULL'
+                             ELSE 'hash(' || __sdc_ql(seed) || ', ' || __sdc_j || ', __sdc_h)' END],
+                    '__sdc_v' || __sdc_j)), ', '),
+            strata, sorted := seed IS NOT NULL, hashed := true));
