@@ -17,13 +17,21 @@ CREATE OR REPLACE MACRO __sdc_ql(s) AS
 CREATE OR REPLACE MACRO __sdc_names(strata) AS
     CASE WHEN typeof(strata) = 'VARCHAR' THEN [strata::VARCHAR] ELSE strata::VARCHAR[] END;
 
--- The list argument of a list function as DOUBLE[], or a clear error naming the function.
-CREATE OR REPLACE MACRO __sdc_numeric_list(xs, fname) AS
+-- The types typeof() gives a number, as a regular expression ("NULL" is the type of a NULL literal).
+CREATE OR REPLACE MACRO __sdc_number_types() AS
+    '(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|"NULL")';
+
+-- Whether a value's type is numeric (folded at bind time).
+CREATE OR REPLACE MACRO __sdc_is_number(v) AS
+    regexp_full_match(typeof(v), __sdc_number_types());
+
+-- The list argument of a list function as DOUBLE[], or a clear error naming the function and saying
+-- what was `expected`.
+CREATE OR REPLACE MACRO __sdc_numeric_list(xs, fname,
+                                           expected := 'xs must be a list of numbers such as list(column) gives') AS
     CASE
-        WHEN regexp_full_match(typeof(xs),
-            '(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|"NULL")\[\]|"NULL"')
-            THEN xs::DOUBLE[]
-        ELSE error(fname || ': xs must be a list of numbers such as list(column) gives, got ' || typeof(xs))
+        WHEN regexp_full_match(typeof(xs), __sdc_number_types() || '\[\]|"NULL"') THEN xs::DOUBLE[]
+        ELSE error(fname || ': ' || expected || ', got ' || typeof(xs))
     END;
 
 -- A list of names as quoted identifiers separated by commas: "a", "b".

@@ -11,9 +11,7 @@
 -- A value argument as DOUBLE, or a clear error naming the function (folded away at bind time).
 CREATE OR REPLACE MACRO __sdc_value(v, fname) AS
     CASE
-        WHEN regexp_full_match(typeof(v),
-            '(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|"NULL")')
-            THEN v::DOUBLE
+        WHEN __sdc_is_number(v) THEN v::DOUBLE
         ELSE error(fname || ': x and xm must be numbers, got ' || typeof(v))
     END;
 

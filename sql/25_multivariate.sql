@@ -4,8 +4,7 @@
 -- The rows argument as DOUBLE[][], or a clear error naming the function.
 CREATE OR REPLACE MACRO __sdc_numeric_rows(rows, fname) AS
     CASE
-        WHEN regexp_full_match(typeof(rows),
-            '(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|"NULL")\[\d*\]\[\]|"NULL"\[\]|"NULL"')
+        WHEN regexp_full_match(typeof(rows), __sdc_number_types() || '\[\d*\]\[\]|"NULL"\[\]|"NULL"')
             THEN rows::DOUBLE[][]
         ELSE error(fname || ': rows must be a list of numeric lists, one per record, such as list([a, b, c]) gives, got '
                    || typeof(rows))
@@ -23,9 +22,7 @@ CREATE OR REPLACE MACRO __sdc_integer_list(xs, fname, pname) AS
 -- An attribute of a table form's record as DOUBLE, or a clear error naming the column.
 CREATE OR REPLACE MACRO __sdc_numeric_attribute(v, fname, col) AS
     CASE
-        WHEN regexp_full_match(typeof(v),
-            'TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|"NULL"')
-            THEN v::DOUBLE
+        WHEN __sdc_is_number(v) THEN v::DOUBLE
         ELSE error(fname || '_table: column ' || col || ' must be numeric, got ' || typeof(v))
     END;
 

@@ -7,17 +7,7 @@
 
 -- The cs argument of fuzzy_weights and crisp_weights as DOUBLE[], or a clear error.
 CREATE OR REPLACE MACRO __sdc_cost_list(cs, fname) AS
-    CASE
-        WHEN regexp_full_match(typeof(cs),
-            '(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|"NULL")\[\]|"NULL"')
-            THEN cs::DOUBLE[]
-        ELSE error(fname || ': cs must be a list of numbers such as box_c gives, got ' || typeof(cs))
-    END;
-
--- Whether a value's type is numeric (folded at bind time).
-CREATE OR REPLACE MACRO __sdc_is_number(v) AS
-    regexp_full_match(typeof(v),
-        'TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|"NULL"');
+    __sdc_numeric_list(cs, fname, expected := 'cs must be a list of numbers such as box_c gives');
 
 -- A weighted aggregate's result r, or a clear error: non-numeric arguments, NaN or infinity, negative
 -- weights. The checks are aggregates over the rows with all three arguments, computed once; they add
