@@ -3,6 +3,7 @@ degenerate input."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import numpy as np
@@ -17,6 +18,7 @@ from duckdb_sdc import SdcError
 from duckdb_sdc import measures as m
 from duckdb_sdc.measures import UndefinedMeasure
 from duckdb_sdc.measures.ranks import bounded_mae_denominator, bounded_mse_denominator
+from duckdb_sdc.methods._order import sort_column
 
 
 def random_pair(rng, n, p, ties=False):
@@ -349,3 +351,80 @@ def test_evaluate_excludes_missing_values_pairwise_per_column_and_listwise_overa
     both = (np.arange(50) != 3) & (np.arange(50) != 8)
     assert got["mae", "c0"] == m.mae(x[keep0, 0], xm[keep0, 0])
     assert got["mae", None] == m.mae(x[both], xm[both])
+
+
+ranks_module = importlib.import_module("duckdb_sdc.measures.ranks")
+risk_module = importlib.import_module("duckdb_sdc.measures.risk")
+
+
+@pytest.fixture(params=["one core", "two cores"])
+def kernels(request, monkeypatch):
+    """Run a test with the one-core kernels and again with the two-core kernels forced on small n."""
+    if request.param == "two cores":
+        monkeypatch.setattr(ranks_module, "PARALLEL_MIN", 1)
+        monkeypatch.setattr(risk_module, "PARALLEL_MIN", 1)
+    return request.param
+
+
+def heavy_ties(rng, n, p):
+    """Few distinct values on both sides, one of them repeated most: long runs of equal values, and
+    records equal on both sides (equal tie keys)."""
+    x = rng.choice([0.0, 1.0, 2.0, 5.0], size=(n, p), p=[0.1, 0.6, 0.2, 0.1])
+    xm = x + rng.choice([-1.0, 0.0, 0.0, 1.0, 7.0], size=(n, p))
+    return x, xm
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_rank_measures_with_heavy_ties_equal_the_reference(seed, kernels):
+    rng = np.random.default_rng(seed)
+    x, xm = heavy_ties(rng, 1 + 7 * seed, 1 + seed % 2)
+    for rule in m.TIES:
+        assert m.rank_bounded_mae(x, xm, ties=rule, seed=seed) == ref.rank_bounded(x, xm, 1, rule, seed)
+        assert m.rank_bounded_mse(x, xm, ties=rule, seed=seed) == ref.rank_bounded(x, xm, 2, rule, seed)
+
+
+def test_random_tie_order_on_many_records_equals_a_lexicographic_sort():
+    # two cores, blocks balanced over a few huge runs: sorted by (value, tie key, position)
+    rng = np.random.default_rng(3)
+    n = 2 * ranks_module.PARALLEL_MIN
+    values = np.where(rng.random(n) < 0.7, 1.0, rng.integers(0, 2000, n).astype(float))
+    partner = rng.integers(0, 50, n).astype(float)
+    start = np.uint64(ranks_module._mix(ranks_module.key_start(5, 1)))
+    keys = np.array([ranks_module._key(start, v, q) for v, q in zip(values, partner)], dtype=np.uint64)
+    expected = np.lexsort((np.arange(n), keys, values))
+    assert np.array_equal(ranks_module.rank_order(values, partner, "random", 5, 1), expected)
+
+
+def test_rank_sums_are_exact_beyond_64_bits():
+    # reversed ranks of n = 3.1M records: sum (r - r')^2 = n (n^2 - 1) / 3 is about 3.3 * 2^63
+    n = 3_100_000
+    x = np.arange(n, dtype=float)
+    got = ranks_module.rank_measures(x, -x)
+    assert got["rank_mse"] == (n * n - 1) / 3  # both sides a correctly rounded quotient of integers
+    assert got["rank_mae"] == 2 * (n // 2) * (n - n // 2) / n
+    assert got["rank_bounded_mse"] == got["rank_bounded_mae"] == 1.0
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_record_linkage_in_one_column_with_heavy_ties_equals_brute_force(seed, kernels):
+    rng = np.random.default_rng(seed)
+    n = 2 + 5 * seed
+    x, xm = heavy_ties(rng, n, 1)
+    x[0, 0] = 9.0  # not constant
+    Z, ZM = m.standardise("test", x, xm)
+    for rank in range(1, min(n, 4) + 1):
+        assert m.record_linkage(x, xm, rank) == pytest.approx(ref.linkage_credit(Z, ZM, rank), rel=1e-12)
+
+
+def test_record_linkage_in_one_column_on_two_cores_equals_one_core():
+    rng = np.random.default_rng(8)
+    n = 2 * risk_module.PARALLEL_MIN
+    z = np.round(rng.normal(size=n), 4)  # ties on both sides
+    zm = np.round(z + rng.normal(scale=1e-5, size=n), 4)
+    for rank in (1, 3):
+        a, t = risk_module._linkage_1d(z, zm, rank)
+        order, zm_sorted = sort_column(zm)
+        a1, t1 = np.empty(n, np.int64), np.empty(n, np.int64)
+        risk_module._link_block(np.sort(z), z[order], zm_sorted, rank, 0, n, a1, t1)
+        assert np.array_equal(a, a1) and np.array_equal(t, t1)
+        assert (a < rank).sum() > n // 10  # many records are at risk, so the exact counts ran

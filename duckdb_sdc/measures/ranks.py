@@ -18,7 +18,10 @@ With ranks r (original) and r' (masked) of column j, n records, p columns, K = f
 The bounded forms lie in [0, 1] and equal 1 exactly for reversed ranks (the denominators are the
 values the sums take then); without ties rank_bounded_mse = (1 - Spearman's rho) / 2. For n = 1 no
 reordering is possible and both bounded forms are defined as 0.
-Cost: two sorts per column, O(n log n).
+The sums of |r - r'| and (r - r')^2 are exact integers (the squares summed in chunks that stay
+below 2^62, the chunks added as Python integers); each measure is one correctly rounded division.
+Cost: two sorts per column, O(n log n); the runs of tied values are put in key order by a counting
+sort on the keys' top bits (the keys are uniform hashes), on both cores for large columns.
 """
 
 from __future__ import annotations
@@ -27,13 +30,15 @@ import numba as nb
 import numpy as np
 
 from .._validate import choice, fail, show
-from ..methods._order import sort_column
+from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, sort_column, unsort
 from ._input import pair
 
 TIES = ("random", "first")
 DEFAULT_SEED = 0
 
 _GOLDEN = 0x9E3779B97F4A7C15
+_INSERTION_MAX = 16  # larger buckets of the tie-key counting sort are merge sorted
+_BUCKET_BITS_MAX = 20  # at most 2^20 buckets (8 MB of counts) however long the run
 _M1 = 0xBF58476D1CE4E5B9
 _M2 = 0x94D049BB133111EB
 _MASK = 0xFFFFFFFFFFFFFFFF
@@ -59,36 +64,162 @@ def key_start(seed: int, column: int) -> np.uint64:
 
 
 @nb.njit(cache=True, nogil=True)
-def _order_ties_by_key(order, v, values, partner, start):
-    """Within every run of equal sorted values, reorder by (key, position); `order` is stable, so
-    records with equal keys keep their input order."""
+def _tie_runs(v):
+    """(starts, ends) of the runs of equal values in sorted `v` that hold two or more values."""
     n = v.shape[0]
-    s = _mix(start)
+    starts = np.empty(n // 2 + 1, np.int64)
+    ends = np.empty(n // 2 + 1, np.int64)
+    count = 0
     i = 0
     while i < n:
         j = i + 1
         while j < n and v[j] == v[i]:
             j += 1
         if j - i > 1:
-            run = order[i:j].copy()
-            keys = np.empty(j - i, np.uint64)
-            for t in range(j - i):
-                keys[t] = _key(s, values[run[t]], partner[run[t]])
-            perm = np.argsort(keys, kind="mergesort")
-            for t in range(j - i):
-                order[i + t] = run[perm[t]]
+            starts[count] = i
+            ends[count] = j
+            count += 1
         i = j
+    return starts[:count], ends[:count]
+
+
+@nb.njit(cache=True, nogil=True)
+def _order_run(order, i, j, v, partner, s):
+    """Reorder order[i:j], one run of equal sorted values v[i:j] in input order, by (key, input order).
+
+    The keys are uniform 64-bit hashes, so a counting sort on their top b bits (2^b >= m buckets for
+    the m records, at most 2^20) leaves O(1) records per bucket on average; each bucket, in input order, is then
+    sorted stably by its full keys: insertion sort when small, a merge sort otherwise (records with
+    equal values on both sides share a key and can fill one bucket)."""
+    m = j - i
+    b = 1
+    while (1 << b) < m and b < _BUCKET_BITS_MAX:
+        b += 1
+    shift = np.uint64(64 - b)
+    keys = np.empty(m, np.uint64)
+    ends = np.zeros((1 << b) + 1, np.int64)
+    for t in range(m):
+        k = _key(s, v[i + t], partner[order[i + t]])
+        keys[t] = k
+        ends[np.int64(k >> shift) + 1] += 1
+    for h in range(1, (1 << b) + 1):
+        ends[h] += ends[h - 1]
+    perm = np.empty(m, np.int64)
+    for t in range(m):
+        h = np.int64(keys[t] >> shift)
+        perm[ends[h]] = t
+        ends[h] += 1
+    lo = 0
+    for h in range(1 << b):
+        hi = ends[h]
+        if hi - lo > _INSERTION_MAX:
+            bucket = perm[lo:hi].copy()
+            perm[lo:hi] = bucket[np.argsort(keys[bucket], kind="mergesort")]
+        else:
+            for t in range(lo + 1, hi):
+                q = perm[t]
+                u = t
+                while u > lo and keys[perm[u - 1]] > keys[q]:
+                    perm[u] = perm[u - 1]
+                    u -= 1
+                perm[u] = q
+        lo = hi
+    run = order[i:j].copy()
+    for t in range(m):
+        order[i + t] = run[perm[t]]
+
+
+@nb.njit(cache=True, nogil=True)
+def _order_runs(order, v, partner, s, starts, ends):
+    for r in range(starts.shape[0]):
+        _order_run(order, starts[r], ends[r], v, partner, s)
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def _order_runs_parallel(order, v, partner, s, starts, ends, cuts):
+    """The runs cuts[c]..cuts[c+1]-1 are block c; blocks hold about equal numbers of records."""
+    for c in nb.prange(cuts.shape[0] - 1):
+        for r in range(cuts[c], cuts[c + 1]):
+            _order_run(order, starts[r], ends[r], v, partner, s)
+
+
+def _blocks(sizes: np.ndarray, count: int) -> np.ndarray:
+    """Cut points splitting the runs, in order, into at most `count` blocks of about equal total size
+    (a few huge runs, one value repeated, would otherwise leave a core idle)."""
+    total = np.cumsum(sizes)
+    if total.shape[0] == 0:
+        return np.zeros(1, np.int64)
+    cuts = np.searchsorted(total, np.arange(1, count) * (total[-1] / count)) + 1  # the run holding a cut ends its block
+    return np.unique(np.concatenate(([0], cuts, [total.shape[0]]))).astype(np.int64)
+
+
+def rank_order(values: np.ndarray, partner: np.ndarray, ties: str, seed: int, column: int) -> np.ndarray:
+    """The permutation that sorts `values` (finite float64) by value, equal values by the rule `ties`
+    (see the module docstring): order[r - 1] is the record of rank r."""
+    values = np.ascontiguousarray(values)
+    order, v = sort_column(values)
+    if ties == "random":
+        starts, ends = _tie_runs(v)
+        args = (order, v, np.ascontiguousarray(partner), np.uint64(_mix(key_start(seed, column))), starts,
+                ends)
+        if values.shape[0] < PARALLEL_MIN:
+            _order_runs(*args)
+        else:
+            with PARALLEL_LOCK:
+                _order_runs_parallel(*args, _blocks(ends - starts, 4 * nb.get_num_threads()))
+    return order
 
 
 def ranks(values: np.ndarray, partner: np.ndarray, ties: str, seed: int, column: int) -> np.ndarray:
     """Unique ranks 1..n of `values` (float64), ties broken by the rule `ties` (see module docstring)."""
-    values = np.ascontiguousarray(values)
-    order, v = sort_column(values)
-    if ties == "random":
-        _order_ties_by_key(order, v, values, np.ascontiguousarray(partner), key_start(seed, column))
-    r = np.empty(values.shape[0], dtype=np.int64)
-    r[order] = np.arange(1, values.shape[0] + 1)
-    return r
+    order = rank_order(values, partner, ties, seed, column)
+    return unsort(order, np.arange(1, order.shape[0] + 1, dtype=np.int64))
+
+
+@nb.njit(cache=True, nogil=True)
+def _chunk_sums(rank, order_m, lo, hi):
+    """sum |d| and sum d^2 of d = rank[order_m[i]] - i over i in [lo, hi) (both exact in int64)."""
+    a = 0
+    q = 0
+    for i in range(lo, hi):
+        d = rank[order_m[i]] - i
+        a += abs(d)
+        q += d * d
+    return a, q
+
+
+@nb.njit(cache=True, nogil=True)
+def _diff_sums(rank, order_m, chunk):
+    count = (order_m.shape[0] + chunk - 1) // chunk
+    a = np.empty(count, np.int64)
+    q = np.empty(count, np.int64)
+    for c in range(count):
+        a[c], q[c] = _chunk_sums(rank, order_m, c * chunk, min(order_m.shape[0], (c + 1) * chunk))
+    return a, q
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def _diff_sums_parallel(rank, order_m, chunk):
+    count = (order_m.shape[0] + chunk - 1) // chunk
+    a = np.empty(count, np.int64)
+    q = np.empty(count, np.int64)
+    for c in nb.prange(count):
+        a[c], q[c] = _chunk_sums(rank, order_m, c * chunk, min(order_m.shape[0], (c + 1) * chunk))
+    return a, q
+
+
+def _rank_differences(order: np.ndarray, order_m: np.ndarray) -> tuple[int, int]:
+    """Exact (sum |r - r'|, sum (r - r')^2) of the ranks the two orders give. Each chunk's sum of
+    squares stays below 2^62 (chunk * n^2 <= 2^62); the chunks are added as Python integers."""
+    n = order.shape[0]
+    rank = unsort(order, np.arange(n, dtype=np.int64))
+    chunk = max(1, min(n, (1 << 62) // (n * n), -(-n // 64)))
+    if n < PARALLEL_MIN:
+        a, q = _diff_sums(rank, order_m, chunk)
+    else:
+        with PARALLEL_LOCK:
+            a, q = _diff_sums_parallel(rank, order_m, chunk)
+    return sum(int(v) for v in a), sum(int(v) for v in q)
 
 
 def _seed(func: str, seed) -> int:
@@ -97,18 +228,18 @@ def _seed(func: str, seed) -> int:
     return int(seed)
 
 
-def _rank_sums(func: str, x, xm, ties, seed) -> tuple[float, float, int, int]:
-    """(sum |r - r'|, sum (r - r')^2, n, p) over all columns."""
+def _rank_sums(func: str, x, xm, ties, seed) -> tuple[int, int, int, int]:
+    """Exact (sum |r - r'|, sum (r - r')^2, n, p) over all columns."""
     X, XM = pair(func, x, xm)
     ties = choice(func, "ties", ties, TIES)
     seed = _seed(func, seed)
     n, p = X.shape
-    abs_sum = 0.0
-    sq_sum = 0.0
+    abs_sum = sq_sum = 0
     for j in range(p):
-        d = (ranks(X[:, j], XM[:, j], ties, seed, j) - ranks(XM[:, j], X[:, j], ties, seed, j)).astype(np.float64)
-        abs_sum += float(np.abs(d).sum())
-        sq_sum += float((d * d).sum())
+        a, q = _rank_differences(rank_order(X[:, j], XM[:, j], ties, seed, j),
+                                 rank_order(XM[:, j], X[:, j], ties, seed, j))
+        abs_sum += a
+        sq_sum += q
     return abs_sum, sq_sum, n, p
 
 

@@ -15,6 +15,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.spatial import cKDTree
 
 from .._validate import fail, group_size, positive_number
+from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, gather, sort_column
 from ._input import pair
 
 PERCENTS = tuple(range(1, 11))  # the p = 1..10 percent of the textbook interval disclosure
@@ -104,46 +105,60 @@ def standardise(func: str, x, xm) -> tuple[np.ndarray, np.ndarray]:
 
 
 @nb.njit(cache=True, nogil=True)
-def _count_below(z, v, d2, pos, strict):
-    """Among sorted z, the number of values whose (z - v)^2 is < d2 (strict) or <= d2; pos is the first
-    index with z >= v. fl(z - v) is monotone in z, so (z - v)^2 is non-decreasing to the right of pos
-    and non-increasing to its left: two binary searches."""
-    n = z.shape[0]
-    lo, hi = pos, n  # right side: first index with (z - v)^2 beyond the bound
-    while lo < hi:
-        mid = (lo + hi) // 2
-        d = z[mid] - v
-        if (d * d < d2) if strict else (d * d <= d2):
-            lo = mid + 1
-        else:
-            hi = mid
-    right = lo - pos
-    lo, hi = 0, pos  # left side: first index whose (z - v)^2 is within the bound
-    while lo < hi:
-        mid = (lo + hi) // 2
-        d = z[mid] - v
-        if (d * d < d2) if strict else (d * d <= d2):
-            hi = mid
-        else:
-            lo = mid + 1
-    return right + (pos - lo)
+def _within(z, k, v, d2, strict):
+    d = z[k] - v
+    return d * d < d2 if strict else d * d <= d2
 
 
 @nb.njit(cache=True, nogil=True)
-def _linkage_1d(z_sorted, z_true, zm, rank):
-    """(a, t) per masked record: a the originals strictly nearer than its true original (exact when
-    a < rank, else any value >= rank), t the originals at exactly the true original's squared
-    distance, the true one included. A walk of `rank` steps outwards from the masked value finds its
-    rank-th nearest original; only when that one is not strictly nearer than the true original are
-    the exact counts taken, by binary searches."""
-    n = zm.shape[0]
-    a = np.empty(n, np.int64)
-    t = np.empty(n, np.int64)
-    for i in range(n):
+def _count_below(z, v, d2, pos, strict):
+    """Among sorted z, the number of values whose (z - v)^2 is < d2 (strict) or <= d2; pos is the first
+    index with z >= v. fl(z - v) is monotone in z, so (z - v)^2 is non-decreasing to the right of pos
+    and non-increasing to its left: on each side a galloping search (steps 1, 2, 4, ... outwards from
+    pos, then bisection of the last step) finds the edge in O(log count) reads near pos."""
+    n = z.shape[0]
+    lo, hi, step = pos, pos, 1  # right side: [pos, lo) within the bound, hi the first index known beyond
+    while hi < n and _within(z, hi, v, d2, strict):
+        lo = hi + 1
+        hi = min(n, pos + step)
+        step *= 2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _within(z, mid, v, d2, strict):
+            lo = mid + 1
+        else:
+            hi = mid
+    right = lo
+    lo, hi, step = pos, pos, 1  # left side: [hi, pos) within the bound, lo - 1 the last index known beyond
+    while lo > 0 and _within(z, lo - 1, v, d2, strict):
+        hi = lo - 1
+        lo = max(0, pos - step)
+        step *= 2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _within(z, mid, v, d2, strict):
+            hi = mid
+        else:
+            lo = mid + 1
+    return right - hi
+
+
+@nb.njit(cache=True, nogil=True)
+def _link_block(z_sorted, z_true, zm, rank, start, stop, a, t):
+    """(a, t) for the masked records start..stop-1, taken in increasing order of their values zm:
+    a the originals strictly nearer than the true original (exact when a < rank, else any value
+    >= rank), t the originals at exactly the true original's squared distance, the true one included.
+    The position of each masked value among the sorted originals moves forward only. A walk of `rank`
+    steps outwards finds the rank-th nearest original; only when that one is not strictly nearer than
+    the true original are the exact counts taken."""
+    n = z_sorted.shape[0]
+    pos = np.searchsorted(z_sorted, zm[start]) if start < stop else 0
+    for i in range(start, stop):
         v = zm[i]
+        while pos < n and z_sorted[pos] < v:
+            pos += 1
         d = z_true[i] - v
         d2 = d * d
-        pos = np.searchsorted(z_sorted, v)
         lo, hi = pos - 1, pos
         kth = 0.0
         for _ in range(rank):
@@ -160,6 +175,29 @@ def _linkage_1d(z_sorted, z_true, zm, rank):
         below = _count_below(z_sorted, v, d2, pos, True)
         a[i] = below
         t[i] = _count_below(z_sorted, v, d2, pos, False) - below
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def _link_parallel(z_sorted, z_true, zm, rank, a, t, blocks):
+    n = zm.shape[0]
+    for b in nb.prange(blocks):
+        _link_block(z_sorted, z_true, zm, rank, n * b // blocks, n * (b + 1) // blocks, a, t)
+
+
+def _linkage_1d(z: np.ndarray, zm: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    """(a, t) as described in _link_block for every masked record of one standardised column, in the
+    order of the sorted masked values (the risk is a mean, so the order does not matter)."""
+    n = z.shape[0]
+    z_sorted = np.sort(z)
+    order, zm_sorted = sort_column(np.ascontiguousarray(zm))
+    z_true = gather(z, order)
+    a = np.empty(n, np.int64)
+    t = np.empty(n, np.int64)
+    if n < PARALLEL_MIN:
+        _link_block(z_sorted, z_true, zm_sorted, rank, 0, n, a, t)
+    else:
+        with PARALLEL_LOCK:
+            _link_parallel(z_sorted, z_true, zm_sorted, rank, a, t, 4 * nb.get_num_threads())
     return a, t
 
 
@@ -213,7 +251,7 @@ def record_linkage(x, xm, rank: int = 1) -> float:
     rank = 2 gives the share linked at the second nearest, and so on: with a originals strictly nearer
     than the true one and t at its distance, the true one is at rank r with probability 1/t for
     a < r <= a + t. Ties are exact equalities of the squared distances computed in floating point.
-    One column: a sort and two binary searches per record, O(n log n). Several: a k-d tree (scipy):
+    One column: a sort of each side and a forward walk, O(n log n). Several: a k-d tree (scipy):
     one nearest-neighbour query per record, more only for the records that may score.
     """
     X, XM = pair("record_linkage", x, xm)
@@ -223,8 +261,7 @@ def record_linkage(x, xm, rank: int = 1) -> float:
     if Z.shape[1] == 0:  # every original record is the same point
         return 1.0 / n
     if Z.shape[1] == 1:
-        z = Z[:, 0]
-        a, t = _linkage_1d(np.sort(z), z, ZM[:, 0], rank)
+        a, t = _linkage_1d(Z[:, 0], ZM[:, 0], rank)
     else:
         a, t = _linkage_kd(Z, ZM, rank)
     hit = (a < rank) & (rank <= a + t)

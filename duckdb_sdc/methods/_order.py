@@ -171,6 +171,22 @@ def unsort(order: np.ndarray, values: np.ndarray) -> np.ndarray:
         return _scatter_parallel(order, values)
 
 
+@nb.njit(cache=True, nogil=True, parallel=True)
+def _gather_parallel(values, order):
+    out = np.empty(order.shape[0], values.dtype)
+    for i in nb.prange(order.shape[0]):
+        out[i] = values[order[i]]
+    return out
+
+
+def gather(values: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """values[order] (the inverse of `unsort`)."""
+    if order.shape[0] < PARALLEL_MIN:
+        return values[order]
+    with PARALLEL_LOCK:
+        return _gather_parallel(values, order)
+
+
 def stable_argsort(x: np.ndarray) -> np.ndarray:
     """Permutation sorting finite float64 `x` by (value, position); equals np.argsort(kind='stable')."""
     return sort_column(np.ascontiguousarray(x, dtype=np.float64))[0]

@@ -58,6 +58,8 @@ def _pairs(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     x = _floats(func, group.field("x"), "x")
     xm = _floats(func, group.field("xm"), "xm")
     keep = ~(np.isnan(x) | np.isnan(xm))
+    if keep.all():
+        return x[:, None], xm[:, None]
     return x[keep][:, None], xm[keep][:, None]
 
 
@@ -78,6 +80,8 @@ def _vectors(func: str, side: pa.Array, name: str) -> tuple[np.ndarray, int]:
     if p == 0:
         raise fail(func, f"{name} row vectors are empty; give each record's values as a list, e.g. [a, b]")
     values = _floats(func, side.values.slice(offsets[0], offsets[-1] - offsets[0]), name)
+    if side.null_count == 0:  # every vector present with p values: the values are the matrix
+        return values.reshape(n, p), p
     out = np.full((n, p), np.nan)
     starts = offsets[:-1][present] - offsets[0]
     out[present] = values[starts[:, None] + np.arange(p)]
@@ -99,6 +103,8 @@ def _records(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(X, XM) of the records complete on both sides (listwise exclusion)."""
     X, XM = _sides(func, group)
     keep = ~(np.isnan(X).any(axis=1) | np.isnan(XM).any(axis=1))
+    if keep.all():
+        return X, XM
     return X[keep], XM[keep]
 
 
