@@ -428,3 +428,15 @@ def test_record_linkage_in_one_column_on_two_cores_equals_one_core():
         risk_module._link_block(np.sort(z), z[order], zm_sorted, rank, 0, n, a1, t1)
         assert np.array_equal(a, a1) and np.array_equal(t, t1)
         assert (a < rank).sum() > n // 10  # many records are at risk, so the exact counts ran
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_record_linkage_does_not_depend_on_record_order(p):
+    # SQL delivers records in any order: the credits 1/t must add up to the same float
+    rng = np.random.default_rng(p)
+    x = rng.integers(0, 40, (3000, p)).astype(float)
+    xm = x + rng.integers(-3, 4, (3000, p))
+    risk = m.record_linkage(x, xm)
+    for _ in range(5):
+        perm = rng.permutation(3000)
+        assert m.record_linkage(x[perm], xm[perm]) == risk

@@ -266,8 +266,8 @@ def record_linkage(x, xm, rank: int = 1) -> float:
     else:
         a, t = _linkage_kd(Z, ZM, rank)
     hit = (a < rank) & (rank <= a + t)
-    credit = np.divide(1.0, t, out=np.zeros(n), where=hit)
-    return float(credit.mean())
+    ties, count = np.unique(t[hit], return_counts=True)  # the credits grouped by t: the sum does not
+    return math.fsum(int(c) / int(k) for k, c in zip(ties, count)) / n  # depend on the record order
 
 
 def global_linkage(x, xm) -> float:
