@@ -44,14 +44,26 @@ def _shape(values) -> tuple:
     return tuple(np.shape(values))
 
 
+def column_moments(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and sample standard deviation (n - 1; 0 for a single record) of every column, summed over
+    each column's sorted values: they depend on the values only, never on the order of the records.
+    SQL gives no order, and a last-bit change of a mean or sd can change which distances tie (record
+    linkage) or whether a value sits on an interval's end (interval disclosure)."""
+    S = np.sort(A, axis=0)
+    mean = S.mean(axis=0)
+    if A.shape[0] < 2:
+        return mean, np.zeros(A.shape[1])
+    centred = S - mean
+    return mean, np.sqrt((centred * centred).sum(axis=0) / (A.shape[0] - 1))
+
+
 def sample_sd(func: str, X: np.ndarray, what: str = "x") -> np.ndarray:
-    """Sample standard deviation (n - 1) of every column of X; an error for n = 1 or a constant column,
-    where standardising is undefined."""
+    """Sample standard deviation (n - 1) of every column of X (see `column_moments`); an error for
+    n = 1 or a constant column, where standardising is undefined."""
     n = X.shape[0]
     if n < 2:
         raise undefined(func, f"{what} has n = 1 record; the sample standard deviation (n - 1) is undefined")
-    centred = X - X.mean(axis=0)
-    sd = np.sqrt((centred * centred).sum(axis=0) / (n - 1))
+    sd = column_moments(X)[1]
     constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
     if constant.size:
         raise undefined(func, f"column {int(constant[0])} of {what} is constant (standard deviation 0); "

@@ -21,7 +21,7 @@ reordering is possible and both bounded forms are defined as 0.
 The sums of |r - r'| and (r - r')^2 are exact integers (the squares summed in chunks that stay
 below 2^62, the chunks added as Python integers); each measure is one correctly rounded division.
 Cost: two sorts per column, O(n log n); the runs of tied values are put in key order by a counting
-sort on the keys' top bits (the keys are uniform hashes), on both cores for large columns.
+sort on the keys' top bits (the keys are uniform hashes), in parallel for large columns.
 """
 
 from __future__ import annotations
@@ -210,7 +210,8 @@ def _diff_sums_parallel(rank, order_m, chunk):
 
 def _rank_differences(order: np.ndarray, order_m: np.ndarray) -> tuple[int, int]:
     """Exact (sum |r - r'|, sum (r - r')^2) of the ranks the two orders give. Each chunk's sum of
-    squares stays below 2^62 (chunk * n^2 <= 2^62); the chunks are added as Python integers."""
+    squares fits in int64 (chunk * n^2 <= 2^62; one record per chunk from n = 2^31 on, exact up to
+    n of about 3e9); the chunks are added as Python integers."""
     n = order.shape[0]
     rank = unsort(order, np.arange(n, dtype=np.int64))
     chunk = max(1, min(n, (1 << 62) // (n * n), -(-n // 64)))

@@ -16,7 +16,7 @@ from scipy.spatial import cKDTree
 
 from .._validate import fail, group_size, positive_number
 from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, gather, sort_column
-from ._input import pair
+from ._input import column_moments, pair
 
 PERCENTS = tuple(range(1, 11))  # the p = 1..10 percent of the textbook interval disclosure
 GLOBAL_LINKAGE_MAX_N = 5000
@@ -24,9 +24,7 @@ GLOBAL_LINKAGE_MAX_N = 5000
 
 def _spread(A: np.ndarray) -> np.ndarray:
     """Sample sd (n - 1) of every column; 0 for a single record (one value has no spread)."""
-    if A.shape[0] < 2:
-        return np.zeros(A.shape[1])
-    return A.std(axis=0, ddof=1)
+    return column_moments(A)[1]
 
 
 def interval_disclosure(x, xm, k: float = 0.05, *, max_outside: int = 0) -> float:
@@ -99,8 +97,7 @@ def standardise(func: str, x, xm) -> tuple[np.ndarray, np.ndarray]:
     X, XM = X[:, keep], XM[:, keep]
     if X.shape[1] == 0:
         return X, XM
-    mean = X.mean(axis=0)
-    sd = X.std(axis=0, ddof=1)
+    mean, sd = column_moments(X)
     return np.ascontiguousarray((X - mean) / sd), np.ascontiguousarray((XM - mean) / sd)
 
 
@@ -202,7 +199,7 @@ def _linkage_1d(z: np.ndarray, zm: np.ndarray, rank: int) -> tuple[np.ndarray, n
 
 
 def _linkage_kd(Z: np.ndarray, ZM: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
-    """(a, t) as in _linkage_1d, in several dimensions with a k-d tree.
+    """(a, t) as in _link_block (here in input order), in several dimensions with a k-d tree.
 
     The tree gives every masked record its k = rank + 1 nearest originals. If the rank-th of them is
     clearly nearer than the true original (by a relative margin of 1e-9, far beyond rounding), at
@@ -252,7 +249,7 @@ def record_linkage(x, xm, rank: int = 1) -> float:
     rank = 2 gives the share linked at the second nearest, and so on: with a originals strictly nearer
     than the true one and t at its distance, the true one is at rank r with probability 1/t for
     a < r <= a + t. Ties are exact equalities of the squared distances computed in floating point.
-    One column: a sort of each side and a forward walk, O(n log n). Several: a k-d tree (scipy):
+    One column: a sort of each side and a forward walk, O(n log n + n rank). Several: a k-d tree (scipy):
     one nearest-neighbour query per record, more only for the records that may score.
     """
     X, XM = pair("record_linkage", x, xm)
