@@ -483,3 +483,14 @@ def test_row_grouping_survives_a_hash_collision(monkeypatch):
     Z = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [-0.0, 1.0]])
     U, owner, count = risk_module._distinct_points(Z)
     assert np.array_equal(U[owner], Z) and count.sum() == 4 and len(U) == 3
+
+
+def test_regression_utility_does_not_depend_on_a_common_offset():
+    # found by a robustness sweep: an uncentred design lost the slope for columns around 1e8
+    i = np.arange(1000)
+    y, b = 3.0 * (i % 100) + np.sin(i), (i % 100).astype(float)
+    base = m.regression_utility(np.column_stack([y, b]), np.column_stack([y, b]))
+    shifted = m.regression_utility(np.column_stack([1e8 + y, 1e8 + b]), np.column_stack([1e8 + y, 1e8 + b]))
+    assert base["r2"] > 0.9999 and base["mse"] == pytest.approx(np.mean(np.sin(i) ** 2), rel=0.01)
+    assert shifted["r2"] == pytest.approx(base["r2"], rel=1e-9)
+    assert shifted["mse"] == pytest.approx(base["mse"], rel=1e-5)

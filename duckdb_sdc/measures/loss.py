@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .._validate import fail
-from ._input import matrix, pair, sample_sd, undefined
+from ._input import column_moments, matrix, pair, sample_sd, undefined
 
 SQRT2 = math.sqrt(2.0)
 
@@ -161,19 +161,24 @@ def regression_utility(x, xm, response: int = 0) -> dict[str, float]:
     predictors. Returns {"mse": mean squared prediction error on the original data,
     "r2": R^2 of the fit on the masked data}.
 
-    p = 1 fits the intercept alone. R^2 is 0 when the masked response is constant. The least-squares
-    solution is the minimum-norm one when the masked predictors are collinear. Cost O(n p^2).
+    p = 1 fits the intercept alone. R^2 is 0 when the masked response is constant. The fit runs on
+    the masked columns centred on their means and scaled by their sds (constant ones left unscaled),
+    so a large common offset such as 1e8 does not drown the slopes in rounding; the intercept then
+    follows from the means. With collinear masked predictors the slopes are the minimum-norm least-
+    squares solution on that scale. Cost O(n p^2).
     """
     X, XM = pair("regression_utility", x, xm)
     n, p = X.shape
     if not -p <= response < p or isinstance(response, bool):
         raise fail("regression_utility", f"response = {response} is not a column index (p = {p})")
     others = [j for j in range(p) if j != response % p]
-    design_m = np.column_stack([np.ones(n), XM[:, others]])
-    design = np.column_stack([np.ones(n), X[:, others]])
     ym, y = XM[:, response], X[:, response]
-    beta, *_ = np.linalg.lstsq(design_m, ym, rcond=None)
-    fitted = design_m @ beta
-    sst = float(((ym - ym.mean()) ** 2).sum())
+    centre, spread = column_moments(XM[:, others])
+    spread = np.where(spread > 0, spread, 1.0)
+    mean_y = ym.mean()
+    beta, *_ = np.linalg.lstsq((XM[:, others] - centre) / spread, ym - mean_y, rcond=None)
+    fitted = mean_y + ((XM[:, others] - centre) / spread) @ beta
+    predicted = mean_y + ((X[:, others] - centre) / spread) @ beta
+    sst = float(((ym - mean_y) ** 2).sum())
     r2 = 1.0 - float(((ym - fitted) ** 2).sum()) / sst if sst > 0 else 0.0
-    return {"mse": float(((y - design @ beta) ** 2).mean()), "r2": r2}
+    return {"mse": float(((y - predicted) ** 2).mean()), "r2": r2}
