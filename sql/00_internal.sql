@@ -38,43 +38,170 @@ CREATE OR REPLACE MACRO __sdc_numeric_list(xs, fname,
 CREATE OR REPLACE MACRO __sdc_qi_list(names) AS
     array_to_string(list_transform(names, lambda __sdc_n: __sdc_qi(__sdc_n)), ', ');
 
--- SQL of one select item beside the rows of a stratum (see __sdc_beside_sql): the list function `fname`
--- applied to the list of the SQL expression `elem` of every row __sdc_s, followed by the arguments
--- `args` (SQL texts), and its result unnested as `alias`.
-CREATE OR REPLACE MACRO __sdc_unnest_call_sql(fname, elem, args, alias) AS
-    format('unnest({0}(list_transform(__sdc_l, lambda __sdc_s: {1}){2})) AS {3}',
-           fname, elem, array_to_string(list_transform(args, lambda __sdc_x: ', ' || __sdc_x), ''), alias);
 
--- SQL text of the rows of table `tbl` beside results computed per stratum: whole rows go into one
--- list of structs __sdc_l per stratum, and the select items `vs` (SQL over __sdc_l, such as
--- __sdc_unnest_call_sql gives) are unnested beside it; that keeps them aligned, so no key and no
--- join are needed. The list is unnested one level into row structs, and each struct one level into
--- columns, so LIST and STRUCT columns of the table come back as they were. The columns `names` are
--- bound on their own first, so a missing column is reported as such. With `sorted` each stratum's
--- rows are listed in the order of their whole content; with `hashed` the stratum's hash (0 without
--- strata) comes along as __sdc_h.
-CREATE OR REPLACE MACRO __sdc_beside_sql(tbl, names, vs, strata, sorted := false, hashed := false) AS
+-- ---------------------------------------------------------------------------------------------
+-- Table forms. Every table form (mdav_round_table, idp_cbls_table, box_release_table, ...) builds
+-- its SQL text with the macros below and runs it with query(). Its arguments are constants, so the
+-- checks here run while the call is bound: a bad name is an error naming the table form and the
+-- parameter, never a parser error about the generated text.
+
+-- The table name `tbl` (parameter `pname` of function `fname`), or an error.
+CREATE OR REPLACE MACRO __sdc_table_name(fname, pname, tbl) AS
+    CASE
+        WHEN tbl IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
+        WHEN typeof(tbl) <> 'VARCHAR' THEN error(fname || ': ' || pname || ' must name a table, got ' || typeof(tbl))
+        WHEN trim(tbl::VARCHAR) = '' THEN error(fname || ': ' || pname || ' must name a table, got ' || __sdc_ql(tbl))
+        ELSE tbl::VARCHAR
+    END;
+
+-- One column name (parameter `pname` of `fname`), or an error.
+CREATE OR REPLACE MACRO __sdc_column_name(fname, pname, col) AS
+    CASE
+        WHEN col IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
+        WHEN typeof(col) <> 'VARCHAR' THEN error(fname || ': ' || pname || ' must name a column, got ' || typeof(col))
+        WHEN trim(col::VARCHAR) = '' THEN error(fname || ': ' || pname || ' must name a column, got ' || __sdc_ql(col))
+        ELSE col::VARCHAR
+    END;
+
+-- A column name or a list of distinct column names (parameter `pname` of `fname`) as a list, or an
+-- error; NULL stays NULL when `optional` (no strata). Names are compared as DuckDB does, ignoring case.
+CREATE OR REPLACE MACRO __sdc_column_names(fname, pname, names, optional := false) AS
+    CASE
+        WHEN names IS NULL AND optional THEN NULL::VARCHAR[]
+        WHEN names IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
+        WHEN NOT (typeof(names) = 'VARCHAR' OR typeof(names) = 'VARCHAR[]' OR typeof(names) = '"NULL"[]')
+            THEN error(fname || ': ' || pname || ' must be a column name or a list of column names, got ' || typeof(names))
+        WHEN len(__sdc_names(names)) = 0 THEN error(fname || ': ' || pname || ' must name at least one column')
+        WHEN list_count(__sdc_names(names)) < len(__sdc_names(names))
+            THEN error(fname || ': ' || pname || ' must not contain NULL')
+        WHEN list_bool_or(list_transform(__sdc_names(names), lambda __sdc_n: trim(__sdc_n) = ''))
+            THEN error(fname || ': ' || pname || ' must name columns, got ' || __sdc_names(names)::VARCHAR)
+        WHEN len(list_distinct(list_transform(__sdc_names(names), lambda __sdc_n: lower(__sdc_n)))) < len(__sdc_names(names))
+            THEN error(fname || ': ' || pname || ' names column ' || __sdc_ql(list_filter(__sdc_names(names),
+                       lambda __sdc_n, __sdc_i: list_position(list_transform(__sdc_names(names), lambda __sdc_m: lower(__sdc_m)),
+                                                              lower(__sdc_n)) < __sdc_i)[1]) || ' twice')
+        ELSE __sdc_names(names)
+    END;
+
+-- SQL text of a query that binds the columns `names` of `tbl` on their own, under the alias
+-- "<fname>: <pname> of table <tbl>": a missing column is then reported by DuckDB as 'Table
+-- "mdav_round_table: col of table people" does not have a column named "x"', naming the function, the
+-- parameter and the table. NULL for no names. (A missing table is DuckDB's own catalog error, pointing
+-- at the call: the arguments of query() cannot look the catalog up.)
+CREATE OR REPLACE MACRO __sdc_columns_exist_sql(fname, pname, tbl, names) AS
+    CASE WHEN names IS NULL OR len(names) = 0 THEN NULL
+         ELSE format('SELECT 1 FROM (SELECT {0} FROM {1} AS {2} LIMIT 0)',
+                     array_to_string(list_transform(names, lambda __sdc_n:
+                         __sdc_qi(fname || ': ' || pname || ' of table ' || tbl) || '.' || __sdc_qi(__sdc_n)), ', '),
+                     __sdc_qt(tbl), __sdc_qi(fname || ': ' || pname || ' of table ' || tbl))
+    END;
+
+-- SQL text of the first FROM item (followed by a comma) of a table form: one row, bound before the
+-- table, made of the checks `checks` (texts of __sdc_columns_exist_sql; NULLs ignored), each bound on
+-- its own (the branches of a UNION ALL), so that a missing column is reported as such.
+CREATE OR REPLACE MACRO __sdc_checks_sql(checks) AS
+    CASE WHEN list_count(checks) = 0 THEN ''
+         ELSE '(SELECT count(*) AS __sdc_n FROM (' || array_to_string(list_filter(checks, lambda __sdc_q: __sdc_q IS NOT NULL),
+                                                                        ' UNION ALL ') || ')) AS __sdc_check, '
+    END;
+
+-- A value of a table form's column as DOUBLE, or an error naming the column: not numeric, NaN or
+-- infinite. NULL stays NULL.
+CREATE OR REPLACE MACRO __sdc_table_value(v, fname, col) AS
+    CASE
+        WHEN NOT __sdc_is_number(v) THEN error(fname || ': column ' || col || ' must be numeric, got ' || typeof(v))
+        WHEN NOT isfinite(v::DOUBLE)
+            THEN error(fname || ': column ' || col || ' contains ' || v::DOUBLE
+                       || '; NaN and infinite values are refused (use NULL for a missing value)')
+        ELSE v::DOUBLE
+    END;
+
+-- SQL of a stratum's value of column `col` for table form `fname`, over a row struct __sdc_s.
+CREATE OR REPLACE MACRO __sdc_value_of_sql(fname, col) AS
+    format('__sdc_table_value(__sdc_s.{0}, {1}, {2})', __sdc_qi(col), __sdc_ql(fname), __sdc_ql(col));
+
+-- SQL of a stratum's records [a, b, ...] of the columns `names` for table form `fname`.
+CREATE OR REPLACE MACRO __sdc_record_of_sql(fname, names) AS
+    '[' || array_to_string(list_transform(names, lambda __sdc_c: __sdc_value_of_sql(fname, __sdc_c)), ', ') || ']';
+
+-- SQL of the seed argument of stratum __sdc_i of column `col`: NULL, or the seed derived in Python
+-- by __sdc_stratum_seed (duckdb_sdc.params.stratum_seed), which also checks the seed.
+CREATE OR REPLACE MACRO __sdc_seed_sql(fname, seed, col) AS
+    CASE WHEN seed IS NULL THEN 'NULL'
+         ELSE format('__sdc_stratum_seed({0}, {1}, {2}, __sdc_i)::VARCHAR', __sdc_ql(fname), __sdc_ql(seed), __sdc_ql(col))
+    END;
+
+-- SQL of one select item: the list function `method` (its UDF, reporting errors as `fname`) applied
+-- to the list of the SQL expression `elem` over every row __sdc_s of the stratum, with the quoted
+-- literal arguments `args` (texts) and then the SQL texts `more`, unnested as `alias`.
+CREATE OR REPLACE MACRO __sdc_call_sql(fname, method, elem, args, more, alias) AS
+    format('unnest(__sdc_{0}({1}, list_transform(__sdc_l, lambda __sdc_s: {2}){3})) AS {4}',
+           method, __sdc_ql(fname), elem,
+           array_to_string(list_transform(list_transform(args, lambda __sdc_a: __sdc_ql(__sdc_a)) || more,
+                                          lambda __sdc_x: ', ' || __sdc_x), ''),
+           alias);
+
+-- SQL text of the rows of table `tbl` beside results computed per stratum. Each stratum's whole rows
+-- go into one list of structs __sdc_l, ordered by their whole content (so a stratum's values reach
+-- the method in the same order whatever DuckDB's threads and scan order), with its number __sdc_i
+-- (from 0 in the ascending order of the strata values, NULLS LAST; 0 without strata); the select items
+-- `vs` (SQL over __sdc_l and __sdc_i, such as __sdc_call_sql gives) are unnested beside the rows, which
+-- keeps them aligned without a key or a join. The list is unnested one level into row structs, and each
+-- struct one level into columns, so LIST and STRUCT columns come back as they were. The columns `names`
+-- (parameter `pname`) and the strata are bound on their own first, so that a missing one is reported
+-- as such (see __sdc_columns_exist_sql).
+CREATE OR REPLACE MACRO __sdc_beside_sql(fname, tbl, pname, names, vs, strata) AS
     format(
         'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
         || 'SELECT unnest(__sdc_l) AS __sdc_r, {1} '
-        || 'FROM (SELECT list(__sdc_src{2}) AS __sdc_l{3} FROM {0} AS __sdc_src '
-        || 'WHERE (SELECT 1 FROM (SELECT {4} FROM {0} LIMIT 0)) IS NULL {5}))',
+        || 'FROM (SELECT list(__sdc_src ORDER BY __sdc_src) AS __sdc_l, {2} AS __sdc_i FROM {3}{0} AS __sdc_src '
+        || '{4}))',
         __sdc_qt(tbl),
         vs,
-        CASE WHEN sorted THEN ' ORDER BY __sdc_src' ELSE '' END,
-        CASE WHEN NOT hashed THEN ''
-             WHEN strata IS NULL THEN ', 0 AS __sdc_h'
-             ELSE ', hash(' || __sdc_qi_list(__sdc_names(strata)) || ') AS __sdc_h'
+        CASE WHEN strata IS NULL THEN '0'
+             ELSE 'row_number() OVER (ORDER BY '
+                  || array_to_string(list_transform(strata, lambda __sdc_c: __sdc_qi(__sdc_c) || ' ASC NULLS LAST'), ', ')
+                  || ') - 1'
         END,
-        __sdc_qi_list(names),
-        CASE WHEN strata IS NULL THEN '' ELSE 'GROUP BY ' || __sdc_qi_list(__sdc_names(strata)) END);
+        __sdc_checks_sql([__sdc_columns_exist_sql(fname, pname, tbl, names),
+                          __sdc_columns_exist_sql(fname, 'strata', tbl, strata)]),
+        CASE WHEN strata IS NULL THEN '' ELSE 'GROUP BY ' || __sdc_qi_list(strata) END);
 
--- SQL text of the table form: mask column `col` of table `tbl` in place with the list function
--- `fname` (called with the quoted literal arguments `args`), optionally per stratum.
-CREATE OR REPLACE MACRO __sdc_mask_column_sql(fname, tbl, col, args, strata) AS
+-- SQL text of the table form of a univariate list function `method` (`<method>_table`): column `col`
+-- of `tbl` masked in place (called with the literal arguments `args`, then, when `seeded`, the seed
+-- derived for each stratum), optionally per stratum.
+CREATE OR REPLACE MACRO __sdc_mask_column_sql(method, tbl, col, args, strata, seeded := false, seed := NULL) AS
     format('SELECT * EXCLUDE (__sdc_v) REPLACE (__sdc_v AS {0}) FROM ({1})',
-           __sdc_qi(col),
-           __sdc_beside_sql(tbl, [col],
-                            __sdc_unnest_call_sql(fname, '__sdc_s.' || __sdc_qi(col),
-                                                  list_transform(args, lambda a: __sdc_ql(a)), '__sdc_v'),
-                            strata));
+           __sdc_qi(__sdc_column_name(method || '_table', 'col', col)),
+           __sdc_beside_sql(method || '_table', __sdc_table_name(method || '_table', 'tbl', tbl), 'col',
+                            [__sdc_column_name(method || '_table', 'col', col)],
+                            __sdc_call_sql(method || '_table', method, __sdc_value_of_sql(method || '_table', col), args,
+                                           CASE WHEN seeded THEN [__sdc_seed_sql(method || '_table', seed, col)]
+                                                ELSE []::VARCHAR[] END,
+                                           '__sdc_v'),
+                            __sdc_column_names(method || '_table', 'strata', strata, optional := true)));
+
+-- SQL of the rows of `tbl` beside the multivariate list function's result __sdc_v, which is
+-- method(records of the columns `names`, args...) per stratum; errors name table form `fname`.
+CREATE OR REPLACE MACRO __sdc_rows_beside_sql(fname, method, tbl, names, args, strata) AS
+    __sdc_beside_sql(fname, __sdc_table_name(fname, 'tbl', tbl), 'cols', names,
+                     __sdc_call_sql(fname, method, __sdc_record_of_sql(fname, names), args, []::VARCHAR[], '__sdc_v'),
+                     __sdc_column_names(fname, 'strata', strata, optional := true));
+
+-- SQL text of the table form that masks the columns `cols` of `tbl` in place with the multivariate
+-- list function `method` (a record with a NULL in any of them gets NULL in all of them).
+CREATE OR REPLACE MACRO __sdc_mask_columns_sql(method, tbl, cols, args, strata) AS
+    format('SELECT * EXCLUDE (__sdc_v) REPLACE ({1}) FROM ({0})',
+           __sdc_rows_beside_sql(method || '_table', method, tbl, __sdc_column_names(method || '_table', 'cols', cols),
+                                 args, strata),
+           array_to_string(list_transform(__sdc_column_names(method || '_table', 'cols', cols),
+                                          lambda __sdc_c, __sdc_j: '__sdc_v[' || __sdc_j || '] AS ' || __sdc_qi(__sdc_c)), ', '));
+
+-- SQL text of the table form that adds the cluster id of the labels function `method` as column
+-- `label_col` (replacing a column of that name, if any).
+CREATE OR REPLACE MACRO __sdc_label_columns_sql(method, tbl, cols, args, strata, label_col) AS
+    format('SELECT COLUMNS(lambda __sdc_c: __sdc_c NOT IN (''__sdc_v'', {1})), __sdc_v AS {2} FROM ({0})',
+           __sdc_rows_beside_sql(method || '_table', method, tbl, __sdc_column_names(method || '_table', 'cols', cols),
+                                 args, strata),
+           __sdc_ql(__sdc_column_name(method || '_table', 'label_col', label_col)),
+           __sdc_qi(__sdc_column_name(method || '_table', 'label_col', label_col)));

@@ -91,14 +91,14 @@ CREATE OR REPLACE MACRO __sdc_value_columns(tbl, keys, columns, what) AS
 -- that both sides name the same columns.
 CREATE OR REPLACE MACRO __sdc_evaluate_sql(original, masked, keys, columns, k, seed) AS
     format(
-        'SELECT unnest(__sdc_evaluate_masking(list(struct_pack(x := __sdc_o.__sdc_x, xm := __sdc_m.__sdc_x)), '
+        'SELECT unnest(__sdc_evaluate_masking(''evaluate_masking'', list(struct_pack(x := __sdc_o.__sdc_x, xm := __sdc_m.__sdc_x)), '
         || '{3}, {4}, {5}, {6}), recursive := true) '
         || 'FROM (SELECT {2}, {7} AS __sdc_x FROM {0}) AS __sdc_o '
         || 'JOIN (SELECT {2}, {8} AS __sdc_x FROM {1}) AS __sdc_m USING ({2})',
-        __sdc_qt(original),
-        __sdc_qt(masked),
-        __sdc_qi_list(__sdc_names(keys)),
-        __sdc_value_columns(original, keys, columns, 'names'),
+        __sdc_qt(__sdc_table_name('evaluate_masking', 'original', original)),
+        __sdc_qt(__sdc_table_name('evaluate_masking', 'masked', masked)),
+        __sdc_qi_list(__sdc_column_names('evaluate_masking', 'key', keys)),
+        __sdc_value_columns(original, keys, __sdc_column_names('evaluate_masking', 'columns', columns, optional := true), 'names'),
         __sdc_value_columns(masked, keys, columns, 'names'),
         __sdc_ql(k),
         __sdc_ql(seed),

@@ -84,7 +84,7 @@ def test_null_empty_and_all_null_lists(con):
 @pytest.mark.parametrize("sql, message", [
     ("SELECT mdav_round(['a', 'b'], 1)", "mdav_round: xs must be a list of numbers such as list(column) gives, got VARCHAR[]"),
     ("SELECT mdav_round(5, 1)", "mdav_round: xs must be a list of numbers such as list(column) gives, got INTEGER"),
-    ("SELECT mdav_round([1, 2], 0)", "mdav_round: k must be >= 1, got 0"),
+    ("SELECT mdav_round([1, 2], 1)", "mdav_round: k must be >= 2 (a group of one record releases its value unchanged), got 1"),
     ("SELECT oma_round([1, 2], 3)", "oma_round: k = 3 is larger than the number of non-NULL values (2)"),
     ("SELECT ranking_round([1, NULL, NULL], 2)", "ranking_round: k = 2 is larger than the number of non-NULL values (1)"),
     ("SELECT mdav_round([1, 2], 1.5)", "mdav_round: k must be an integer, got 1.5"),
@@ -93,7 +93,7 @@ def test_null_empty_and_all_null_lists(con):
     ("SELECT mdav_round([1, 'inf'::DOUBLE], 1)", "mdav_round: xs contains inf"),
     ("SELECT mdav_round([1, 2], 1, representative := 'mode')",
      "mdav_round: representative must be one of 'mean', 'median', got 'mode'"),
-    ("SELECT vmdav_labels([1, 2], 1, -0.5)", "vmdav_labels: gamma must be a finite number >= 0, got -0.5"),
+    ("SELECT vmdav_labels([1, 2], 2, -0.5)", "vmdav_labels: gamma must be a finite number >= 0, got -0.5"),
 ])
 def test_bad_input_gives_a_clear_error(con, sql, message):
     with pytest.raises(duckdb.Error) as info:
@@ -149,12 +149,16 @@ def test_table_form_accepts_a_qualified_name(con, people):
 def test_table_form_reports_a_missing_column_and_keeps_an_empty_table_empty(con):
     con.execute("CREATE TABLE e (id INTEGER, x DOUBLE)")
     assert con.execute("SELECT * FROM mdav_round_table('e', 'x', 3)").fetchall() == []
-    with pytest.raises(duckdb.BinderException, match='Referenced column "y" not found'):
+    with pytest.raises(duckdb.BinderException,
+                       match='Table "mdav_round_table: col of table e" does not have a column named "y"'):
         con.execute("SELECT * FROM mdav_round_table('e', 'y', 3)").fetchall()
+    with pytest.raises(duckdb.BinderException,
+                       match='Table "mdav_round_table: strata of table e" does not have a column named "r"'):
+        con.execute("SELECT * FROM mdav_round_table('e', 'x', 3, strata := 'r')").fetchall()
     con.execute("CREATE TABLE s (id INTEGER, x VARCHAR)")
     con.execute("INSERT INTO s VALUES (1, '2')")
-    with pytest.raises(duckdb.Error, match="mdav_round: xs must be a list of numbers"):
-        con.execute("SELECT * FROM mdav_round_table('s', 'x', 1)").fetchall()
+    with pytest.raises(duckdb.Error, match="mdav_round_table: column x must be numeric, got VARCHAR"):
+        con.execute("SELECT * FROM mdav_round_table('s', 'x', 2)").fetchall()
 
 
 def test_large_strata_masked_concurrently_match_numpy(con):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import fail
+from .._validate import fail, named
 from . import loss, ranks, risk
 from ._input import UndefinedMeasure, pair, undefined
 
@@ -83,7 +83,7 @@ def _measures(X: np.ndarray, XM: np.ndarray, k: float, seed: int) -> dict[str, t
         "il1s": _value(loss.il1s, X, XM),
         "il1s_sum": _value(loss.il1s_sum, X, XM),
         "sse_sst": _value(loss.sse_sst, X, XM),
-        **{m: (v, None) for m, v in ranks.rank_measures(X, XM, seed=seed, func="evaluate").items()},
+        **{m: (v, None) for m, v in ranks.rank_measures(X, XM, seed=seed).items()},
         "entropy": _value(loss.entropy, XM),
         "interval_disclosure": _value(risk.interval_disclosure, X, XM, k),
         "sd_interval_disclosure": _value(risk.sd_interval_disclosure, X, XM),
@@ -93,6 +93,7 @@ def _measures(X: np.ndarray, XM: np.ndarray, k: float, seed: int) -> dict[str, t
     return out
 
 
+@named
 def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_SEED,
              listwise: bool = True) -> list[Row]:
     """Every measure of this package for one (original, masked) pair, as tidy rows
@@ -106,6 +107,7 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
     alone uses the records where both its values are present (pairwise); the overall measures use the
     records complete in every column on both sides (listwise).
     """
+    seed = ranks.tie_seed("evaluate", seed)  # once, so that every column breaks ties alike
     X = np.asarray(x, dtype=np.float64)
     XM = np.asarray(xm, dtype=np.float64)
     X = X[:, None] if X.ndim == 1 else X

@@ -215,8 +215,7 @@ def grid_parameters(sensitivity: np.ndarray, epsilon: float, magnitude) -> tuple
     return np.where(sensitivity > 0, step, 0.0), j, n_bound
 
 
-def laplace_mechanism(values, sensitivity, epsilon: float, magnitude, *, seed: int | None = None,
-                      _func: str = "laplace_mechanism") -> np.ndarray:
+def laplace_mechanism(values, sensitivity, epsilon: float, magnitude, *, seed: int | None = None) -> np.ndarray:
     """values + Laplace noise of scale sensitivity / epsilon, released on a grid (see the module
     docstring): pure epsilon-DP for each value whose computed change between neighbouring inputs is
     at most its sensitivity.
@@ -229,11 +228,11 @@ def laplace_mechanism(values, sensitivity, epsilon: float, magnitude, *, seed: i
     values = np.ascontiguousarray(values, dtype=np.float64)
     sensitivity = np.ascontiguousarray(sensitivity, dtype=np.float64)
     if sensitivity.shape != values.shape:
-        raise fail(_func, f"sensitivity has shape {sensitivity.shape}, values {values.shape}")
+        raise fail("laplace_mechanism", f"sensitivity has shape {sensitivity.shape}, values {values.shape}")
     if not np.isfinite(epsilon) or epsilon < _MIN_EPSILON:
-        raise fail(_func, f"epsilon = {epsilon} is outside the sampler's range [{_MIN_EPSILON}, inf)")
+        raise fail("laplace_mechanism", f"epsilon = {epsilon} is outside the sampler's range [{_MIN_EPSILON}, inf)")
     if (sensitivity < 0).any() or not np.isfinite(sensitivity).all():
-        raise fail(_func, "sensitivity must be finite and >= 0")
+        raise fail("laplace_mechanism", "sensitivity must be finite and >= 0")
     step, j, _ = grid_parameters(sensitivity, epsilon, magnitude)
     noisy = step > 0
     out = values.copy()

@@ -7,10 +7,11 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._validate import choice, fail, finite_values
+from .._validate import fail, finite_values, named
+from ..params import REPRESENTATIVE
 from ._order import sort_column
 
-REPRESENTATIVES = ("mean", "median")
+REPRESENTATIVES = REPRESENTATIVE.options
 
 
 @nb.njit(cache=True, nogil=True)
@@ -51,25 +52,26 @@ def group_stats_sorted(v, lab, g, median):
     return out
 
 
-def group_representatives(x, labels, representative: str = "mean",
-                          *, _func: str = "group_representatives") -> np.ndarray:
+def group_representatives(x, labels, representative: str = "mean") -> np.ndarray:
     """Representative (mean or median) of each group 0..g-1 of x. Values are centred on their median
     before summing, so a large common offset costs no precision."""
-    rep = choice(_func, "representative", representative, REPRESENTATIVES)
-    x = finite_values(_func, "x", x)
+    func = "group_representatives"
+    rep = REPRESENTATIVE.check(representative, func, "representative")
+    x = finite_values(func, "x", x)
     labels = np.ascontiguousarray(labels, dtype=np.int64)
     if labels.shape != x.shape:
-        raise fail(_func, f"labels has {labels.shape[0]} entries but x has {x.shape[0]}")
+        raise fail(func, f"labels has {labels.shape[0]} entries but x has {x.shape[0]}")
     if x.shape[0] == 0:
         return np.empty(0, np.float64)
     if labels.min() < 0:
-        raise fail(_func, f"labels must be >= 0, got {labels.min()}")
+        raise fail(func, f"labels must be >= 0, got {labels.min()}")
     order, v = sort_column(x)
     center = v[(v.shape[0] - 1) // 2]
     return group_stats_sorted(v - center, labels[order], int(labels.max()) + 1, rep == "median") + center
 
 
-def represent(x, labels, representative: str = "mean", *, _func: str = "represent") -> np.ndarray:
+@named
+def represent(x, labels, representative: str = "mean") -> np.ndarray:
     """Replace each value of x by its group's representative (labels aligned with x)."""
-    reps = group_representatives(x, labels, representative, _func=_func)
+    reps = group_representatives(x, labels, representative)
     return reps[np.asarray(labels, dtype=np.int64)]
