@@ -86,12 +86,12 @@ class MaskingMethod:
         if isinstance(params, Mapping):
             unknown = [k for k in params if all(p.name != k for p in self.params)]
             if unknown:
-                raise fail(self.name, f"has no parameter {unknown[0]!r}; its parameters: "
+                raise fail(self.name, f"{unknown[0]!r} is not a parameter; its parameters: "
                                       f"{', '.join(p.name for p in self.params)}")
             return [params[p.name] if p.name in params else p.default_value for p in self.params]
         given = list(params)
         if len(given) > len(self.params):
-            raise fail(self.name, f"takes {len(self.params)} parameters after the data, got {len(given)}")
+            raise fail(self.name, f"{len(given)} parameters given, it takes {len(self.params)} after the data")
         return given + [p.default_value for p in self.params[len(given):]]
 
 

@@ -77,30 +77,40 @@ CREATE OR REPLACE MACRO __sdc_value_columns(tbl, keys, columns, what) AS
     CASE
         WHEN columns IS NOT NULL AND what = 'names' THEN __sdc_ql_list(__sdc_names(columns))
         WHEN columns IS NOT NULL
-            THEN '[' || array_to_string(list_transform(__sdc_names(columns), lambda c: __sdc_qi(c) || '::DOUBLE'), ', ')
+            THEN '[' || array_to_string(list_transform(__sdc_names(columns), lambda c:
+                     format('__sdc_check_value({0}, ''evaluate_masking'', {1})', __sdc_qi(c), __sdc_ql('column ' || c))), ', ')
                  || ']::DOUBLE[]'
         WHEN what = 'names'
             THEN format('(SELECT list_value(*COLUMNS(*)) FROM (SELECT alias(COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0})) '
                         || 'FROM {1} LIMIT 1))', __sdc_ql_list(__sdc_names(keys)), __sdc_qt(tbl))
-        ELSE format('list_value(*COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0}))::DOUBLE[]', __sdc_ql_list(__sdc_names(keys)))
+        ELSE format('__sdc_numeric_list(list_value(*COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0})), ''evaluate_masking'', '
+                    || '''the value columns (every column but the key) must be numeric'')', __sdc_ql_list(__sdc_names(keys)))
     END;
 
 -- SQL text of evaluate_masking: join the original and the masked table on the key column(s), give
 -- every record's values as one row vector per side and hand all records to the evaluation UDF, whose
 -- list of (measure, column, value, note) structs is unnested into the tidy result. The UDF checks
 -- that both sides name the same columns.
-CREATE OR REPLACE MACRO __sdc_evaluate_sql(original, masked, keys, columns, k, seed) AS
+CREATE OR REPLACE MACRO __sdc_evaluate_checked_sql(original, masked, keys, columns, k, seed) AS
     format(
         'SELECT unnest(__sdc_evaluate_masking(''evaluate_masking'', list(struct_pack(x := __sdc_o.__sdc_x, xm := __sdc_m.__sdc_x)), '
         || '{3}, {4}, {5}, {6}), recursive := true) '
         || 'FROM (SELECT {2}, {7} AS __sdc_x FROM {0}) AS __sdc_o '
         || 'JOIN (SELECT {2}, {8} AS __sdc_x FROM {1}) AS __sdc_m USING ({2})',
-        __sdc_qt(__sdc_table_name('evaluate_masking', 'original', original)),
-        __sdc_qt(__sdc_table_name('evaluate_masking', 'masked', masked)),
-        __sdc_qi_list(__sdc_column_names('evaluate_masking', 'key', keys)),
-        __sdc_value_columns(original, keys, __sdc_column_names('evaluate_masking', 'columns', columns, optional := true), 'names'),
+        __sdc_qt(original),
+        __sdc_qt(masked),
+        __sdc_qi_list(keys),
+        __sdc_value_columns(original, keys, columns, 'names'),
         __sdc_value_columns(masked, keys, columns, 'names'),
         __sdc_ql(k),
         __sdc_ql(seed),
         __sdc_value_columns(original, keys, columns, 'values'),
         __sdc_value_columns(masked, keys, columns, 'values'));
+
+-- (the names checked first: a NULL name must fail, not fold the text into NULL)
+CREATE OR REPLACE MACRO __sdc_evaluate_sql(original, masked, keys, columns, k, seed) AS
+    list_transform([__sdc_table_name('evaluate_masking', 'original', original)], lambda __sdc_o:
+    list_transform([__sdc_table_name('evaluate_masking', 'masked', masked)], lambda __sdc_m:
+    list_transform([__sdc_column_names('evaluate_masking', 'key', keys)], lambda __sdc_k:
+    list_transform([__sdc_column_names('evaluate_masking', 'columns', columns, optional := true)], lambda __sdc_c:
+        __sdc_evaluate_checked_sql(__sdc_o, __sdc_m, __sdc_k, __sdc_c, k, seed))[1])[1])[1])[1];

@@ -31,7 +31,7 @@ import secrets
 import numba as nb
 import numpy as np
 
-from .._validate import fail, named
+from .._validate import named
 from ..params import SEED, SEED_BITS, TIES as TIE_RULE
 from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, sort_column, unsort
 from ._input import pair

@@ -255,6 +255,8 @@ def sensitivities(X, characteristic, names=None) -> np.ndarray:
 
 
 NEIGHBOURS = Integer(2, doc="neighbours of the density estimate, 2 <= m <= records")
+OPTIONAL_NEIGHBOURS = Integer(2, nullable=True, doc="neighbours of the density estimate, 2 <= m <= records "
+                                                    "(NULL: max(k, 2))")
 
 
 def _neighbours(func: str, m, N: int) -> int:
@@ -417,6 +419,8 @@ def diversity(func: str, l, eps, n: int, k: int | None = None):
     """(l, eps as an (n,) array) validated; (1, None) when l is None. eps is one number for every
     attribute or one per attribute, each > 0; l <= k."""
     l = DIVERSITY.check(l, func, "l")
+    if eps is not None:  # checked whenever given, also where l does not use it
+        e = DISTANCE.check(eps, func, "eps", n=n)
     if l is None:
         return 1, None
     if k is not None and l > k:
@@ -426,7 +430,7 @@ def diversity(func: str, l, eps, n: int, k: int | None = None):
         return 1, None
     if eps is None:
         raise fail(func, "eps must be given with l (the distance at which two values count as different)")
-    return l, DISTANCE.check(eps, func, "eps", n=n)
+    return l, e
 
 
 def optimal_half_widths(a, rho, k, l=None, eps=None) -> OptimalBoxes:

@@ -76,7 +76,7 @@ def _weights(fn):
 
 
 _K, _CHAR, _L, _EPS, _NAMES = masking.METHODS["box_release"].params
-_M = Param("m", bx.NEIGHBOURS, "NULL", doc="neighbours of the density estimate, 2 <= m <= records (NULL: max(k, 2))")
+_M = Param("m", bx.OPTIONAL_NEIGHBOURS, "NULL")
 _CS = Param("cs", Data("values", scales=True), doc="c(x) of every record (box_c), >= 0")
 _N = Param("n", INTEGER_1, doc="number of attributes of the boxes, >= 1")
 _A = Param("A", Number(lower=0, lower_open=True, scales=True),

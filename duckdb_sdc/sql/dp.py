@@ -103,7 +103,6 @@ def _rows(mechanism: str) -> list[SqlFunction]:
     tbounds = (_TLB_OPT, _TUB_OPT) if cbls else (_TLB, _TUB)
     fixed = "[k::VARCHAR]" if k else "[]"
     table_name = f"{mechanism}_table"
-    names = f"__sdc_column_names('{table_name}', 'cols', cols)"
     table_example_args = {"idp_cbls": "5, 1.0", "idp_ls": "5, 1.0, 0, [1e6, 1e5]",
                           "dp_um": "5, 1.0, 0, [1e6, 1e5]", "dp_laplace": "1.0, 0, [1e6, 1e5]"}[mechanism]
     table_fn = SqlFunction(
@@ -119,10 +118,12 @@ def _rows(mechanism: str) -> list[SqlFunction]:
              "composition. No noise, seed or sensitivity is written into the result. Rows come back in "
              "no particular order."),
         example=f"SELECT * FROM {table_name}('people', ['income', 'savings'], {table_example_args}, strata := 'region')",
-        body=(f"FROM query(__sdc_dp_table_sql('{mechanism}', tbl, {names}, {fixed}, "
-              f"__sdc_dp_split('{table_name}', len({names}), epsilon, split), "
-              f"__sdc_dp_bounds('{table_name}', 'lb', lb, len({names})), "
-              f"__sdc_dp_bounds('{table_name}', 'ub', ub, len({names})), seed, strata))"),
+        # the checked columns are bound once (list_transform([v], lambda ...)[1]): see 00_internal.sql
+        body=(f"FROM query(list_transform([__sdc_column_names('{table_name}', 'cols', cols)], lambda __sdc_cs: "
+              f"__sdc_dp_table_sql('{mechanism}', tbl, __sdc_cs, {fixed}, "
+              f"__sdc_dp_split('{table_name}', len(__sdc_cs), epsilon, split), "
+              f"__sdc_dp_bounds('{table_name}', 'lb', lb, len(__sdc_cs)), "
+              f"__sdc_dp_bounds('{table_name}', 'ub', ub, len(__sdc_cs)), seed, strata))[1])"),
         scale=1,
     )
     return [list_fn, table_fn]
