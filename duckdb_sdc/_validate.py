@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from contextlib import contextmanager
 from numbers import Integral, Real
 
@@ -53,12 +54,15 @@ class SdcError(ValueError):
         return err
 
 
+_ABOUT_A_PARAMETER = re.compile(r"^([A-Za-z_]\w*) (?:must|contains|has|=|is) ")
+
+
 def fail(func: str, message: str, param: str | None = None) -> SdcError:
-    """The error of `func` saying `message` (which starts with the parameter's name when it is about
-    one; `param` is then inferred from it unless given)."""
+    """The error of `func` saying `message`. When the message is about a parameter it starts with the
+    parameter's name ("k must be ...", "xs contains nan"); `param` is then inferred unless given."""
     if param is None:
-        head = message.split(" ", 1)[0]
-        param = head if head.isidentifier() else None
+        about = _ABOUT_A_PARAMETER.match(message)
+        param = about.group(1) if about else None
     return SdcError(f"{func}: {message}", func=func, param=param, detail=message)
 
 
