@@ -1,28 +1,34 @@
-"""Executable documentation: find the examples on the pages under docs/, run them, compare outputs.
-
-The convention (CONTRIBUTING.md, "Executable examples", says the same for authors):
+"""Executable documentation: find the examples on the pages under docs/ (and README.md), run them, and
+compare their outputs with what the pages show. tests/test_docs.py runs every page; CONTRIBUTING.md
+("Executable examples") describes the convention for authors. In short:
 
 * Every fenced block whose language is ``sql``, ``sh`` or ``python`` is an example and is executed,
   in page order, in a session of its own per page: one in-memory DuckDB connection with every
   duckdb_sdc function registered (for ``sql``), one Python namespace (for ``python``), and one fresh
-  working folder that is the current directory of all three (``sh`` runs with ``bash -e -o pipefail``,
-  standard error merged into standard output, ``duckdb-sdc`` and ``python`` on the PATH).
+  working folder that is the current directory of all three. ``sh`` runs with
+  ``bash -e -o pipefail``, standard error merged into standard output, ``duckdb-sdc`` and ``python``
+  (those of the running interpreter) first on the PATH. Shell blocks tagged ``bash``, ``console``, ...
+  are refused, so that no example escapes by its language.
 * A ``text`` block right after an example (nothing but blank lines between) is the output the
   example must print: for ``sql``, what ``duckdb-sdc sql`` prints (DuckDB's tables, or
-  ``Error: <message>`` for a failing statement); for ``sh`` and ``python``, what they print. Trailing
-  spaces and blank lines at either end are ignored. A line that is just ``...`` stands for any number
-  of lines; ``...`` inside a line stands for any text within that line (paths, timings). An example
-  without an output block must still succeed (a failing ``sql`` statement or a non-zero exit fails).
+  ``Error: <message>`` for a failing statement); for ``sh`` and ``python``, what they print (a Python
+  exception as ``Traceback (most recent call last):``, ``  ...``, ``Name: message``). Trailing spaces
+  and blank lines at either end are ignored. A line that is just ``...`` stands for any number of
+  lines; ``...`` inside a line stands for any text within that line (paths, timings).
+* An example fails when its output differs from its output block; when it has no output block and
+  fails (a SQL error, a Python exception); and, for ``sh``, whenever it exits with a non-zero code
+  (show a failing command as ``command || echo "exit code $?"``).
 * A block of any language whose title is a file name (```` ```toml title="people.toml" ````) is
   written into the working folder when its turn comes, so later examples can use it. A ``toml`` block
-  with a ``[source]`` table is a release spec and must also parse as one.
+  with a ``[source]`` table is a release spec and must parse as one.
 * An example that cannot run here carries a visible title that starts with ``not executed:`` and says
   why (```` ```sh title="not executed: needs a Spark cluster" ````); it is not run, and a ``text``
   block after it is not checked.
 
-`python tests/docs_examples.py --update [PAGE ...]` runs the pages and rewrites every output block that
-no longer matches with what its example printed now (then re-add any `...` by hand and review the
-diff).
+`python tests/docs_examples.py [--update] [PAGE ...]` runs the pages (default: every page with
+examples) and prints the failures; with --update it rewrites every output block that no longer
+matches with what its example printed now. Review that diff: re-add any `...`, and make sure an
+error was not written in where an output belongs.
 """
 
 from __future__ import annotations
@@ -125,6 +131,11 @@ def pages() -> list[Path]:
 
 def has_examples(page: Path) -> bool:
     return any(b.executed or b.file_name for b in parse(page))
+
+
+def example_pages() -> list[Path]:
+    """Every page with examples: the docs pages, then README.md."""
+    return [p for p in pages() if has_examples(p)] + [ROOT / "README.md"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,7 +288,7 @@ def main(argv: list[str]) -> int:
     import tempfile
 
     update_mode = "--update" in argv
-    chosen = [Path(a).resolve() for a in argv if not a.startswith("--")] or [p for p in pages() if has_examples(p)]
+    chosen = [Path(a).resolve() for a in argv if not a.startswith("--")] or example_pages()
     failures = 0
     for page in chosen:
         with tempfile.TemporaryDirectory() as work:

@@ -64,7 +64,7 @@ CREATE TABLE weighted AS   -- fuzzy weights for the records of complete pairs
 
 
 def _entry(row: SqlFunction) -> str:
-    lines = [f"### `{row.signature()}` → {row.returns} {{ #{row.name} }}", ""]
+    lines = [f"### `{row.signature()}` → {row.returns} {{ #{row.name} data-toc-label=\"{row.name}\" }}", ""]
     if row.kind in ("table", "aggregate"):
         lines += [f"*{row.kind} macro*", ""]
     lines += [row.doc, ""]
