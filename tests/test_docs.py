@@ -266,6 +266,13 @@ def _chromium() -> str:
                 "sudo apt-get install chromium), or set DUCKDB_SDC_CHROMIUM to a Chromium binary")
 
 
+def test_a_missing_chromium_fails_and_says_how_to_install_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("DUCKDB_SDC_CHROMIUM", str(tmp_path / "no-such-chromium"))
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(pytest.fail.Exception, match="apt-get install chromium"):
+        _chromium()
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
