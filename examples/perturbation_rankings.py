@@ -40,13 +40,15 @@ CLASSICAL = {"MAE": mae, "MSE": mse, "IL1": il1, "IL1s": il1s}
 
 
 def load(name: str) -> pd.DataFrame | None:
-    """The reference set from duckdb_sdc.datasets where the package has it, else ../shared/data."""
+    """The reference set from duckdb_sdc.datasets where the package bundles it, else from
+    ../shared/data next to the repository; None where neither has it."""
     try:
-        from duckdb_sdc.datasets import load as load_dataset  # bundled data sets, where installed
-    except ImportError:
+        from duckdb_sdc.datasets import load as load_dataset  # the bundled data sets, where installed
+        data = load_dataset(name)
+        return data if isinstance(data, pd.DataFrame) else data.df()
+    except Exception:  # not bundled in this installation (or under another name): the CSV files
         path = DATA / SETS[name]
         return pd.read_csv(path) if path.exists() else None
-    return load_dataset(name)
 
 
 def masked_sets(con, df: pd.DataFrame):

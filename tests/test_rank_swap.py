@@ -176,7 +176,7 @@ def test_p_is_a_decimal_percentage_and_must_move_something():
                        (None, "p must not be NULL")):
         with pytest.raises(SdcError, match="rank_swap: " + message):
             rs.rank_swap([1.0, 2.0, 3.0], p)
-    with pytest.raises(SdcError, match="rank_swap: needs at least 2 values to swap, got 1"):
+    with pytest.raises(SdcError, match="rank_swap: needs at least 2 values to swap, got 1 "):
         rs.rank_swap([1.0], 50)
 
 

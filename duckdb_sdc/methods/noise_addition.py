@@ -60,15 +60,13 @@ def normals(count: int, seed: int | None) -> np.ndarray:
             gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(b,))))
             gen.standard_normal(out=out[b * BLOCK:min(count, (b + 1) * BLOCK)])
 
-    if count >= PARALLEL_MIN and blocks > 1:  # numpy's generators release the GIL while filling
+    if blocks > 1:  # two threads: numpy's generators release the GIL while filling
         worker = threading.Thread(target=fill, args=(1,))
         worker.start()
         fill(0)
         worker.join()
     else:
         fill(0)
-        if blocks > 1:
-            fill(1)
     return out
 
 

@@ -69,7 +69,7 @@ def _mix(z):
 
 @nb.njit(cache=True, nogil=True)
 def _word(key, i, t):
-    return _mix(key + (np.uint64(i) * np.uint64(65536) + np.uint64(t)) * np.uint64(0x9E3779B97F4A7C15))
+    return _mix(key + (np.uint64(i) * np.uint64(65536) + np.uint64(t)) * _GOLDEN)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -243,19 +243,24 @@ def _key(seed: int | None) -> np.uint64:
     return np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]
 
 
+def _swaps(func: str, x, p, seed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(order, sorted values, partner) of a rank swapping of x; refuses fewer than 2 values."""
+    n = x.shape[0]
+    if n < 2:
+        raise fail(func, f"needs at least 2 values to swap, got {n} (a single record would be released unchanged)")
+    P = swap_distance(func, p, n)
+    key = _key(seed_value(func, seed))
+    order, v = sort_column(x)
+    partner = np.empty(n, np.int64)
+    _swap_partners(n, P, key, partner)
+    return order, v, partner
+
+
 def rank_swap_partners(x, p, *, seed=None, _func: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(order, partner): order is the stable ranking of x (x[order] ascending) and partner[i] the rank
     whose value rank i receives (i: kept). Exposed for tests and audits; `rank_swap` applies it."""
     func = _func or "rank_swap"
-    x = finite_values(func, "x", x)
-    n = x.shape[0]
-    if n < 2:
-        raise fail(func, f"needs at least 2 values to swap, got {n}")
-    P = swap_distance(func, p, n)
-    key = _key(seed_value(func, seed))
-    order, _ = sort_column(x)
-    partner = np.empty(n, np.int64)
-    _swap_partners(n, P, key, partner)
+    order, _, partner = _swaps(func, finite_values(func, "x", x), p, seed)
     return order, partner
 
 
@@ -264,17 +269,9 @@ def rank_swap(x, p, *, seed=None, _func: str | None = None) -> np.ndarray:
     see the module docstring. Needs at least 2 values."""
     func = _func or "rank_swap"
     x = finite_values(func, "x", x)
-    n = x.shape[0]
-    if n == 0:
+    if x.shape[0] == 0:
         return x.copy()
-    if n < 2:
-        raise fail(func, f"needs at least 2 values to swap, got {n} (a single record would be released unchanged)")
-    P = swap_distance(func, p, n)
-    key = _key(seed_value(func, seed))
-    order, v = sort_column(x)
-    partner = np.empty(n, np.int64)
-    _swap_partners(n, P, key, partner)
-    return _released(order, v, partner)
+    return _released(*_swaps(func, x, p, seed))
 
 
 __all__ = ["rank_swap", "rank_swap_partners", "swap_distance"]
