@@ -30,7 +30,8 @@ _COLS = Param("cols", "VARCHAR[]", doc="the columns forming the records (a name 
 _STRATA = Param("strata", "VARCHAR or VARCHAR[]", "NULL", doc="column(s) whose groups are masked separately")
 
 _NOISE_DOC = ("The noise is drawn once, when the query runs, and a table or release stores it; with a seed "
-              "the same list in the same order gives the same noise. Noise addition guarantees nothing "
+              "the same list in the same order gives the same noise (and every group of a GROUP BY the same "
+              "draws; releases derive a seed per column and stratum). Noise addition guarantees nothing "
               "formal: its protection is measured (record linkage, interval disclosure).")
 
 
@@ -113,7 +114,7 @@ FUNCTIONS: list[SqlFunction] = [
              "exactly (a permutation) and no value moves more than p percent of the ranks; equal values are "
              "ranked in list order. The result is aligned with xs; NULLs stay NULL in place and take no part; a "
              "list needs at least 2 values and p must allow a distance of 1 rank. Random: with a seed the same "
-             "list in the same order gives the same swaps."),
+             "list in the same order gives the same swaps (every group of a GROUP BY uses the same words)."),
         example="SELECT region, rank_swap(list(income), 5, seed := 7) FROM people GROUP BY region"),
     _table_row(
         "rank_swap", (_P, _SEED),
