@@ -59,6 +59,8 @@ c may be 'auto': the Freedman-Diaconis number of intervals (`freedman_diaconis`)
 
 from __future__ import annotations
 
+import threading
+
 import numba as nb
 import numpy as np
 
@@ -251,7 +253,8 @@ def _penalised(P, lam, most, F, K, queue, wins):
     (plus x^2 + lam), with wins[k] = the first integer x at which queue[k + 1] is strictly better
     than queue[k]: a smaller value, or an equal one with fewer intervals so far (more when `most`).
     The difference of two lines is linear in x, so a later start stays better from that x on; the
-    thresholds are exact integer floor divisions. O(len(P)). (No helper function: the kernel also
+    thresholds are exact integer floor divisions (a floating-point quotient, corrected by its exact
+    integer remainder). O(len(P)). (No helper function: the kernel also
     runs as plain Python on Python integers, where a compiled helper could not be called.)"""
     m = P.shape[0]
     head = 0
@@ -272,8 +275,12 @@ def _penalised(P, lam, most, F, K, queue, wins):
             a = queue[tail - 1]
             num = ci - (F[a] + P[a] * P[a])
             den = 2 * (x - P[a])
-            w = num // den
-            if not (num - w * den == 0 and ((K[i] > K[a]) if most else (K[i] < K[a]))):
+            w = int(np.floor(num / den))  # floor(num / den): a floating estimate, made exact below
+            r = num - w * den
+            if r < 0 or r >= den:
+                w += r // den
+                r = num - w * den
+            if not (r == 0 and ((K[i] > K[a]) if most else (K[i] < K[a]))):
                 w += 1
             if tail - head >= 2 and w <= wins[tail - 2]:
                 tail -= 1
@@ -323,42 +330,51 @@ def _efd_aliens(g: np.ndarray, n: int, ce: int, big: bool) -> np.ndarray:
     interval (the parametric method of Aggarwal, Schieber & Tokuyama 1994): the least sum of squared
     sizes g(k) with k intervals is convex in k (the cost has the quadrangle inequality), so some
     integer lam makes ce intervals optimal for "sum of squares + lam k". The search starts at
-    lam = (n / ce)^2, the marginal cost of an interval without ties (g(k) ~ n^2 / k); from a trial
+    lam = (n' / ce')^2, the marginal cost of an interval without ties (g(k) ~ n^2 / k) once the ce - ce'
+    groups of equal values larger than n / ce are set apart with their n - n' values; from a trial
     that gave k intervals it scales lam by (k / ce)^2 until it knows trials on both sides of ce, then
     takes secant steps on g through the nearest of them, bisecting where a step makes no progress.
-    Each trial is one O(m) pass (two when it is close). Then the backward passes with the fewest and
-    with the most intervals per tie give, for every gap, the cut numbers it takes in some optimum,
-    and each cut is the lowest gap that can take it."""
+    Each trial is two O(m) passes, with the fewest and with the most intervals per tie, side by side
+    on two threads; then the same two passes backward give, for every gap, the cut numbers it takes
+    in some optimum, and each cut is the lowest gap that can take it."""
     dt = object if big else np.int64
     kt = object if big else (np.int32 if g.shape[0] < (1 << 30) else np.int64)
     P = np.concatenate((np.array([0], dtype=dt), np.asarray(g, dtype=dt), np.array([n], dtype=dt)))
     m = P.shape[0]
     kernel = _penalised.py_func if big else _penalised
-    queue = np.empty(m, np.int64)
-    wins = np.empty(m, dt)
-    F = np.empty(m, dt)
-    k_fewest = np.empty(m, kt)
-    k_most = np.empty(m, kt)
+    scratch = [(np.empty(m, np.int64), np.empty(m, dt)) for _ in range(2)]  # queue and wins, per pass
+    F, B, other = (np.empty(m, dt) for _ in range(3))  # forward, backward values (the same for both tie rules)
+    k_fewest, k_most, kb_fewest, kb_most = (np.empty(m, kt) for _ in range(4))
 
-    def run(points, lam, most, values, counts):
-        kernel(points, lam if big else np.int64(lam), most, values, counts, queue, wins)
-        k = int(counts[m - 1])
-        return k, int(values[m - 1]) - lam * k
+    def both(points, lam, values, fewest, most):
+        """The passes with the fewest and with the most intervals per tie, on two threads (the
+        compiled kernel releases the GIL): ((k, g(k)) fewest, (k, g(k)) most)."""
+        lam_arg = lam if big else np.int64(lam)
+        worker = threading.Thread(target=kernel, args=(points, lam_arg, True, other, most, *scratch[1]))
+        worker.start()
+        kernel(points, lam_arg, False, values, fewest, *scratch[0])
+        worker.join()
+        k_lo, k_hi = int(fewest[m - 1]), int(most[m - 1])
+        return (k_lo, int(values[m - 1]) - lam * k_lo), (k_hi, int(values[m - 1]) - lam * k_hi)
 
     lo, hi = 0, int(n) * int(n) + 1  # the integer lam sought lies in [lo, hi]
     below = above = None  # (k, g(k)) of trials with k < ce and k > ce
-    lam = (int(n) // ce) ** 2
+    # first trial: groups of equal values larger than an interval n / ce are likely intervals of
+    # their own; the rest shares the other intervals, whose marginal cost is about their size squared
+    sizes = np.diff(P)
+    large = sizes > int(n) // ce
+    rest, slots = int(n) - int(sizes[large].sum()), ce - int(large.sum())
+    lam = (rest // slots) ** 2 if slots > 0 and rest > 0 else (int(n) // ce) ** 2
     tried = set()
     while True:
         tried.add(lam)
-        k, gk = run(P, lam, False, F, k_fewest)
-        if k > ce:
-            lo, above = lam + 1, (k, gk)
+        fewest, most = both(P, lam, F, k_fewest, k_most)
+        if fewest[0] > ce:
+            lo, above, k = lam + 1, fewest, fewest[0]
+        elif most[0] < ce:
+            hi, below, k = lam - 1, most, most[0]
         else:
-            k, gk = run(P, lam, True, F, k_most)
-            if k >= ce:
-                break
-            hi, below = lam - 1, (k, gk)
+            break
         if below is not None and above is not None:  # the secant of g through them
             lam = (below[1] - above[1]) // (above[0] - below[0])
         else:
@@ -366,12 +382,7 @@ def _efd_aliens(g: np.ndarray, n: int, ce: int, big: bool) -> np.ndarray:
         if lam in tried or not lo <= lam <= hi:
             lam = (lo + hi) // 2
     best = int(F[m - 1])
-    mirrored = (n - P)[::-1].copy()
-    B = np.empty(m, dt)
-    kb_fewest = np.empty(m, kt)
-    kb_most = np.empty(m, kt)
-    run(mirrored, lam, False, B, kb_fewest)
-    run(mirrored, lam, True, B, kb_most)
+    both((n - P)[::-1].copy(), lam, B, kb_fewest, kb_most)
     finder = _lowest_cuts.py_func if big else _lowest_cuts
     return finder(F, k_fewest, k_most, B, kb_fewest, kb_most, ce, best)
 
