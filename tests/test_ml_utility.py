@@ -83,7 +83,7 @@ def test_unmasked_data_lose_nothing_and_noise_costs_utility():
 
 
 def test_reproducible_with_a_seed():
-    x, xm, _, target, target_m = _data(3)
+    x, xm, _, target, target_m = _data(3, n=120)
     a = ml_utility(x, xm, target, target_m, task="regression", model="random_forest", seed=5)
     assert a == ml_utility(x, xm, target, target_m, task="regression", model="random_forest", seed=5)
     assert a != ml_utility(x, xm, target, target_m, task="regression", model="random_forest", seed=6)
