@@ -70,6 +70,9 @@ def test_the_smallest_base_is_searched_past_failures():
     for base in (br.Base(1, 1), br.Base(5, -1)):
         want = [math.floor(Fraction(v) / base.exact + Fraction(1, 2)) for v in halves.tolist()]
         assert br._halving_quotients(halves, base).tolist() == want
+        integers = np.array([-15.0, -5.0, 5.0, 15.0])
+        want = [math.floor(Fraction(v) / base.exact + Fraction(1, 2)) for v in integers.tolist()]
+        assert br._halving_quotients(integers, base, br.integral_bound(integers)).tolist() == want
     assert br._halving_quotients(halves, br.Base(1, 1)).tolist() == [-1, 0, 0, 1, 2]
     assert br.base_rounding([1.0, 2, 3, 11, 12, 13], 3).rounded.tolist() == [0, 0, 0, 10, 10, 10]
 

@@ -88,29 +88,34 @@ def first_candidate_above(bound: float) -> Base:
     return b
 
 
-def _halving_quotients(v: np.ndarray, base: Base) -> np.ndarray:
-    """q = floor(v / b + 1/2) for the sorted distinct values v, exactly."""
+def integral_bound(v: np.ndarray) -> int | None:
+    """max |v| when every value is an integer below 2^53 (the exact integer path), else None."""
+    if v.shape[0] == 0 or not bool(np.all(v == np.floor(v))):
+        return None
+    top = float(np.max(np.abs(v)))
+    return int(top) if top < _EXACT_INT else None
+
+
+def _halving_quotients(v: np.ndarray, base: Base, top: int | None = None) -> np.ndarray:
+    """q = floor(v / b + 1/2) for the sorted distinct values v, exactly. `top` is integral_bound(v)."""
     m, e = base.m, base.e
     if e >= 0:
         scale, div = m * 10**e, 1  # b = scale
     else:
         scale, div = m, 10**-e  # b = m / div, v / b = v div / m
-    integral = bool(np.all(v == np.floor(v))) and float(np.max(np.abs(v))) < _EXACT_INT
-    if integral:
-        top = int(np.max(np.abs(v))) * 2 * div + scale
-        if top < _INT64_SAFE and 2 * scale < _INT64_SAFE:
-            iv = v.astype(np.int64)
-            return np.floor_divide(2 * div * iv + scale, 2 * scale)  # floor((2 v div + scale) / (2 scale))
+    if top is not None and top * 2 * div + scale < _INT64_SAFE and 2 * scale < _INT64_SAFE:
+        return np.floor_divide(2 * div * v.astype(np.int64) + scale, 2 * scale)  # floor((2 v div + scale) / (2 scale))
     b = float(base)
     if not math.isfinite(b) or b == 0.0:
         return _exact_quotients(v, base, np.arange(v.shape[0]), np.zeros(v.shape[0], np.int64))
     with np.errstate(over="ignore", invalid="ignore"):
         u = v / b + 0.5
-    q = np.floor(u)
-    risky = ~np.isfinite(u) | (np.abs(u) >= 2.0**51)
-    near = np.minimum(u - q, q + 1 - u) <= (np.abs(u) + 1) * 2.0**-48
-    risky |= near
-    out = np.where(risky, 0, q).astype(np.int64) if not risky.all() else np.zeros(v.shape[0], np.int64)
+        q = np.floor(u)
+        # within a few ulps of an integer (a boundary between two sets), or too large for the
+        # floating quotient to be trusted: decided in exact rationals
+        risky = ~np.isfinite(u) | (np.abs(u) >= 2.0**51)
+        risky |= np.minimum(u - q, q + 1 - u) <= (np.abs(u) + 1) * 2.0**-48
+    out = np.where(risky, 0, q).astype(np.int64)
     if risky.any():
         out = _exact_quotients(v, base, np.flatnonzero(risky), out)
     return out
@@ -205,7 +210,7 @@ def base_rounding(x, alpha, *, _func: str | None = None) -> BaseRounding:
         return BaseRounding(None, 0.0, np.empty(0, np.int64), x.copy())
     alpha = group_size(func, alpha, n, "alpha")
     v_all = np.sort(x)
-    values, first, inverse, counts = np.unique(v_all, return_index=True, return_inverse=True, return_counts=True)
+    values, counts = np.unique(v_all, return_counts=True)
     if counts.min() >= alpha:
         labels = np.searchsorted(values, x)
         return BaseRounding(None, 0.0, labels.astype(np.int64), x.copy())
@@ -214,8 +219,9 @@ def base_rounding(x, alpha, *, _func: str | None = None) -> BaseRounding:
         raise fail(func, f"the values are so far apart that a base meeting alpha = {alpha} would be beyond the "
                          "float64 range")
     base = first_candidate_above(bound * (1 - 2.0**-40))
+    top = integral_bound(values)
     while True:
-        q = _halving_quotients(values, base)
+        q = _halving_quotients(values, base, top)
         if _meets(q, counts, alpha):
             break
         base = base.next()
