@@ -19,22 +19,74 @@ def ewd_labels_reference(x, c):
     return np.array([min(math.floor((v - lo) / w), c - 1) for v in x], dtype=np.int64)
 
 
+def _cut_positions(counts) -> tuple[int, list[int]]:
+    pos = [0]
+    for k in counts:
+        pos.append(pos[-1] + int(k))
+    return pos[-1], pos[1:-1]
+
+
+def efd_lowest_optimum(counts, c):
+    """Among cut sets at gaps (positions between distinct values) for c' = min(c, m) intervals, the
+    lexicographically smallest of least sum of squared sizes, by a plain dynamic program over every
+    pair of gaps. Returns the cut positions b_1 < ... < b_c'-1 (counts of values below each cut)."""
+    n, gaps = _cut_positions(counts)
+    ce = min(c, len(counts))
+    if ce == 1:
+        return []
+    # best[j]: the least (sum of squared sizes, cuts) of cuts 1..t with cut t at gaps[j]
+    best = {j: (g * g, (g,)) for j, g in enumerate(gaps)}
+    for _ in range(2, ce):
+        nxt = {}
+        for j, g in enumerate(gaps):
+            options = [(p + (g - cuts[-1]) ** 2, cuts + (g,)) for p, cuts in best.values() if cuts[-1] < g]
+            if options:
+                nxt[j] = min(options)
+        best = nxt
+    return list(min((p + (n - cuts[-1]) ** 2, cuts) for p, cuts in best.values())[1])
+
+
+def efd_nearest_gap(counts, c):
+    """The classic nearest-gap cuts, literally: cut t at the gap nearest to t n / c' (exact
+    rationals, the lower gap on a tie), moved up above cut t - 1 and down to leave a gap for each
+    later cut."""
+    n, gaps = _cut_positions(counts)
+    ce = min(c, len(counts))
+    cuts, prev = [], -1
+    for t in range(1, ce):
+        allowed = range(prev + 1, len(gaps) - (ce - 1 - t))
+        best = min(allowed, key=lambda j: (abs(Fraction(gaps[j]) - Fraction(t * n, ce)), j))
+        cuts.append(gaps[best])
+        prev = best
+    return cuts
+
+
+def squared_sizes(cuts, n) -> int:
+    b = [0, *cuts, n]
+    return sum((b[i + 1] - b[i]) ** 2 for i in range(len(b) - 1))
+
+
+def efd_cuts_reference(counts, c):
+    """The documented EFD rule: the nearest-gap cuts if they have the least sum of squared sizes,
+    else the lowest cut set that has."""
+    n, _ = _cut_positions(counts)
+    lowest = efd_lowest_optimum(counts, c)
+    near = efd_nearest_gap(counts, c)
+    return near if squared_sizes(near, n) == squared_sizes(lowest, n) else lowest
+
+
 def efd_labels_reference(x, c):
-    """The documented nearest-gap rule, with every gap examined for every cut."""
+    """The documented EFD rule (`efd_cuts_reference`) applied to the sorted values."""
     x = [float(v) for v in x]
     n = len(x)
     order = sorted(range(n), key=lambda i: (x[i], i))
     v = [x[i] for i in order]
-    gaps = [s for s in range(1, n) if v[s - 1] < v[s]]
-    ce = min(c, len(gaps) + 1)
-    cuts = []
-    prev = -1
-    for t in range(1, ce):
-        allowed = range(prev + 1, len(gaps) - (ce - 1 - t))
-        # nearest to t n / ce (exact rationals), ties to the lower gap
-        best = min(allowed, key=lambda j: (abs(Fraction(gaps[j]) - Fraction(t * n, ce)), j))
-        cuts.append(gaps[best])
-        prev = best
+    counts = []
+    for s in range(n):
+        if s == 0 or v[s - 1] < v[s]:
+            counts.append(0)
+        counts[-1] += 1
+    cuts = efd_cuts_reference(counts, c)
     labels = np.empty(n, dtype=np.int64)
     for rank, i in enumerate(order):
         labels[i] = sum(1 for s in cuts if s <= rank)
