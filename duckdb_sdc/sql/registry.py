@@ -75,10 +75,10 @@ class SqlFunction:
 
 
 def _collect() -> tuple[SqlFunction, ...]:
-    from . import boxes, discretisation, dp, measures, microaggregation, multivariate
+    from . import boxes, datasets, discretisation, dp, measures, microaggregation, multivariate
 
     rows: list[SqlFunction] = []
-    for module in (microaggregation, discretisation, multivariate, dp, measures, boxes):
+    for module in (microaggregation, discretisation, multivariate, dp, measures, boxes, datasets):
         rows.extend(module.FUNCTIONS)
     names = [r.name for r in rows]
     duplicates = {n for n in names if names.count(n) > 1}
