@@ -21,6 +21,7 @@ from pathlib import Path
 
 import duckdb
 
+from .comments import describe
 from .registry import REGISTRY, Param, SqlFunction, Udf
 
 __all__ = ["REGISTRY", "Param", "SqlFunction", "Udf", "connect", "register", "sql_files"]
@@ -74,6 +75,7 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     for row in REGISTRY:
         if row.source is None:
             con.execute(row.macro_sql())
+    describe(con)
     return con
 
 
