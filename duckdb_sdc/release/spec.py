@@ -360,6 +360,9 @@ def load_spec(path: str | Path) -> Spec:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise SpecError(f"{path}: cannot read the spec ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{path}: cannot read the spec: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+                        f"{e.start}); save it as UTF-8") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
