@@ -297,8 +297,12 @@ def test_evaluate_and_tradeoff_show_progress_on_a_terminal(spec):
     stream = io.StringIO()
     report(loaded, progress=Progress(stream=stream, enabled=True))
     drawn = stream.getvalue()
-    for n, section in enumerate(("measures", "boxes", "k anonymity", "sensitivity"), start=1):
-        assert f"evaluate spec.toml [" in drawn and f"] {n}/4 " in drawn and section in drawn
+    from duckdb_sdc.release.report import SECTIONS
+
+    for n, section in enumerate(SECTIONS, start=1):
+        label = section.__name__.removesuffix("_section").replace("_", " ")
+        assert f"] {n}/{len(SECTIONS)} " in drawn and label in drawn
+    assert drawn.startswith("\r\x1b[2Kevaluate spec.toml [") and "k anonymity" in drawn
     stream = io.StringIO()
     sweep(loaded, "k", [3, 4], progress=Progress(stream=stream, enabled=True))
     assert "tradeoff k [" in stream.getvalue() and "2/2" in stream.getvalue() and "at k = 4" in stream.getvalue()
