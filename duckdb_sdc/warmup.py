@@ -1,7 +1,8 @@
 """Compile every Numba kernel of duckdb_sdc once, into Numba's on-disk cache, so that no later process
 compiles: the first call of a function in a fresh process then loads machine code instead of
-compiling it (measured on 2 shared cores: the first mdav_round 15 s cold, about 1 s warm;
-benchmarks/bench_first_call.py prints every family).
+compiling it. Measured by benchmarks/bench_first_call.py on 2 cores shared with other work (load
+about 6): first calls of 8 to 39 s cold became 0.04 to 0.55 s warm (median of 3 processes per
+family); the warm-up itself took 204 s into an empty cache.
 
     duckdb-sdc warmup          # or: python -m duckdb_sdc.warmup   (once, right after installing)
 
