@@ -5,9 +5,16 @@
 -- Quote an identifier: "a""b" for a"b.
 CREATE OR REPLACE MACRO __sdc_qi(name) AS '"' || replace(name, '"', '""') || '"';
 
--- Quote a possibly qualified table name ('db.schema.table'), part by part.
+-- Quote a possibly qualified table name ('db.schema.table'), part by part. Parts may come quoted, as
+-- dbt's ref() renders them ('"db"."main"."people"'; inside quotes a dot is part of the name and ""
+-- is a quote): such a name is split at the dots between parts and each part unquoted, then quoted.
 CREATE OR REPLACE MACRO __sdc_qt(name) AS
-    array_to_string(list_transform(string_split(name, '.'), lambda part: __sdc_qi(part)), '.');
+    CASE WHEN contains(name, '"') AND regexp_full_match(name, '("([^"]|"")*"|[^."]+)([.]("([^"]|"")*"|[^."]+))*')
+         THEN array_to_string(list_transform(regexp_extract_all(name, '"(?:[^"]|"")*"|[^."]+'),
+                  lambda part: __sdc_qi(CASE WHEN starts_with(part, '"') THEN replace(part[2:-2], '""', '"')
+                                             ELSE part END)), '.')
+         ELSE array_to_string(list_transform(string_split(name, '.'), lambda part: __sdc_qi(part)), '.')
+    END;
 
 -- Quote a string literal; NULL becomes the keyword NULL.
 CREATE OR REPLACE MACRO __sdc_ql(s) AS

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import duckdb
 
+from ..warmup import prepare_in_background
+from .comments import describe
 from .registry import REGISTRY, Param, SqlFunction, Udf
 
 __all__ = ["REGISTRY", "Param", "SqlFunction", "Udf", "connect", "register", "sql_files"]
@@ -54,6 +56,7 @@ def _existing_udfs(con) -> set[str]:
 
 def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Install every duckdb_sdc function and macro on `con` and return `con`. Idempotent."""
+    prepare_in_background()
     with _LOCK:
         existing = _existing_udfs(con)
         for row in REGISTRY:
@@ -74,6 +77,7 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     for row in REGISTRY:
         if row.source is None:
             con.execute(row.macro_sql())
+    describe(con)
     return con
 
 
