@@ -4,7 +4,8 @@
     python3 tasks.py demo    # install into .venv if needed, then run the demo
     python3 tasks.py test    # install everything the tests need if missing, then run the whole suite
 
-`demo` installs the package with its plot extra into .venv. `test` also installs every extra the
+`demo` installs the package with its plot extra into .venv and compiles its Numba kernels into the
+on-disk cache (`duckdb-sdc warmup`), so that no first call compiles later. `test` also installs every extra the
 tests exercise (test, dbt, plot, docs, spark, ml), the system packages they run for real (Java for
 Spark, Debian's chromium for the docs site; with apt-get, as root or through sudo), and a second venv,
 .venv-compat, with DuckDB 1.x (the Python package and the CLI) that opens releases as an older client
@@ -67,6 +68,9 @@ def ensure_installed(extras: str) -> None:
     python = _make_venv(VENV)
     print(f"installing duckdb-sdc with the extras {extras} into .venv", flush=True)
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[{extras}]"], check=True)
+    # compile every Numba kernel into its on-disk cache now, so that no first call compiles later
+    print("compiling duckdb_sdc's kernels into Numba's cache (duckdb-sdc warmup)", flush=True)
+    subprocess.run([str(python), "-m", "duckdb_sdc", "warmup", "--quiet"], check=True, cwd=ROOT)
     _restamp(stamp)
 
 
