@@ -70,7 +70,9 @@ def ensure_installed(extras: str) -> None:
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[{extras}]"], check=True)
     # compile every Numba kernel into its on-disk cache now, so that no first call compiles later
     print("compiling duckdb_sdc's kernels into Numba's cache (duckdb-sdc warmup)", flush=True)
-    subprocess.run([str(python), "-m", "duckdb_sdc", "warmup", "--quiet"], check=True, cwd=ROOT)
+    # (a failed warm-up only costs compile time later; tests/test_warmup.py is where it must pass)
+    if subprocess.run([str(python), "-m", "duckdb_sdc", "warmup", "--quiet"], cwd=ROOT).returncode:
+        print("warning: the warm-up reported failures (above); continuing", flush=True)
     _restamp(stamp)
 
 

@@ -46,6 +46,7 @@ LARGE_QUERIES = (  # the functions whose kernels take a parallel path on a large
     "SELECT kmd_round(list(x), 8) FROM big",
     "SELECT rank_bounded_mae(x, xm), rank_bounded_mse(x, xm), rank_mae(x, xm), rank_mse(x, xm) FROM big",
     "SELECT record_linkage([x], [xm]), record_linkage([x, y], [xm, ym]) FROM big",
+    "SELECT add_noise(list(x), 0.1, seed := 1), rank_swap(list(x), 5, seed := 1) FROM big",
 )
 
 
@@ -203,7 +204,7 @@ def _tables(con, n: int = 400) -> None:
                a + 0.1 * {normal.format(s=8)} AS a_m, b + 0.1 * {normal.format(s=9)} AS b_m,
                c + 0.1 * {normal.format(s=10)} AS c_m, a + {normal.format(s=11)} AS y, y + 0.1 * {normal.format(s=12)} AS y_m
         FROM (SELECT id AS i, region, income FROM people)""")
-    con.execute("CREATE OR REPLACE TEMP TABLE clustered AS SELECT region, id % 40 AS cluster, income, savings "
+    con.execute("CREATE OR REPLACE TEMP TABLE clustered AS SELECT region, id % 40 AS cluster, income, expenses, savings "
                 "FROM people")
     con.execute("CREATE OR REPLACE TEMP TABLE weighted AS SELECT income, savings, 1 + (id % 5) AS w FROM people "
                 "WHERE income IS NOT NULL AND savings IS NOT NULL")
