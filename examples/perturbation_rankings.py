@@ -19,17 +19,16 @@ alike.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
 import duckdb_sdc
+from duckdb_sdc.datasets import load as load_dataset
 from duckdb_sdc.measures import il1, il1s, mae, mse, rank_bounded_mae, rank_bounded_mse
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-SETS = {"Tarragona": "Tarragona.csv", "Census": "CASCrefmicrodata.csv"}
+SETS = ("Tarragona", "Census")
 STRENGTHS = {
     "mdav": ("k", [3, 5, 10, 20, 50, 100]),
     "noise": ("level", [0.01, 0.05, 0.10, 0.25, 0.50, 1.00]),
@@ -37,18 +36,6 @@ STRENGTHS = {
 }
 BOUNDED = {"brMAE": rank_bounded_mae, "brMSE": rank_bounded_mse}
 CLASSICAL = {"MAE": mae, "MSE": mse, "IL1": il1, "IL1s": il1s}
-
-
-def load(name: str) -> pd.DataFrame | None:
-    """The reference set from duckdb_sdc.datasets where the package bundles it, else from
-    ../shared/data next to the repository; None where neither has it."""
-    try:
-        from duckdb_sdc.datasets import load as load_dataset  # the bundled data sets, where installed
-        data = load_dataset(name)
-        return data if isinstance(data, pd.DataFrame) else data.df()
-    except Exception:  # not bundled in this installation (or under another name): the CSV files
-        path = DATA / SETS[name]
-        return pd.read_csv(path) if path.exists() else None
 
 
 def masked_sets(con, df: pd.DataFrame):
@@ -68,10 +55,7 @@ def masked_sets(con, df: pd.DataFrame):
 
 
 def main() -> int:
-    frames = {name: load(name) for name in SETS}
-    if any(df is None for df in frames.values()):
-        print(f"reference data sets not found in {DATA}: this example reads Tarragona and Census next to the repository")
-        return 0
+    frames = {name: load_dataset(name) for name in SETS}
     con = duckdb_sdc.connect()
     con.execute("SET enable_progress_bar = false")
     table = []
