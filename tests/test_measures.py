@@ -355,6 +355,7 @@ def test_evaluate_excludes_missing_values_pairwise_per_column_and_listwise_overa
 
 ranks_module = importlib.import_module("duckdb_sdc.measures.ranks")
 risk_module = importlib.import_module("duckdb_sdc.measures.risk")
+order_module = importlib.import_module("duckdb_sdc.methods._order")
 
 
 @pytest.fixture(params=["one core", "two cores"])
@@ -479,9 +480,9 @@ def test_record_linkage_on_many_repeated_points_equals_counting_over_the_distinc
 
 
 def test_row_grouping_survives_a_hash_collision(monkeypatch):
-    monkeypatch.setattr(risk_module, "_row_hashes", lambda Z: np.zeros(Z.shape[0], np.uint64))
+    monkeypatch.setattr(order_module, "_row_hashes", lambda Z: np.zeros(Z.shape[0], np.uint64))
     Z = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [-0.0, 1.0]])
-    U, owner, count = risk_module._distinct_points(Z)
+    U, owner, count = order_module.distinct_rows(Z)
     assert np.array_equal(U[owner], Z) and count.sum() == 4 and len(U) == 3
 
 

@@ -30,7 +30,7 @@ import numba as nb
 import numpy as np
 
 from .._validate import choice, fail, show
-from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, sort_column, unsort
+from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, mix64 as _mix, sort_column, unsort
 from ._input import pair
 
 TIES = ("random", "first")
@@ -39,17 +39,7 @@ DEFAULT_SEED = 0
 _GOLDEN = 0x9E3779B97F4A7C15
 _INSERTION_MAX = 16  # larger buckets of the tie-key counting sort are merge sorted
 _BUCKET_BITS_MAX = 20  # at most 2^20 buckets (8 MB of counts) however long the run
-_M1 = 0xBF58476D1CE4E5B9
-_M2 = 0x94D049BB133111EB
 _MASK = 0xFFFFFFFFFFFFFFFF
-
-
-@nb.njit(cache=True, nogil=True)
-def _mix(z):
-    """SplitMix64 finaliser of a uint64 (wraps around by design)."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
-    return z ^ (z >> np.uint64(31))
 
 
 @nb.njit(cache=True, nogil=True)

@@ -15,9 +15,8 @@ from scipy.optimize import linear_sum_assignment
 from scipy.spatial import cKDTree
 
 from .._validate import fail, group_size, positive_number
-from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, gather, sort_column
+from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, distinct_rows, gather, sort_column
 from ._input import column_moments, pair
-from .ranks import _mix
 
 PERCENTS = tuple(range(1, 11))  # the p = 1..10 percent of the textbook interval disclosure
 GLOBAL_LINKAGE_MAX_N = 5000
@@ -203,30 +202,6 @@ def _linkage_1d(z: np.ndarray, zm: np.ndarray, rank: int) -> tuple[np.ndarray, n
     return a, t
 
 
-@nb.njit(cache=True, nogil=True)
-def _row_hashes(Z):
-    """A 64-bit hash of every row's coordinates (-0.0 counted as 0.0)."""
-    out = np.empty(Z.shape[0], np.uint64)
-    for i in range(Z.shape[0]):
-        h = np.uint64(Z.shape[1])
-        for j in range(Z.shape[1]):
-            h = _mix(h ^ np.float64(Z[i, j] + 0.0).view(np.uint64))
-        out[i] = h
-    return out
-
-
-def _distinct_points(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(U, owner, count): the distinct rows of Z, the distinct row of every record, and how many
-    records share each. Rows are grouped by a hash and checked; a collision falls back to an exact
-    lexicographic grouping."""
-    _, first, owner, count = np.unique(_row_hashes(Z), return_index=True, return_inverse=True,
-                                       return_counts=True)
-    U = Z[first]
-    if not np.array_equal(U[owner], Z):
-        U, owner, count = np.unique(Z, axis=0, return_inverse=True, return_counts=True)
-    return np.ascontiguousarray(U), owner.ravel(), count
-
-
 _QUERY_BUDGET = 1 << 22  # candidate distances held at once (records x candidates x columns)
 
 
@@ -246,7 +221,7 @@ def _linkage_kd(Z: np.ndarray, ZM: np.ndarray, rank: int) -> tuple[np.ndarray, n
     the tree's leaf order of their originals (neighbouring queries visit the same leaves: 3x faster
     at 1M x 5 than input order)."""
     n, p = Z.shape
-    U, owner, count = _distinct_points(Z)
+    U, owner, count = distinct_rows(Z)
     m = U.shape[0]
     tree = cKDTree(U)
     d_true = ((ZM - Z) ** 2).sum(axis=1)
