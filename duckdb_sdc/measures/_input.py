@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._numerics import column_exponents, exponent
 from .._validate import SdcError, fail, refuse_nonfinite
 
 
@@ -38,6 +39,22 @@ def pair(func: str, x, xm) -> tuple[np.ndarray, np.ndarray]:
         raise fail(func, f"x and xm must have the same shape (one masked value per original value), "
                          f"got {_shape(x)} and {_shape(xm)}")
     return X, XM
+
+
+def unit_columns(X: np.ndarray, XM: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X', XM', e): every column j of both sides scaled by the same power of two 2^-e_j, the one that
+    puts the column's largest magnitude (over x and xm) in [1/2, 1). Exact (`duckdb_sdc._numerics`):
+    a measure that is invariant under scaling a column computes the same numbers from X' and XM' at
+    any scale, with no sum, difference or square overflowing at 1e308 or underflowing at 1e-300."""
+    e = np.maximum(column_exponents(X), column_exponents(XM))
+    return np.ldexp(X, -e), np.ldexp(XM, -e), e
+
+
+def unit_common(X: np.ndarray, XM: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(X', XM', e): both sides scaled by one power of two 2^-e for all columns (for the measures that
+    mix columns in one unit, such as the mean absolute error over all cells)."""
+    e = max(exponent(X), exponent(XM))
+    return np.ldexp(X, -e), np.ldexp(XM, -e), e
 
 
 def _shape(values) -> tuple:

@@ -3,6 +3,11 @@
 Every function takes 1-D arrays (one column) or 2-D n x p arrays of finite values and returns a float.
 Cost O(n p) unless stated. Where a measure is undefined for the data (a constant original column, one
 record, every original value 0) the function raises `SdcError` naming the reason; it never returns NaN.
+
+Scale invariance (`duckdb_sdc._numerics`): every measure is computed on the columns scaled by powers
+of two (each column of x and xm by the same one), so a scale-free measure (IL1, IL1s, SSE/SST, the IL
+metrics, R^2) is the same at 1e308, 1e-300 or 1, and one in data units (MAE, MSE) is scaled back
+exactly, or refused with `OutOfRange` when it exceeds float64 (an MSE of 1e616).
 """
 
 from __future__ import annotations
@@ -11,23 +16,24 @@ import math
 
 import numpy as np
 
+from .._numerics import from_unit
 from .._validate import fail
-from ._input import column_moments, matrix, pair, sample_sd, undefined
+from ._input import column_moments, matrix, pair, sample_sd, undefined, unit_columns, unit_common
 
 SQRT2 = math.sqrt(2.0)
 
 
 def mae(x, xm) -> float:
     """Mean absolute error: sum |x - x'| / (n p)."""
-    X, XM = pair("mae", x, xm)
-    return float(np.abs(X - XM).mean())
+    X, XM, e = unit_common(*pair("mae", x, xm))
+    return from_unit("mae", "the mean absolute error", float(np.abs(X - XM).mean()), e)
 
 
 def mse(x, xm) -> float:
     """Mean squared error: sum (x - x')^2 / (n p)."""
-    X, XM = pair("mse", x, xm)
+    X, XM, e = unit_common(*pair("mse", x, xm))
     d = X - XM
-    return float((d * d).mean())
+    return from_unit("mse", "the mean squared error", float((d * d).mean()), e, power=2)
 
 
 def il1(x, xm) -> float:
@@ -37,7 +43,7 @@ def il1(x, xm) -> float:
     sdcMicro's dUtility does; the mean is taken over the remaining cells. If every original value is
     0 the measure is undefined and an error is raised.
     """
-    X, XM = pair("il1", x, xm)
+    X, XM, _ = unit_columns(*pair("il1", x, xm))
     v = _mean_variation(X, XM)
     if v is None:
         raise undefined("il1", "every original value is 0; the relative change |x - xm| / |x| is undefined")
@@ -45,7 +51,7 @@ def il1(x, xm) -> float:
 
 
 def _il1s_terms(func: str, x, xm) -> tuple[np.ndarray, np.ndarray]:
-    X, XM = pair(func, x, xm)
+    X, XM, _ = unit_columns(*pair(func, x, xm))
     sd = sample_sd(func, X)
     return np.abs(X - XM).sum(axis=0) / (SQRT2 * sd), X
 
@@ -77,7 +83,7 @@ def sse_sst(x, xm) -> float:
     figure is 100 times the mean over the columns of SSE_j / SST_j, so population and sample sd give
     the same number. Undefined (an error) for n = 1 or a constant original column.
     """
-    X, XM = pair("sse_sst", x, xm)
+    X, XM, _ = unit_columns(*pair("sse_sst", x, xm))
     sample_sd("sse_sst", X)  # refuses n = 1 and constant columns
     d = X - XM
     c = X - X.mean(axis=0)
@@ -121,7 +127,7 @@ def il_metrics(x, xm) -> dict[str, float | None]:
     composite = 100 * mean of the components that are not None.
     Needs n >= 2 (sample covariances). Cost O(n p^2).
     """
-    X, XM = pair("il_metrics", x, xm)
+    X, XM, _ = unit_columns(*pair("il_metrics", x, xm))
     n, p = X.shape
     if n < 2:
         raise undefined("il_metrics", "x has n = 1 record; sample covariances (n - 1) are undefined")
@@ -165,9 +171,10 @@ def regression_utility(x, xm, response: int = 0) -> dict[str, float]:
     the masked columns centred on their means and scaled by their sds (constant ones left unscaled),
     so a large common offset such as 1e8 does not drown the slopes in rounding; the intercept then
     follows from the means. With collinear masked predictors the slopes are the minimum-norm least-
-    squares solution on that scale. Cost O(n p^2).
+    squares solution on that scale. Every column is first scaled by a power of two (the response's
+    back for the mse, which is refused beyond float64). Cost O(n p^2).
     """
-    X, XM = pair("regression_utility", x, xm)
+    X, XM, e = unit_columns(*pair("regression_utility", x, xm))
     n, p = X.shape
     if not -p <= response < p or isinstance(response, bool):
         raise fail("regression_utility", f"response = {response} is not a column index (p = {p})")
@@ -181,4 +188,6 @@ def regression_utility(x, xm, response: int = 0) -> dict[str, float]:
     predicted = mean_y + ((X[:, others] - centre) / spread) @ beta
     sst = float(((ym - mean_y) ** 2).sum())
     r2 = 1.0 - float(((ym - fitted) ** 2).sum()) / sst if sst > 0 else 0.0
-    return {"mse": float(((y - predicted) ** 2).mean()), "r2": r2}
+    mse = from_unit("regression_utility", "the mean squared prediction error", float(((y - predicted) ** 2).mean()),
+                    int(e[response]), power=2)
+    return {"mse": mse, "r2": r2}
