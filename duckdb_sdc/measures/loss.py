@@ -18,7 +18,8 @@ import numpy as np
 
 from .._numerics import from_unit
 from .._validate import fail
-from ._input import column_moments, matrix, pair, sample_sd, undefined, unit_columns, unit_common
+from . import stacked
+from ._input import matrix, pair, sample_sd, undefined, unit_columns, unit_common
 
 SQRT2 = math.sqrt(2.0)
 
@@ -98,18 +99,6 @@ def _mean_variation(a: np.ndarray, b: np.ndarray) -> float | None:
     return float((np.abs(a - b)[keep] / np.abs(a[keep])).mean())
 
 
-def _correlation(cov: np.ndarray) -> np.ndarray:
-    """Correlation matrix from a covariance matrix; a pair with a constant column has correlation 0."""
-    sd = np.sqrt(np.diag(cov))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = cov / np.outer(sd, sd)
-    r[~np.isfinite(r)] = 0.0
-    zero = sd == 0
-    r[zero, :] = 0.0
-    r[:, zero] = 0.0
-    return r
-
-
 IL_COMPONENTS = ("il1", "means", "covariances", "variances", "correlations")
 
 
@@ -125,27 +114,14 @@ def il_metrics(x, xm) -> dict[str, float | None]:
       correlations mean ABSOLUTE error of the correlation matrix, pairs i < j (None when p = 1);
                    a pair involving a constant column has correlation 0.
     composite = 100 * mean of the components that are not None.
-    Needs n >= 2 (sample covariances). Cost O(n p^2).
+    Needs n >= 2 (sample covariances). Computed by `stacked.il_metrics` (one group), so many small
+    groups get exactly these numbers. Cost O(n p^2).
     """
-    X, XM, _ = unit_columns(*pair("il_metrics", x, xm))
-    n, p = X.shape
-    if n < 2:
+    X, XM = pair("il_metrics", x, xm)
+    if X.shape[0] < 2:
         raise undefined("il_metrics", "x has n = 1 record; sample covariances (n - 1) are undefined")
-    c = np.cov(X, rowvar=False, ddof=1).reshape(p, p)
-    cm = np.cov(XM, rowvar=False, ddof=1).reshape(p, p)
-    upper = np.triu_indices(p)
-    strict = np.triu_indices(p, 1)
-    out: dict[str, float | None] = {
-        "il1": _mean_variation(X.ravel(), XM.ravel()),
-        "means": _mean_variation(X.mean(axis=0), XM.mean(axis=0)),
-        "covariances": _mean_variation(c[upper], cm[upper]),
-        "variances": _mean_variation(np.diag(c), np.diag(cm)),
-        "correlations": (float(np.abs(_correlation(c)[strict] - _correlation(cm)[strict]).mean())
-                         if p > 1 else None),
-    }
-    present = [v for v in out.values() if v is not None]
-    out["composite"] = 100.0 * float(np.mean(present)) if present else None
-    return out
+    parts = stacked.il_metrics(X[None], XM[None])  # one group: the arithmetic of many small groups
+    return {name: None if np.isnan(v[0]) else float(v[0]) for name, v in parts.items()}
 
 
 def entropy(xm) -> float:
@@ -171,23 +147,15 @@ def regression_utility(x, xm, response: int = 0) -> dict[str, float]:
     the masked columns centred on their means and scaled by their sds (constant ones left unscaled),
     so a large common offset such as 1e8 does not drown the slopes in rounding; the intercept then
     follows from the means. With collinear masked predictors the slopes are the minimum-norm least-
-    squares solution on that scale. Every column is first scaled by a power of two (the response's
-    back for the mse, which is refused beyond float64). Cost O(n p^2).
+    squares solution on that scale (through the pseudo-inverse, singular values below
+    eps max(n, p - 1) times the largest taken as 0, as lstsq does). Every column is first scaled by a
+    power of two (the response's back for the mse, which is refused beyond float64). The arithmetic
+    is that of `stacked.regression_utility` for many small groups. Cost O(n p^2).
     """
-    X, XM, e = unit_columns(*pair("regression_utility", x, xm))
+    X, XM = pair("regression_utility", x, xm)
     n, p = X.shape
     if not -p <= response < p or isinstance(response, bool):
         raise fail("regression_utility", f"response = {response} is not a column index (p = {p})")
-    others = [j for j in range(p) if j != response % p]
-    ym, y = XM[:, response], X[:, response]
-    centre, spread = column_moments(XM[:, others])
-    spread = np.where(spread > 0, spread, 1.0)
-    mean_y = ym.mean()
-    beta, *_ = np.linalg.lstsq((XM[:, others] - centre) / spread, ym - mean_y, rcond=None)
-    fitted = mean_y + ((XM[:, others] - centre) / spread) @ beta
-    predicted = mean_y + ((X[:, others] - centre) / spread) @ beta
-    sst = float(((ym - mean_y) ** 2).sum())
-    r2 = 1.0 - float(((ym - fitted) ** 2).sum()) / sst if sst > 0 else 0.0
-    mse = from_unit("regression_utility", "the mean squared prediction error", float(((y - predicted) ** 2).mean()),
-                    int(e[response]), power=2)
-    return {"mse": mse, "r2": r2}
+    order = [response % p] + [j for j in range(p) if j != response % p]
+    fit = stacked.regression_utility(X[None][:, :, order], XM[None][:, :, order])
+    return {"mse": float(fit["mse"][0]), "r2": float(fit["r2"][0])}
