@@ -67,7 +67,8 @@ def to_unit(a, e: int | None = None) -> tuple[np.ndarray, int]:
 def from_unit(func: str, what: str, r, e: int, *, power: int = 1):
     """r * 2^(power e), the result r of a computation on data scaled by 2^-e brought back to data
     units (power 2 for squared units). Refuses with `OutOfRange` when a finite r becomes infinite."""
-    scaled = np.ldexp(np.asarray(r, dtype=np.float64), power * e)
+    with np.errstate(over="ignore", under="ignore"):
+        scaled = np.ldexp(np.asarray(r, dtype=np.float64), power * e)
     finite_before = np.isfinite(r)
     if np.any(finite_before & ~np.isfinite(scaled)):
         raise out_of_range(func, what)

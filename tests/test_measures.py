@@ -4,6 +4,7 @@ degenerate input."""
 from __future__ import annotations
 
 import importlib
+import math
 import sys
 
 import numpy as np
@@ -391,7 +392,9 @@ def test_random_tie_order_on_many_records_equals_a_lexicographic_sort():
     values = np.where(rng.random(n) < 0.7, 1.0, rng.integers(0, 2000, n).astype(float))
     partner = rng.integers(0, 50, n).astype(float)
     start = np.uint64(ranks_module._mix(ranks_module.key_start(5, 1)))
-    keys = np.array([ranks_module._key(start, v, q) for v, q in zip(values, partner)], dtype=np.uint64)
+    e = math.frexp(max(np.abs(values).max(), np.abs(partner).max()))[1]  # the keys see the scaled values
+    keys = np.array([ranks_module._key(start, math.ldexp(v, -e), math.ldexp(q, -e)) for v, q in zip(values, partner)],
+                    dtype=np.uint64)
     expected = np.lexsort((np.arange(n), keys, values))
     assert np.array_equal(ranks_module.rank_order(values, partner, "random", 5, 1), expected)
 

@@ -148,7 +148,8 @@ def regression_utility(X: np.ndarray, XM: np.ndarray, func: str = "regression_ut
     sst = ((ym - mean_y[:, None]) ** 2).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = np.where(sst > 0, 1.0 - ((ym - fitted) ** 2).sum(axis=1) / np.where(sst > 0, sst, 1.0), 0.0)
-    mse = np.ldexp(((y - predicted) ** 2).mean(axis=1), 2 * e[:, 0])
+    with np.errstate(over="ignore", under="ignore"):
+        mse = np.ldexp(((y - predicted) ** 2).mean(axis=1), 2 * e[:, 0])
     if not np.isfinite(mse).all():
         raise out_of_range(func, "the mean squared prediction error")
     return {"mse": mse, "r2": r2}
@@ -175,9 +176,9 @@ def _ranks(v: np.ndarray, partner: np.ndarray, ties: str, seed: int, column: int
     G, n = v.shape
     pos = np.broadcast_to(np.arange(n), (G, n))
     v = v + 0.0  # -0.0 sorts with 0.0, as the one-group sort does
-    if ties == "random":
-        keys = _keys(np.ascontiguousarray(v), np.ascontiguousarray(partner + 0.0),
-                     np.uint64(_mix(key_start(seed, column))))
+    if ties == "random":  # keys of the values scaled as `ranks.rank_order` scales them
+        e = np.frexp(np.maximum(np.abs(v).max(axis=1), np.abs(partner).max(axis=1)))[1][:, None]
+        keys = _keys(np.ldexp(v, -e), np.ldexp(partner, -e), np.uint64(_mix(key_start(seed, column))))
         order = np.lexsort((pos, keys, v), axis=1)
     else:
         order = np.lexsort((pos, v), axis=1)
