@@ -65,9 +65,10 @@ def column_moments(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean and sample standard deviation (n - 1; 0 for a single record) of every column, summed over
     each column's sorted values: they depend on the values only, never on the order of the records.
     SQL gives no order, and a last-bit change of a mean or sd can change which distances tie (record
-    linkage) or whether a value sits on an interval's end (interval disclosure)."""
-    S = np.sort(A, axis=0)
-    mean = S.mean(axis=0)
+    linkage) or whether a value sits on an interval's end (interval disclosure). The same sums as
+    `stacked._moments` for many small groups."""
+    S = np.sort(np.ascontiguousarray(A), axis=0)  # row-major: NumPy sums the rows in order (a column
+    mean = S.mean(axis=0)                           # slice in column-major order would sum pairwise)
     if A.shape[0] < 2:
         return mean, np.zeros(A.shape[1])
     centred = S - mean

@@ -131,7 +131,7 @@ def regression_utility(X: np.ndarray, XM: np.ndarray, func: str = "regression_ut
     """`loss.regression_utility` (response column 0) of every group: {"mse": (G,), "r2": (G,)}. The
     least squares fit is the minimum-norm solution through the pseudo-inverse with lstsq's cutoff
     (singular values below eps max(n, q) times the largest), so it equals lstsq up to rounding."""
-    X, XM, e = _unit(X, XM)
+    X, XM, e = _unit(np.ascontiguousarray(X), np.ascontiguousarray(XM))  # the same layout, the same LAPACK rounding
     G, n, p = X.shape
     ym, y = XM[:, :, 0], X[:, :, 0]
     mean_y = ym.mean(axis=1)
