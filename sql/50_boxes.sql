@@ -114,7 +114,7 @@ CREATE OR REPLACE MACRO __sdc_wcov_of(x, y, w, fname, what) AS
                                __sdc_wex(x, y, w) + __sdc_wex(y, x, w)), fname, what);
 
 CREATE OR REPLACE MACRO __sdc_wcorr_of(c) AS
-    __sdc_wsxy(c) / nullif(sqrt(__sdc_wsxx(c) * __sdc_wsyy(c)), 0);
+    __sdc_wsxy(c) / nullif(sqrt(__sdc_wsxx(c)) * sqrt(__sdc_wsyy(c)), 0);
 
 -- sum w x / sum w.
 CREATE OR REPLACE MACRO weighted_mean(x, w) AS

@@ -328,6 +328,14 @@ def test_weighted_estimates_are_rescaled(pair, scale):
             bx.weighted_var(a, w)
 
 
+def test_weighted_correlation_of_tiny_moments_is_not_a_division_by_zero():
+    # found by a robustness sweep: sum w dx^2 * sum w dy^2 underflowed to 0 (ZeroDivisionError)
+    x = np.r_[1e300, np.linspace(1e-300, 3e-300, 20)]
+    y = np.r_[1e300, np.linspace(3e-300, 1e-300, 20)]
+    w = np.r_[1.0, np.full(20, 1e-290)]
+    assert bx.weighted_corr(x, y, w) == pytest.approx(1.0, rel=1e-9)
+
+
 def test_a_constant_column_has_variance_exactly_0_whatever_the_weights():
     rng = np.random.default_rng(9)
     for _ in range(200):

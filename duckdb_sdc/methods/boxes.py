@@ -694,7 +694,7 @@ def weighted_corr(x, y, w) -> float:
     sxy, sxx, syy, _, _ = _weighted_moments("weighted_corr", x, y, w)
     if not (sxx > 0 and syy > 0):
         return float("nan")
-    return sxy / math.sqrt(sxx * syy)
+    return sxy / (math.sqrt(sxx) * math.sqrt(syy))  # sxx * syy could underflow
 
 
 # ---------------------------------------------------------------------------------------------
