@@ -257,7 +257,7 @@ def record_linkage(X: np.ndarray, XM: np.ndarray, rank: int = 1) -> np.ndarray:
     """`risk.record_linkage` of every group (rank already validated, <= n): all n^2 squared distances
     of each group, compared exactly as the one-group function compares them."""
     G, n, p = X.shape
-    varies = np.ptp(X, axis=1) > 0
+    varies = X.max(axis=1) > X.min(axis=1)
     if p >= 8 and not varies.all():
         # a constant column inside 8 or more changes the pairwise grouping of NumPy's sum over the
         # columns (a 0 instead of a dropped column): those groups take the one-group function
