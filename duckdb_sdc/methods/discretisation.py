@@ -395,7 +395,8 @@ def _run(func, method, x, c, rep, opts, stochastic, seed) -> _Result:
     two that puts its largest magnitude in [1/2, 1) and the rounded values are scaled back, so the
     intervals and points of x * 2^k are those of x (times 2^k) at any scale."""
     n = x.shape[0]
-    rng = np.random.default_rng(seed)
+    # a generator only where draws are made (creating one costs more than rounding a few values)
+    rng = np.random.default_rng(seed) if stochastic or method == "rbd" else None
     if n == 0:
         return _Result(lambda: np.empty(0, np.int64), lambda: np.empty(0))
     x, e = to_unit(x)

@@ -91,16 +91,31 @@ def _finish_labels(v, when, grp, g):
         while j < n and v[j] == v[i]:
             j += 1
         if j - i > 1:
-            mixed = False
+            lo = when[i]
+            hi = when[i]
             for t in range(i + 1, j):
-                if grp[t] != grp[i]:
-                    mixed = True
-                    break
-            if mixed:
+                lo = min(lo, when[t])
+                hi = max(hi, when[t])
+            if grp[i:j].min() == grp[i:j].max():
+                pass
+            elif hi - lo > 4 * (j - i):  # steps far apart: a comparison sort of the run
                 perm = np.argsort(when[i:j], kind="mergesort")
                 run = grp[i:j].copy()
                 for t in range(j - i):
                     grp[i + t] = run[perm[t]]
+            else:
+                # a stable counting sort of the run by step, so that a long run of identical values
+                # costs O(run), not a comparison sort
+                count = np.zeros(hi - lo + 2, np.int64)
+                for t in range(i, j):
+                    count[when[t] - lo + 1] += 1
+                for s in range(1, hi - lo + 2):
+                    count[s] += count[s - 1]
+                run = np.empty(j - i, np.int64)
+                for t in range(i, j):
+                    run[count[when[t] - lo]] = grp[t]
+                    count[when[t] - lo] += 1
+                grp[i:j] = run
         i = j
     remap = np.full(g, -1, np.int64)
     nxt = 0
