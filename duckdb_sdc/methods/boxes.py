@@ -38,7 +38,8 @@ record's cost divided by n, (sum_i a_i Delta_i) / n: without l-diversity it is t
 it is what the dismissal and the weights below need.
 
 **Density**: rho(x) = m / (2 r_m(x))^n, r_m(x) the max-norm distance from x to its m-th nearest record
-counting x itself (k-d tree), so the cube of half-width r_m(x) around x holds m records. m defaults to
+counting x itself (k-d tree of the distinct points with their counts, so repeated records cost what
+one costs), so the cube of half-width r_m(x) around x holds m records. m defaults to
 k (at least 2): with equal a_i the optimal box is then exactly that cube, the smallest around x
 holding k records. Choices the paper leaves open:
 
@@ -51,6 +52,12 @@ holding k records. Choices the paper leaves open:
   a_i = 0 share the remaining volume as attributes of equal weight would (finite).
 * n = 1: the box is the interval of half-width max(k / (2 rho), l eps / 2) around x, whatever a: box
   anonymisation of one attribute is interval rounding.
+
+**Scale** (`duckdb_sdc._numerics`): the records are scaled by one power of two 2^-e before anything is
+computed, each characteristic's weight by 2^(degree e) (a mean scales like the data, a variance like
+their square, a correlation not at all), and the results are scaled back exactly: the boxes of the
+data times 2^k are the boxes at 1 times 2^k for a homogeneous characteristic. A density, c(x) or
+half-width beyond float64's range is refused.
 
 **Dismissing rare points** (`dismissal`): keep the records with c(x) <= c0 and estimate from them
 only; c0 minimises (n / #S) sum_S c(x) + A / sqrt(#S), A / sqrt(#S) being the statistical error of an

@@ -47,6 +47,12 @@ order: the same input in the same order with the same seed gives the same output
 fresh entropy. Set-of-attraction sizes always refer to the deterministic rounding.
 
 c may be 'auto': the Freedman-Diaconis number of intervals (`freedman_diaconis`).
+
+Every method works on the values scaled by the power of two that puts their largest magnitude in
+[1/2, 1) (`duckdb_sdc._numerics`), so the intervals at 1e308 or among the subnormal numbers are those
+at 1 and the rounding points are those at 1 rescaled. Equal-width interval numbers are computed in
+float64, so any c works for the rounding; labels beyond a BIGINT (c > 2^63 - 1, possible with 'auto'
+and one huge outlier) are refused.
 """
 
 from __future__ import annotations
