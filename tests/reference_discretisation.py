@@ -138,7 +138,10 @@ def lloyd(x, c, rng, iterations=100):
 def rbd_reference(x, c, groups, median_centroid, seed):
     """Algorithm 1 of the seed paper step by step with the same random stream as the fast code:
     quantile groups by the equal-frequency rule, for each group of size g, g samples of g positions
-    drawn by rng.integers(0, g) one at a time; exact k-means (brute force) of the sorted centroids;
+    drawn by rng.integers(0, g) one at a time, or, when the group has d distinct values with 4 d <= g,
+    of binomial counts value by value (the count of each value, in increasing order, drawn from the
+    draws left with probability its repeats / the repeats of the values from it on, the last value
+    taking the rest); exact k-means (brute force) of the sorted centroids;
     nearest rounding point (mean of each cluster), ties to the lower point."""
     x = np.asarray(x, dtype=np.float64)
     rng = np.random.default_rng(seed)
@@ -149,8 +152,20 @@ def rbd_reference(x, c, groups, median_centroid, seed):
     for t in range(qs.max() + 1):
         grp = v[qs == t]
         g = len(grp)
+        values, repeats = np.unique(grp, return_counts=True)
         for _ in range(g):
-            sample = [grp[rng.integers(0, g)] for _ in range(g)]
+            if 4 * len(values) <= g:  # heavily repeated values: binomial counts value by value
+                sample, left, weight = [], g, g
+                for value, w in zip(values[:-1], repeats[:-1]):
+                    if left == 0:
+                        break
+                    count = int(rng.binomial(left, w / weight))
+                    sample += [value] * count
+                    left -= count
+                    weight -= w
+                sample += [values[-1]] * left
+            else:
+                sample = [grp[rng.integers(0, g)] for _ in range(g)]
             centroids.append(float(np.median(sample)) if median_centroid else math.fsum(sample) / g)
     centroids = np.sort(np.array(centroids))
     best, results = kmeans_bruteforce(centroids, c)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._numerics import OutOfRange
 from .._validate import choice, fail
 from . import loss, ranks, risk
 from ._input import UndefinedMeasure, pair, undefined
@@ -94,9 +95,11 @@ EVALUATE_GLOBAL_MAX_N = 2000
 
 
 def _value(func, *args, **kw) -> tuple[float | None, str | None]:
+    """(value, None), or (None, the reason) for a measure undefined for the data or beyond float64's
+    range (an MSE of values near 1e308)."""
     try:
         return func(*args, **kw), None
-    except UndefinedMeasure as e:
+    except (UndefinedMeasure, OutOfRange) as e:
         return None, str(e)
 
 
@@ -123,7 +126,8 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
     """Every measure of this package for one (original, masked) pair, as tidy rows
     (measure, column, value, note): first each measure of PER_COLUMN on every column alone, then each
     measure of OVERALL on all columns together (column None). A measure that is undefined for these
-    data (e.g. il1s with a constant column) has value None and the reason in `note`; nothing is NaN.
+    data (e.g. il1s with a constant column) or beyond float64's range (the MSE of values near 1e308)
+    has value None and the reason in `note`; nothing is NaN or infinite.
     The regression utility takes the first column as the response (its note names it); global
     linkage runs on up to EVALUATE_GLOBAL_MAX_N complete records (above: None, and a note).
 

@@ -34,8 +34,11 @@ Methods (`METHODS`), all on the finite values of one column:
   its median: `centroid`) is kept; the n centroids are clustered by exact k-means into
   c' = min(c, distinct centroids) clusters, whose rounding points form the rounding set; every
   original value is rounded to the nearest rounding point (on an exact tie, the lower one). Labels
-  are the rounding points' numbers 0..c'-1 (a point may attract no value). O(n^2 / groups) random
-  draws: meant for the data set sizes of the SDC literature, not for millions of rows.
+  are the rounding points' numbers 0..c'-1 (a point may attract no value). A bootstrap sample is
+  drawn as g positions, or as binomial counts over the group's distinct values when they are
+  heavily repeated (`_bootstrap_centroids`): O(n^2 / groups) random draws for distinct values, far
+  fewer for repeated ones; meant for the data set sizes of the SDC literature, not for millions of
+  distinct values.
 
 Rounding points (`POINTS`): 'mean' (default), 'median' (the mean of the two middle values for an
 even count) or 'midpoint' of each interval. The midpoint of an 'ewd' interval is the centre of its
@@ -55,6 +58,12 @@ order: the same input in the same order with the same seed gives the same output
 fresh entropy. Set-of-attraction sizes always refer to the deterministic rounding.
 
 c may be 'auto': the Freedman-Diaconis number of intervals (`freedman_diaconis`).
+
+Every method works on the values scaled by the power of two that puts their largest magnitude in
+[1/2, 1) (`duckdb_sdc._numerics`), so the intervals at 1e308 or among the subnormal numbers are those
+at 1 and the rounding points are those at 1 rescaled. Equal-width interval numbers are computed in
+float64, so any c works for the rounding; labels beyond a BIGINT (c > 2^63 - 1, possible with 'auto'
+and one huge outlier) are refused.
 """
 
 from __future__ import annotations
@@ -64,6 +73,7 @@ import threading
 import numba as nb
 import numpy as np
 
+from .._numerics import to_unit
 from .._validate import choice, fail, finite_values, flag, interval_count, is_auto, seed_value
 from ._order import PARALLEL_LOCK, PARALLEL_MIN, sort_column, unsort
 from .freedman_diaconis import intervals_sorted
@@ -81,13 +91,42 @@ LOOKUP_MAX = 256  # bounds up to which values count them; a binary search above 
 
 
 @nb.njit(cache=True, nogil=True)
-def _ewd_bins(x, lo, width, c):
+def _ewd_bins(x, lo, width, top):
+    """Interval numbers min(floor((x - lo) / width), top) as float64 (exact integers; float64 so
+    that any c works, also beyond the int64 range)."""
     n = x.shape[0]
-    lab = np.empty(n, np.int64)
+    lab = np.empty(n, np.float64)
     for i in range(n):
         t = np.floor((x[i] - lo) / width)
-        lab[i] = c - 1 if t >= c - 1 else np.int64(t)
+        lab[i] = top if t >= top else t
     return lab
+
+
+_LABEL_MAX = 2**63 - 1  # the largest interval number a BIGINT label can hold
+
+
+def _ewd_width(func: str, lo: float, hi: float, c: int) -> tuple[float, float]:
+    """(width, c - 1 as float64) of c equal-width intervals over [lo, hi] (data scaled to at most 1 in
+    magnitude, so hi - lo cannot overflow); refuses a c so large that the width is not a positive
+    float64."""
+    try:
+        cf = float(c)
+    except OverflowError:
+        raise fail(func, f"c = {c} intervals is more than float64 can count") from None
+    width = (hi - lo) / cf
+    if hi > lo and not width > 0:
+        raise fail(func, f"c = {c} intervals is so many that their width (the range / c) is 0 in float64; "
+                         "use fewer intervals")
+    return width, float(c - 1)
+
+
+def _ewd_labels(func: str, bins: np.ndarray, c: int) -> np.ndarray:
+    """The float64 interval numbers as BIGINT labels, or a clear error when they do not fit."""
+    if c - 1 > _LABEL_MAX:
+        raise fail(func, f"c = {c} intervals: the interval numbers 0..c-1 do not fit in a BIGINT label "
+                         "(at most 2^63 - 1); the rounded values and the set-of-attraction sizes still work, or use "
+                         "fewer intervals")
+    return bins.astype(np.int64)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -553,8 +592,17 @@ def _points_sorted(v: np.ndarray, lab: np.ndarray, g: int, rep: str) -> np.ndarr
 @nb.njit(cache=True, nogil=True)
 def _bootstrap_centroids(v, bounds, median, rng):
     """For each group v[bounds[t]:bounds[t+1]] of size g: g bootstrap samples of size g, each
-    reduced to its mean or median. The group is sorted, so a sample's median is found from the
-    counts of the drawn positions."""
+    reduced to its mean or median.
+
+    A sample is the number of draws that fall on each of the group's d distinct values (a
+    multinomial count over the values, weighted by their repeats), drawn in one of two exact ways:
+    with 4 d > g, as g positions rng.integers(0, g) one at a time (O(g) per sample); with 4 d <= g
+    (heavily repeated values), value by value as binomial counts, the count of the i-th distinct
+    value Binomial(draws left, its repeats / repeats of the values from i on), stopping when no draw
+    is left (O(d) per sample). So a group costs O(g min(g, d)) and repeated values never cost more
+    than distinct ones. Means and medians come from the counts: the mean is the count-weighted sum of
+    the values centred on the group's middle value, divided by g; the median walks the counts in
+    sorted order."""
     n = v.shape[0]
     out = np.empty(n, np.float64)
     k = 0
@@ -562,30 +610,61 @@ def _bootstrap_centroids(v, bounds, median, rng):
         a = bounds[t]
         g = bounds[t + 1] - a
         centre = v[a + (g - 1) // 2]
-        counts = np.zeros(g, np.int64)
+        # the group's distinct values: u[i] = v[a + first[i]], repeated w[i] times
+        d = 1
+        for i in range(a + 1, a + g):
+            if v[i] != v[i - 1]:
+                d += 1
+        by_value = 4 * d <= g
+        first = np.empty(d, np.int64)
+        w = np.empty(d, np.int64)
+        first[0] = 0
+        r = 0
+        for i in range(1, g):
+            if v[a + i] != v[a + i - 1]:
+                w[r] = i - first[r]
+                r += 1
+                first[r] = i
+        w[d - 1] = g - first[d - 1]
+        counts = np.zeros(g if not by_value else d, np.int64)
         for _ in range(g):
-            if not median:
-                s = 0.0
-                for _ in range(g):
-                    s += v[a + rng.integers(0, g)] - centre
-                out[k] = centre + s / g
+            counts[:] = 0
+            if by_value:
+                left = g
+                weight = g
+                for i in range(d - 1):
+                    if left == 0:
+                        break
+                    c = rng.binomial(left, w[i] / weight)
+                    counts[i] = c
+                    left -= c
+                    weight -= w[i]
+                counts[d - 1] += left
             else:
-                counts[:] = 0
                 for _ in range(g):
                     counts[rng.integers(0, g)] += 1
+            # counts[i] draws of the value at v[a + pos(i)]: position i itself, or first[i] by value
+            if not median:
+                s = 0.0
+                for i in range(counts.shape[0]):
+                    if counts[i] > 0:
+                        s += counts[i] * (v[a + (first[i] if by_value else i)] - centre)
+                out[k] = centre + s / g
+            else:
                 lo_rank = (g - 1) // 2
                 hi_rank = g // 2
                 seen = 0
                 lo_val = 0.0
                 hi_val = 0.0
-                for p in range(g):
-                    c = counts[p]
+                for i in range(counts.shape[0]):
+                    c = counts[i]
                     if c == 0:
                         continue
+                    val = v[a + (first[i] if by_value else i)]
                     if seen <= lo_rank < seen + c:
-                        lo_val = v[a + p]
+                        lo_val = val
                     if seen <= hi_rank < seen + c:
-                        hi_val = v[a + p]
+                        hi_val = val
                         break
                     seen += c
                 out[k] = 0.5 * (lo_val + hi_val) if lo_rank != hi_rank else lo_val
@@ -632,13 +711,15 @@ def stochastic_round(x, points, u) -> np.ndarray:
 
 
 class _Result:
-    """What one call computes, in input order: the labels and the rounded values. Each is produced
+    """What one call computes, in input order: the labels, the rounded values and the groups (the
+    labels, or for 'ewd' the interval numbers as float64, which exist for any c). Each is produced
     on first use (each is a pass over all values in input order, and each caller needs only one
     of them)."""
 
-    def __init__(self, labels, rounded):
+    def __init__(self, labels, rounded, groups=None):
         self._labels = labels
         self._rounded = rounded
+        self._groups = groups or labels
 
     @property
     def labels(self) -> np.ndarray:
@@ -647,6 +728,10 @@ class _Result:
     @property
     def rounded(self) -> np.ndarray:
         return self._rounded()
+
+    @property
+    def groups(self) -> np.ndarray:
+        return self._groups()
 
 
 def _check(func, method, x, c, representative, groups, centroid):
@@ -662,13 +747,24 @@ def _check(func, method, x, c, representative, groups, centroid):
     return method, x, c, rep, opts
 
 
-def _run(method, x, c, rep, opts, stochastic, seed) -> _Result:
+def _run(func, method, x, c, rep, opts, stochastic, seed) -> _Result:
+    """Scale invariance (`duckdb_sdc._numerics`): everything is computed on x scaled by the power of
+    two that puts its largest magnitude in [1/2, 1) and the rounded values are scaled back, so the
+    intervals and points of x * 2^k are those of x (times 2^k) at any scale."""
     n = x.shape[0]
-    rng = np.random.default_rng(seed)
+    # a generator only where draws are made (creating one costs more than rounding a few values)
+    rng = np.random.default_rng(seed) if stochastic or method == "rbd" else None
     if n == 0:
         return _Result(lambda: np.empty(0, np.int64), lambda: np.empty(0))
+    x, e = to_unit(x)
+    res = _run_unit(func, method, x, c, rep, opts, stochastic, rng)
+    return _Result(lambda: res.labels, lambda: np.ldexp(res.rounded, e), lambda: res.groups)
+
+
+def _run_unit(func, method, x, c, rep, opts, stochastic, rng) -> _Result:
+    n = x.shape[0]
     if method == "ewd" and not is_auto(c) and rep != "median":
-        return _run_ewd(x, c, rep, stochastic, rng)
+        return _run_ewd(func, x, c, rep, stochastic, rng)
     by_value = method == "efd" or method == "kmd"  # the intervals are found again by value
     if by_value:
         v = np.sort(x)  # values only
@@ -688,38 +784,40 @@ def _run(method, x, c, rep, opts, stochastic, seed) -> _Result:
                        lambda: rounded if stochastic else _lookup(x, lows, points))
     if method == "ewd":
         lo, hi = float(v[0]), float(v[-1])
-        width = (hi - lo) / c
-        bins = _ewd_bins(v, lo, width, c) if width > 0 else np.zeros(n, np.int64)
+        width, top = _ewd_width(func, lo, hi, c)
+        bins = _ewd_bins(v, lo, width, top) if width > 0 else np.zeros(n)
         lab, ids = np.unique(bins, return_inverse=True)  # occupied bins, ids in sorted order
         g = lab.shape[0]
         points = (lo + (lab + 0.5) * width if rep == "midpoint" and width > 0
                   else _points_sorted(v, ids, g, rep if rep != "midpoint" else "mean"))
-        labels_sorted = bins
+        groups = lambda: unsort(order, bins)  # noqa: E731
+        labels = lambda: _ewd_labels(func, groups(), c)  # noqa: E731
     else:
         ids, points = _rbd(v, c, opts["groups"], opts["median_centroid"], rep, rng)
-        labels_sorted = ids
+        labels = groups = lambda: unsort(order, ids)  # noqa: E731
     if stochastic:  # element by element, so in input order
         rounded = stochastic_round(x, points, rng.random(n))
-        return _Result(lambda: unsort(order, labels_sorted), lambda: rounded)
-    return _Result(lambda: unsort(order, labels_sorted), lambda: unsort(order, points[ids]))
+        return _Result(labels, lambda: rounded, groups)
+    return _Result(labels, lambda: unsort(order, points[ids]), groups)
 
 
-def _run_ewd(x, c, rep, stochastic, rng) -> _Result:
+def _run_ewd(func, x, c, rep, stochastic, rng) -> _Result:
     """Equal width without sorting (mean and midpoint points)."""
     lo, hi = float(x.min()), float(x.max())
-    width = (hi - lo) / c
-    bins = _ewd_bins(x, lo, width, c) if width > 0 else np.zeros(x.shape[0], np.int64)
+    width, top = _ewd_width(func, lo, hi, c)
+    bins = _ewd_bins(x, lo, width, top) if width > 0 else np.zeros(x.shape[0])
     if c <= 4 * x.shape[0] + 1024:
-        counts = np.bincount(bins, minlength=c)
+        ibins = bins.astype(np.int64)
+        counts = np.bincount(ibins, minlength=c)
         occupied = np.flatnonzero(counts)
         if rep == "midpoint" and width > 0:
             point_of_bin = lo + (np.arange(c) + 0.5) * width
         else:
-            sums = np.bincount(bins, weights=x - lo, minlength=c)
+            sums = np.bincount(ibins, weights=x - lo, minlength=c)
             with np.errstate(invalid="ignore", divide="ignore"):
                 point_of_bin = lo + sums / counts
         points = point_of_bin[occupied]
-        rounded = point_of_bin[bins]
+        rounded = point_of_bin[ibins]
     else:  # very many (mostly empty) bins: work on the occupied ones only
         occupied, ids = np.unique(bins, return_inverse=True)
         if rep == "midpoint" and width > 0:
@@ -729,7 +827,7 @@ def _run_ewd(x, c, rep, stochastic, rng) -> _Result:
         rounded = points[ids]
     if stochastic:
         rounded = stochastic_round(x, points, rng.random(x.shape[0]))
-    return _Result(lambda: bins, lambda: rounded)
+    return _Result(lambda: _ewd_labels(func, bins, c), lambda: rounded, lambda: bins)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -744,7 +842,7 @@ def discretise(x, c, method: str = "efd", representative: str = "mean", *, stoch
     method, x, c, rep, opts = _check(func, method, x, c, representative, groups, centroid)
     stochastic = flag(func, "stochastic", stochastic)
     seed = seed_value(func, seed)
-    return _run(method, x, c, rep, opts, stochastic, seed).rounded
+    return _run(func, method, x, c, rep, opts, stochastic, seed).rounded
 
 
 def discretise_labels(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GROUPS,
@@ -753,7 +851,7 @@ def discretise_labels(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GR
     func = _func or f"{method}_labels"
     method, x, c, rep, opts = _check(func, method, x, c, "mean", groups, centroid)
     seed = seed_value(func, seed)
-    return _run(method, x, c, rep, opts, False, seed).labels
+    return _run(func, method, x, c, rep, opts, False, seed).labels
 
 
 def attraction_sizes(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GROUPS,
@@ -761,9 +859,11 @@ def attraction_sizes(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GRO
     """For every value, the size of its set of attraction: how many values are rounded to the same
     rounding point (deterministic rounding)."""
     func = _func or f"{method}_sizes"
-    labels = discretise_labels(x, c, method, seed=seed, groups=groups, centroid=centroid, _func=func)
+    method, x, c, _, opts = _check(func, method, x, c, "mean", groups, centroid)
+    seed = seed_value(func, seed)
+    labels = _run(func, method, x, c, "mean", opts, False, seed).groups
     if labels.shape[0] == 0:
-        return labels
+        return labels.astype(np.int64)
     _, ids, counts = np.unique(labels, return_inverse=True, return_counts=True)
     return counts[ids]
 

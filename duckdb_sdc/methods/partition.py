@@ -7,6 +7,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._numerics import exponent
 from .._validate import choice, fail, finite_values
 from ._order import sort_column
 
@@ -53,8 +54,9 @@ def group_stats_sorted(v, lab, g, median):
 
 def group_representatives(x, labels, representative: str = "mean",
                           *, _func: str = "group_representatives") -> np.ndarray:
-    """Representative (mean or median) of each group 0..g-1 of x. Values are centred on their median
-    before summing, so a large common offset costs no precision."""
+    """Representative (mean or median) of each group 0..g-1 of x. Values are scaled by a power of two
+    (`duckdb_sdc._numerics`) and centred on their median before summing, so neither a large common
+    offset nor the scale (1e308, subnormal numbers) costs precision. An empty group gives NaN."""
     rep = choice(_func, "representative", representative, REPRESENTATIVES)
     x = finite_values(_func, "x", x)
     labels = np.ascontiguousarray(labels, dtype=np.int64)
@@ -65,8 +67,11 @@ def group_representatives(x, labels, representative: str = "mean",
     if labels.min() < 0:
         raise fail(_func, f"labels must be >= 0, got {labels.min()}")
     order, v = sort_column(x)
+    e = exponent(v[[0, -1]])
+    np.ldexp(v, -e, out=v)  # scale invariance (duckdb_sdc._numerics): no sum overflows at 1e308
     center = v[(v.shape[0] - 1) // 2]
-    return group_stats_sorted(v - center, labels[order], int(labels.max()) + 1, rep == "median") + center
+    reps = group_stats_sorted(v - center, labels[order], int(labels.max()) + 1, rep == "median") + center
+    return np.ldexp(reps, e)
 
 
 def represent(x, labels, representative: str = "mean", *, _func: str = "represent") -> np.ndarray:

@@ -20,6 +20,7 @@ from .. import measures
 from .._validate import _as_integer, choice, fail, group_size, integer_at_least, positive_number, refuse_nonfinite
 from ..measures._input import UndefinedMeasure
 from .arrow import _single
+from .groups import STACKED, grouped
 from .registry import Param, SqlFunction, Udf
 from .rows import _signature
 
@@ -53,14 +54,18 @@ def _floats(func: str, arr: pa.Array, name: str) -> np.ndarray:
     return values
 
 
+def _pair_sides(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(x, xm) as n x 1 matrices of one group's list of structs, NaN where missing."""
+    return _floats(func, group.field("x"), "x")[:, None], _floats(func, group.field("xm"), "xm")[:, None]
+
+
 def _pairs(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(x, xm) as n x 1 matrices of the complete pairs of one group's list of structs."""
-    x = _floats(func, group.field("x"), "x")
-    xm = _floats(func, group.field("xm"), "xm")
-    keep = ~(np.isnan(x) | np.isnan(xm))
+    x, xm = _pair_sides(func, group)
+    keep = ~(np.isnan(x[:, 0]) | np.isnan(xm[:, 0]))
     if keep.all():
-        return x[:, None], xm[:, None]
-    return x[keep][:, None], xm[keep][:, None]
+        return x, xm
+    return x[keep], xm[keep]
 
 
 def _vectors(func: str, side: pa.Array, name: str) -> tuple[np.ndarray, int]:
@@ -112,10 +117,15 @@ def aggregate_udf(func: str, compute, out_type: pa.DataType, n_params: int, vect
     """Arrow UDF over (list of pairs or of row-vector pairs, param1, ...): one result per group.
     compute(func, X, XM, *params) -> value; no complete record or an undefined measure gives NULL."""
     extract = _records if vectors else _pairs
+    stacked = STACKED.get(func)  # many small groups at once (sql/groups.py)
 
     def udf(groups, *params):
         lists = _single(groups)
         rows = [_single(p).to_pylist() for p in params]
+        if stacked is not None:
+            done = grouped(func, lists, rows, _sides if vectors else _pair_sides, compute, stacked, out_type)
+            if done is not None:
+                return done
         offsets = np.asarray(lists.offsets, dtype=np.int64)
         valid = lists.is_valid().to_numpy(zero_copy_only=False)
         out = []
