@@ -5,7 +5,9 @@
     con.sql("SELECT region, mdav_round(list(income), 5) FROM people GROUP BY region")
 
 Layers: `duckdb_sdc.methods` (masking on numpy arrays), `duckdb_sdc.measures` (information loss and
-disclosure risk on numpy arrays), `duckdb_sdc.sql` (the SQL binding).
+disclosure risk on numpy arrays), `duckdb_sdc.sql` (the SQL binding). `connect` and `register` load
+the binding (and with it every method and measure) when first used, so that `import duckdb_sdc` and
+the command line's --help and --version stay fast.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from ._validate import SdcError
-from .sql import connect, register
 
 try:
     __version__ = version("duckdb-sdc")
@@ -21,3 +22,11 @@ except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
 __all__ = ["SdcError", "__version__", "connect", "register"]
+
+
+def __getattr__(name: str):
+    if name in ("connect", "register"):
+        from . import sql
+
+        return getattr(sql, name)
+    raise AttributeError(f"module 'duckdb_sdc' has no attribute {name!r}")

@@ -5,10 +5,14 @@
     duckdb-sdc evaluate SPEC [--csv]         risk/utility report of that release
     duckdb-sdc tradeoff SPEC --k 3..50       sweep k (or --c, --epsilon): plot loss against risk
     duckdb-sdc sql [DB] [-c SQL] [-f FILE]   SQL with every duckdb_sdc function registered
+    duckdb-sdc warmup                        compile every kernel into the cache (run once after install)
+    duckdb-sdc --version
 
 Exit codes: 0 success; 2 a user error (bad arguments, a bad spec, a masking parameter the data
-refuse, a failing query), printed as one line on standard error, never a traceback; 130 interrupted.
-In the interactive prompt a failing statement prints its error and the prompt goes on.
+refuse, a failing query, a file that is not UTF-8 text), printed as one line on standard error, never
+a traceback; 130 interrupted (SIGINT, Ctrl-C) and 143 terminated (SIGTERM), after cleaning up: a
+release being written leaves no file behind. In the interactive prompt a failing statement prints its
+error and Ctrl-C cancels the current statement; the prompt goes on.
 """
 
 from __future__ import annotations
@@ -16,18 +20,79 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 USER_ERROR = 2
+STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}  # exit code 128 + signal number
 
 
 class UserError(Exception):
     """A mistake of the user's: printed as one line, exit code 2."""
 
 
+class _Signals:
+    """SIGINT and SIGTERM while a command runs: the first one is recorded and raised as
+    KeyboardInterrupt in the main thread, so every `finally` and cleanup runs (DuckDB turns it into
+    an interrupted query); a second one ends the process at once. Whatever error the interruption
+    then surfaces as, the command exits with 128 + the signal's number."""
+
+    def __init__(self):
+        self.received: int | None = None
+
+    def _handle(self, signum, frame):
+        if self.received is not None:
+            os._exit(128 + signum)
+        self.received = signum
+        raise KeyboardInterrupt
+
+    def take(self) -> int | None:
+        """The signal received since the last call, cleared (the prompt goes on after Ctrl-C)."""
+        received, self.received = self.received, None
+        return received
+
+    @contextmanager
+    def installed(self):
+        if sys.platform == "win32" or not _main_thread():
+            yield self
+            return
+        previous = {s: signal.signal(s, self._handle) for s in STOPPED}
+        try:
+            yield self
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+SIGNALS = _Signals()
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("duckdb-sdc")
+    except PackageNotFoundError:  # a source tree that was not installed
+        ours = "0.0.0+unknown"
+    try:
+        engine = version("duckdb")
+    except PackageNotFoundError:
+        engine = "not installed"
+    return f"duckdb-sdc {ours} (duckdb {engine}, Python {sys.version.split()[0]})"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="duckdb-sdc", description="Statistical disclosure control in DuckDB")
+    parser.add_argument("--version", action="version", version=_version(),
+                        help="print the versions of duckdb-sdc, DuckDB and Python, and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="release the package's generated demo microdata from an example spec "
@@ -46,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
                                          "k-anonymity of the release written from a spec")
     ev.add_argument("spec", help="the release spec (TOML); its release file must have been written")
     ev.add_argument("--csv", action="store_true", help="print the tidy report as CSV instead of tables")
+    ev.add_argument("--quiet", action="store_true", help="no progress bar")
 
     tr = sub.add_parser("tradeoff", help="sweep k, c or epsilon of the masked columns and plot information "
                                          "loss against disclosure risk (PNG and HTML)")
@@ -59,36 +125,47 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--dr", default="record_linkage", help="disclosure risk measure on the y axis "
                                                            "(default record_linkage)")
     tr.add_argument("--out", default=".", help="folder for <spec>_tradeoff_<param>.png and .html (default .)")
-    tr.add_argument("--quiet", action="store_true", help="no progress bar and no table of points")
+    tr.add_argument("--quiet", action="store_true",
+                    help="no progress bar, and no table of points when the plot is written")
 
     sql = sub.add_parser("sql", help="SQL prompt (or one query) with every duckdb_sdc function registered")
     sql.add_argument("database", nargs="?", default=None, help="DuckDB file to open (default: in memory)")
     sql.add_argument("-c", dest="command_sql", metavar="SQL", help="run these statements and exit")
     sql.add_argument("-f", dest="file", metavar="FILE", help="run the statements of a SQL file and exit")
     sql.add_argument("--read-only", action="store_true", help="open the database read-only")
+
+    warm = sub.add_parser("warmup", help="compile every Numba kernel of duckdb_sdc into the on-disk cache, so "
+                                         "that no later process compiles (run once after installing)")
+    warm.add_argument("--quiet", action="store_true", help="print nothing but errors")
     return parser
+
+
+COMMANDS = {"demo": "_demo", "release": "_release", "evaluate": "_evaluate", "tradeoff": "_tradeoff",
+            "sql": "_sql", "warmup": "_warmup"}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from ._validate import SdcError
+    with SIGNALS.installed():
+        SIGNALS.take()
+        try:
+            from ._validate import SdcError
 
-    try:
-        if args.command == "demo":
-            return _demo(args)
-        if args.command == "release":
-            return _release(args)
-        if args.command == "evaluate":
-            return _evaluate(args)
-        if args.command == "tradeoff":
-            return _tradeoff(args)
-        return _sql(args)
-    except (SdcError, UserError) as e:
-        print(f"duckdb-sdc {args.command}: error: {e}", file=sys.stderr)
-        return USER_ERROR
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+            try:
+                return globals()[COMMANDS[args.command]](args)
+            except (SdcError, UserError) as e:
+                if SIGNALS.received is None:
+                    print(f"duckdb-sdc {args.command}: error: {e}", file=sys.stderr)
+                    return USER_ERROR
+                raise
+        except BaseException:
+            received = SIGNALS.take()
+            if received is None:
+                raise
+            # DuckDB reports an interrupted query as an error of its own (RuntimeError, an
+            # INTERRUPT error, ...): the signal, not that error, is what happened
+            print(STOPPED[received], file=sys.stderr)
+            return 128 + received
 
 
 def _demo(args) -> int:
@@ -119,43 +196,55 @@ def _release(args) -> int:
 
 def _evaluate(args) -> int:
     from .release import format_report, load_spec, report
+    from .release.progress import Progress
 
-    df = report(load_spec(args.spec))
+    spec = load_spec(args.spec)
+    df = report(spec, progress=Progress(enabled=False if args.quiet else None))
     print(df.to_csv(index=False) if args.csv else format_report(df), end="")
     return 0
 
 
 def _tradeoff(args) -> int:
     from .release import load_spec
-    from .release.plot import PlotUnavailable, plot_paths, plot_sweep, require_matplotlib
+    from .release.plot import PlotUnavailable, plot_paths, plot_sweep, points, require_matplotlib
     from .release.progress import Progress
+    from .release.report import ALL
     from .release.tradeoff import PARAMETERS, check_defined, check_measures, parse_values, sweep, swept_columns
 
     param = next(p for p in PARAMETERS if getattr(args, p) is not None)
     values = parse_values(param, getattr(args, param))
     check_measures(args.il, args.dr)
-    try:
-        require_matplotlib()  # before the sweep, not after
-    except PlotUnavailable as e:
-        raise UserError(str(e)) from None
     spec = load_spec(args.spec)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {args.out!r} is not a folder")
+    try:
+        require_matplotlib()
+        unplotted = None
+    except PlotUnavailable as e:  # the table is still worth printing
+        unplotted = str(e)
     data = sweep(spec, param, values, progress=Progress(enabled=False if args.quiet else None))
     check_defined(data, param, args.il, args.dr)
-    out.mkdir(parents=True, exist_ok=True)
-    png, page = plot_paths(args.spec, param, out)
-    pts = plot_sweep(data, param=param, il=args.il, dr=args.dr, columns=swept_columns(spec, param),
-                     spec_name=spec.name, png=png, html_path=page)
-    if not args.quiet:
-        from .release.report import ALL
-
+    columns = swept_columns(spec, param)
+    if unplotted is None:
+        out.mkdir(parents=True, exist_ok=True)
+        png, page = plot_paths(args.spec, param, out)
+        pts = plot_sweep(data, param=param, il=args.il, dr=args.dr, columns=columns, spec_name=spec.name,
+                         png=png, html_path=page)
+    else:
+        pts = points(data, args.il, args.dr, columns)
+    if not args.quiet or unplotted is not None:  # without a plot the table is all there is
         overall = pts[pts["curve"] == ALL].drop(columns="curve").rename(
             columns={"parameter_value": param, "k_anonymity": "k_anonymity (all)"})
         print(overall.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    print(f"wrote {png} and {page}")
+    print(f"wrote {png} and {page}" if unplotted is None else f"no plot: {unplotted}")
     return 0
+
+
+def _warmup(args) -> int:
+    from .warmup import main as warmup_main
+
+    return warmup_main(["--quiet"] if args.quiet else [])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,7 +308,7 @@ def _sql(args) -> int:
         elif interactive:
             _prompt(con)
         else:
-            run_sql(con, sys.stdin.read())
+            run_sql(con, decode(sys.stdin.buffer.read(), "standard input"))
     finally:
         con.close()
     return 0
@@ -227,9 +316,19 @@ def _sql(args) -> int:
 
 def _read(path: str) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as e:
         raise UserError(f"cannot read {path!r}: {e.strerror}") from None
+    return decode(data, repr(path))
+
+
+def decode(data: bytes, what: str) -> str:
+    """UTF-8 text (a byte order mark is dropped); a UserError that names `what` otherwise."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise UserError(f"cannot read {what}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
+                        "save it as UTF-8") from None
 
 
 def _history_file() -> Path:
@@ -258,7 +357,10 @@ def _prompt(con) -> None:
             except EOFError:
                 print()
                 break
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # Ctrl-C cancels the statement being typed; SIGTERM ends the prompt
+                if SIGNALS.received == signal.SIGTERM:
+                    raise
+                SIGNALS.take()
                 print()
                 buffer = []
                 continue
@@ -273,10 +375,15 @@ def _prompt(con) -> None:
             buffer = []
             try:
                 run_sql(con, text)
-            except UserError as e:
-                print(f"Error: {e}", file=sys.stderr)
-            except KeyboardInterrupt:
-                print("interrupted", file=sys.stderr)
+            except BaseException as e:  # Ctrl-C interrupts the statement, whatever DuckDB raises then
+                if SIGNALS.received == signal.SIGTERM:
+                    raise
+                if SIGNALS.take() is not None:
+                    print("interrupted", file=sys.stderr)
+                elif isinstance(e, UserError):
+                    print(f"Error: {e}", file=sys.stderr)
+                else:
+                    raise
     finally:
         if readline is not None:
             try:

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import methods
 from ._validate import fail
-from .methods import boxes, dp, multivariate
+from .methods import base_rounding, boxes, dp, multivariate, noise_addition, rank_swap
 from .methods import discretisation as disc
 from .params import (
     ATTRIBUTE_NAMES,
@@ -48,12 +48,15 @@ from .params import (
     DP_CLUSTER_SIZE,
     EPSILON,
     FLAG,
+    GROUP_SIZE,
     GROUP_SIZE_AUTO,
     INTERVALS,
     MONDRIAN_MODE,
     NONNEGATIVE,
     OPTIONAL_BOUND,
+    PERCENT,
     POINT,
+    POSITIVE,
     REMAINDER,
     REPRESENTATIVE_PARAM,
     SEED,
@@ -126,6 +129,16 @@ CHARACTERISTIC = Param(
 DIVERSITY = Param("l", boxes.DIVERSITY, "NULL")
 EPS = Param("eps", DISTANCE, "NULL", doc=DISTANCE.doc + "; required with l >= 2")
 NAMES = Param("names", ATTRIBUTE_NAMES, "NULL")
+LEVEL = Param("level", POSITIVE,
+              doc="the noise's variance as a fraction of the column's sample variance, > 0 (Brand's alpha; 0.1: noise "
+                  "sd = sqrt(0.1) = 0.32 sd)")
+CORRELATED = Param("correlated", FLAG, "true",
+                   doc="noise covariance level * the records' covariance matrix (true), or each column independently "
+                       "with variance level * its variance (false)")
+SWAP_P = Param("p", PERCENT, doc="the largest rank distance of a swap, in percent of the number of values, 0 < p <= 100 "
+                                 "(it must allow a distance of at least 1 rank)", example="50")
+ALPHA = Param("alpha", GROUP_SIZE, doc="the least number of records every set of attraction must hold, 2 <= alpha <= "
+                                       "number of non-NULL values")
 
 
 def _microaggregation(method: str) -> MaskingMethod:
@@ -166,6 +179,13 @@ METHODS: dict[str, MaskingMethod] = {m.name: m for m in [
     *(_dp(m) for m in dp.MECHANISMS),
     MaskingMethod("box_release", RECORDS, (BOX_K, CHARACTERISTIC, DIVERSITY, EPS, NAMES),
                   lambda X, k, characteristic, l, eps, names: boxes.box_release(X, characteristic, k, l, eps, names)),
+    MaskingMethod("add_noise", COLUMN, (LEVEL, SEED_PARAM),
+                  lambda x, level, seed: noise_addition.add_noise(x, level, seed=seed)),
+    MaskingMethod("add_noise_multi", RECORDS, (LEVEL, CORRELATED, SEED_PARAM),
+                  lambda X, level, correlated, seed: noise_addition.add_noise_multi(
+                      X, level, correlated=correlated, seed=seed)),
+    MaskingMethod("rank_swap", COLUMN, (SWAP_P, SEED_PARAM), lambda x, p, seed: rank_swap.rank_swap(x, p, seed=seed)),
+    MaskingMethod("base_round", COLUMN, (ALPHA,), base_rounding.base_round),
 ]}
 
 

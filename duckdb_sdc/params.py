@@ -706,6 +706,7 @@ INTEGER_1 = Integer(1, doc="an integer >= 1")
 NONNEGATIVE_INTEGER = Integer(0, doc="an integer >= 0")
 POSITIVE = Number(lower=0, lower_open=True, doc="a finite number > 0")
 NONNEGATIVE = Number(lower=0, doc="a finite number >= 0")
+PERCENT = Number(lower=0, upper=100, lower_open=True, doc="a percentage, 0 < p <= 100")
 FRACTION = Number(lower=0, upper=1, lower_open=True, doc="a fraction, 0 < r <= 1")
 EPSILON = Number(lower=0, lower_open=True, doc="privacy budget, > 0")
 BOUND = Number(scales=True, doc="bound of the attribute's domain (public, not taken from the data)")
@@ -742,6 +743,9 @@ MONDRIAN_MODE = choice("strict", "relaxed",
                            "floor/ceil(m/2))")
 TIES = choice("random", "first", doc="'random' (pseudo-random from the values and seed, independent of row order) "
                                      "or 'first' (row order)")
+IL1S_FORM = choice("yancey", "sdcmicro",
+                   doc="the IL1s term: 'yancey' (Yancey, Winkler & Creecy: |x - x'| / (sqrt(2) S_j)) or 'sdcmicro' "
+                       "(sqrt(2) |x - x'| / S_j, as sdcMicro's dUtility computed it: twice as large)")
 MECHANISM = choice("idp_cbls", "idp_ls", "dp_um", "dp_laplace",
                    doc="'idp_cbls', 'idp_ls', 'dp_um' or 'dp_laplace'")
 

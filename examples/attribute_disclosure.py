@@ -1,6 +1,6 @@
 """k-anonymity does not stop attribute disclosure in numeric data: in a cluster of k records one record
 can dominate the cluster's total, and then the released centroid (k times which is the total) tells its
-value. This example clusters the reference data sets of ../shared/data with multivariate MDAV and
+value. This example clusters the reference data sets bundled with the package (sdc_dataset) with multivariate MDAV and
 Mondrian for k from 1 to 125 and counts the cells (cluster, attribute) that the tabular-data rules flag:
 
 1. the share of (2, 0.7)-dominance-sensitive cells falls as k grows and rises with the number of
@@ -19,13 +19,11 @@ values (absolute := true).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
 import duckdb_sdc
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EIA_COLUMNS = ["UTILITYID", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE", "INDSALES",
                "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES"]
 KS = (1, 3, 5, 10, 25, 50, 125)
@@ -36,9 +34,8 @@ P_VALUES = (0.6, 0.66, 0.7)
 def load(con) -> dict[str, list[str]]:
     """Create one table per data set; return its attribute columns."""
     sets = {}
-    for name, file, columns in (("tarragona", "Tarragona.csv", None), ("census", "CASCrefmicrodata.csv", None),
-                                ("eia", "EIA.csv", EIA_COLUMNS)):
-        con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_csv('{DATA / file}')")
+    for name, columns in (("tarragona", None), ("census", None), ("eia", EIA_COLUMNS)):
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM sdc_dataset('{name}')")
         cols = columns or [r[0] for r in con.execute(f"DESCRIBE {name}").fetchall()]
         sets[name] = cols
     return sets
@@ -118,9 +115,6 @@ def mitigation(con, cols) -> None:
 
 
 def main() -> int:
-    if not DATA.exists():
-        print(f"{DATA} not found: this example reads the reference data sets next to the repository")
-        return 0
     con = duckdb_sdc.connect()
     con.execute("SET enable_progress_bar = false")
     sets = load(con)

@@ -1,5 +1,5 @@
-"""Box anonymisation for accurate statistics (Xiang et al., IFSA 2013) on the reference data sets of
-../shared/data and on skewed synthetic data.
+"""Box anonymisation for accurate statistics (Xiang et al., IFSA 2013) on the reference data sets bundled
+with the package (duckdb_sdc.datasets) and on skewed synthetic data.
 
 Every record is released as a box (an interval per attribute) of at least k = 5 records. A statistic
 computed from boxes is uncertain; to first order its half-width is Delta = (1/N) sum_x sum_i a_i(x) h_i(x),
@@ -24,21 +24,20 @@ then the same two plus a third quasi-identifier that the statistics do not use) 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 import duckdb_sdc
+from duckdb_sdc import datasets
 from duckdb_sdc.methods import boxes as bx
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 K = 5
-SETS = [  # name, file, the two attributes of the statistics, a third quasi-identifier
-    ("Tarragona", "Tarragona.csv", "SALES", "LABOR.COSTS", "FIXED.ASSETS"),
-    ("Census", "CASCrefmicrodata.csv", "AGI", "FEDTAX", "AFNLWGT"),
-    ("EIA", "EIA.csv", "RESREVENUE", "RESSALES", "UTILITYID"),
-    ("testdata", "testdata.csv", "income", "expend", "age"),
+SETS = [  # name, data set, the two attributes of the statistics, a third quasi-identifier
+    ("Tarragona", "tarragona", "SALES", "LABOR.COSTS", "FIXED.ASSETS"),
+    ("Census", "census", "AGI", "FEDTAX", "AFNLWGT"),
+    ("EIA", "eia", "RESREVENUE", "RESSALES", "UTILITYID"),
+    ("testdata", "testdata", "income", "expend", "age"),
 ]
 
 
@@ -111,12 +110,8 @@ def synthetic() -> pd.DataFrame:
 def main() -> int:
     con = duckdb_sdc.connect()
     con.execute("SET enable_progress_bar = false")
-    sets = [("lognormal (synthetic)", synthetic(), ["x", "y", "z"])]
-    if DATA.is_dir():
-        for name, file, *cols in SETS:
-            sets.insert(len(sets) - 1, (name, pd.read_csv(DATA / file)[cols], cols))
-    else:
-        print(f"(reference data sets not found at {DATA}: synthetic data only)")
+    sets = [(name, datasets.load(data)[cols], cols) for name, data, *cols in SETS]
+    sets.append(("lognormal (synthetic)", synthetic(), ["x", "y", "z"]))
     boxes, weights = [], []
     for name, df, cols in sets:
         for m in (2, 3):

@@ -1,4 +1,4 @@
-"""The seed paper's experiment on the Census set (../shared/data/CASCrefmicrodata.csv): plain Laplace
+"""The seed paper's experiment on the Census set (bundled: sdc_dataset('census')): plain Laplace
 DP, DP-UM, iDP-LS and iDP-CBLS releases of nine attributes, for total budgets epsilon in
 {0.01, 0.1, 1} (split equally: epsilon / 9 per attribute) and cluster sizes k from 3 to 100, with the
 domains [0, a * observed max] for a in {1, 2, 5}.
@@ -25,7 +25,6 @@ from pathlib import Path
 
 import duckdb_sdc
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "CASCrefmicrodata.csv"
 ATTRIBUTES = ("AFNLWGT", "AGI", "EMCONTRB", "FEDTAX", "STATETAX", "TAXINC", "POTHVAL", "INTVAL", "FICA")
 EPSILONS = (0.01, 0.1, 1.0)
 KS = (3, 5, 10, 25, 50, 100)
@@ -80,13 +79,10 @@ def plot(results, path: Path) -> bool:
 
 
 def main() -> int:
-    if not DATA.exists():
-        print(f"{DATA} not found: this example reads the reference data sets next to the repository")
-        return 0
     con = duckdb_sdc.connect()
     con.execute("SET enable_progress_bar = false")
     con.execute(f"CREATE TABLE census AS SELECT row_number() OVER () AS rid, "
-                f"{', '.join(f'{c}::DOUBLE AS {c}' for c in ATTRIBUTES)} FROM read_csv('{DATA}')")
+                f"{', '.join(f'{c}::DOUBLE AS {c}' for c in ATTRIBUTES)} FROM sdc_dataset('census')")
     con.execute(f"CREATE TABLE runs AS SELECT run, census.* FROM census, range({RUNS}) t(run)")
     n = con.execute("SELECT count(*) FROM census").fetchall()[0][0]
     maxima = list(con.execute(f"SELECT {', '.join(f'max({c})' for c in ATTRIBUTES)} FROM census").fetchall()[0])

@@ -1,5 +1,5 @@
 """Do the information-loss measures track the amount of masking? On the Tarragona firms
-(../shared/data/Tarragona.csv, 834 x 13), add Gaussian noise at levels 1..300 percent of each
+(bundled with the package: datasets.load('tarragona'), 834 x 13), add Gaussian noise at levels 1..300 percent of each
 column's standard deviation (seeded), compute brMAE, brMSE, MAE, MSE, IL1 and IL1s in SQL for every
 level (GROUP BY level and column, then the mean over the 13 columns, which is the 1 / (n p) form),
 and print the Spearman correlation of each measure with the noise level. The bounded rank measures'
@@ -10,26 +10,21 @@ paper (Chaibub Neto) finds all of them strongly increasing with the noise.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
 import duckdb_sdc
+from duckdb_sdc import datasets
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "Tarragona.csv"
 LEVELS = np.arange(1, 301)  # percent of each column's sd
 MEASURES = ("rank_bounded_mae", "rank_bounded_mse", "mae", "mse", "il1", "il1s")
 
 
 def main() -> int:
-    if not DATA.exists():
-        print(f"{DATA} not found: this example reads the reference data sets next to the repository")
-        return 0
     con = duckdb_sdc.connect()
     con.execute("SET enable_progress_bar = false")
-    firms = pd.read_csv(DATA)
+    firms = datasets.load("tarragona")
     x = firms.to_numpy(dtype=float)
     sd = x.std(axis=0, ddof=1)
     rng = np.random.default_rng(20240601)

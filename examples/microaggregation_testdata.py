@@ -1,6 +1,7 @@
-"""Mask the numeric columns of the household survey test set (../shared/data/testdata.csv) with the
-four univariate microaggregation methods, stratified by urban/rural, and compare the information
-loss (100 SSE/SST per column) each method costs for k = 3, 5, 10.
+"""Mask the numeric columns of the household survey test set bundled with the package
+(sdc_dataset('testdata'), from sdcMicro) with the four univariate microaggregation methods,
+stratified by urban/rural, and compare the information loss (100 SSE/SST per column) each method
+costs for k = 3, 5, 10.
 
     .venv/bin/python examples/microaggregation_testdata.py
 """
@@ -8,20 +9,15 @@ loss (100 SSE/SST per column) each method costs for k = 3, 5, 10.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import duckdb_sdc
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "testdata.csv"
 COLUMNS = ("income", "expend", "savings")
 
 
 def main() -> int:
-    if not DATA.exists():
-        print(f"{DATA} not found: this example reads the reference data sets next to the repository")
-        return 0
     con = duckdb_sdc.connect()
-    con.execute(f"CREATE TABLE survey AS SELECT row_number() OVER () AS id, * FROM read_csv('{DATA}')")
+    con.execute("CREATE TABLE survey AS SELECT row_number() OVER () AS id, * FROM sdc_dataset('testdata')")
     print(f"{'method':>8} {'k':>3} " + " ".join(f"{c:>10}" for c in COLUMNS) + "   (100 SSE/SST, lower is better)")
     for k in (3, 5, 10):
         for method in ("mdav", "vmdav", "oma", "ranking"):

@@ -5,9 +5,16 @@
 -- Quote an identifier: "a""b" for a"b.
 CREATE OR REPLACE MACRO __sdc_qi(name) AS '"' || replace(name, '"', '""') || '"';
 
--- Quote a possibly qualified table name ('db.schema.table'), part by part.
+-- Quote a possibly qualified table name ('db.schema.table'), part by part. Parts may come quoted, as
+-- dbt's ref() renders them ('"db"."main"."people"'; inside quotes a dot is part of the name and ""
+-- is a quote): such a name is split at the dots between parts and each part unquoted, then quoted.
 CREATE OR REPLACE MACRO __sdc_qt(name) AS
-    array_to_string(list_transform(string_split(name, '.'), lambda part: __sdc_qi(part)), '.');
+    CASE WHEN contains(name, '"') AND regexp_full_match(name, '("([^"]|"")*"|[^."]+)([.]("([^"]|"")*"|[^."]+))*')
+         THEN array_to_string(list_transform(regexp_extract_all(name, '"(?:[^"]|"")*"|[^."]+'),
+                  lambda part: __sdc_qi(CASE WHEN starts_with(part, '"') THEN replace(part[2:-2], '""', '"')
+                                             ELSE part END)), '.')
+         ELSE array_to_string(list_transform(string_split(name, '.'), lambda part: __sdc_qi(part)), '.')
+    END;
 
 -- Quote a string literal; NULL becomes the keyword NULL.
 CREATE OR REPLACE MACRO __sdc_ql(s) AS
@@ -206,21 +213,27 @@ CREATE OR REPLACE MACRO __sdc_mask_column_sql(method, tbl, col, args, strata, se
     )[1])[1])[1];
 
 -- SQL of the rows of `tbl` beside the multivariate list function's result __sdc_v, which is
--- method(records of the checked columns `names`, args...) per stratum; errors name table form `fname`.
-CREATE OR REPLACE MACRO __sdc_rows_beside_sql(fname, method, tbl, names, args, strata) AS
+-- method(records of the checked columns `names`, args...) per stratum (then, when `seeded`, the seed
+-- derived for each stratum and the first column of `names`); errors name table form `fname`.
+CREATE OR REPLACE MACRO __sdc_rows_beside_sql(fname, method, tbl, names, args, strata, seeded := false, seed := NULL) AS
     list_transform([__sdc_table_name(fname, 'tbl', tbl)], lambda __sdc_t:
     list_transform([__sdc_column_names(fname, 'strata', strata, optional := true)], lambda __sdc_g:
         __sdc_beside_sql(fname, __sdc_t, 'cols', names,
-                         __sdc_call_sql(fname, method, __sdc_record_of_sql(fname, names), args, []::VARCHAR[], '__sdc_v'),
+                         __sdc_call_sql(fname, method, __sdc_record_of_sql(fname, names), args,
+                                        CASE WHEN seeded THEN [__sdc_seed_sql(fname, seed, names[1])]
+                                             ELSE []::VARCHAR[] END,
+                                        '__sdc_v'),
                          __sdc_g)
     )[1])[1];
 
 -- SQL text of the table form that masks the columns `cols` of `tbl` in place with the multivariate
--- list function `method` (a record with a NULL in any of them gets NULL in all of them).
-CREATE OR REPLACE MACRO __sdc_mask_columns_sql(method, tbl, cols, args, strata) AS
+-- list function `method` (a record with a NULL in any of them gets NULL in all of them); a seeded
+-- method gets the seed derived for each stratum and the first column of `cols`.
+CREATE OR REPLACE MACRO __sdc_mask_columns_sql(method, tbl, cols, args, strata, seeded := false, seed := NULL) AS
     list_transform([__sdc_column_names(method || '_table', 'cols', cols)], lambda __sdc_cs:
         format('SELECT * EXCLUDE (__sdc_v) REPLACE ({1}) FROM ({0})',
-               __sdc_rows_beside_sql(method || '_table', method, tbl, __sdc_cs, args, strata),
+               __sdc_rows_beside_sql(method || '_table', method, tbl, __sdc_cs, args, strata, seeded := seeded,
+                                     seed := seed),
                array_to_string(list_transform(__sdc_cs, lambda __sdc_c, __sdc_j:
                                               '__sdc_v[' || __sdc_j || '] AS ' || __sdc_qi(__sdc_c)), ', '))
     )[1];

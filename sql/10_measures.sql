@@ -24,31 +24,70 @@ CREATE OR REPLACE MACRO __sdc_finite(r, fname) AS
                    || 'use NULL for a missing value')
     END;
 
--- Mean absolute error: sum |x - xm| / n.
+-- Scale invariance (duckdb_sdc/_numerics.py). One pass cannot scale the data by a power of two
+-- chosen from their largest magnitude, so the sums that could overflow or underflow are taken three
+-- times in the same pass: as they are, and on the values scaled by 2^-600 and by 2^600 (exact), and
+-- the right one is picked from the largest magnitude M of the pair: M >= 2^400 scaled down (to below
+-- 2^424: no sum of squares overflows), M < 2^-400 scaled up (subnormal values become normal and
+-- their squares do not underflow), else as they are. Each pick computes exactly the power-of-two
+-- multiple of what the middle one would, so the result at 1e308 or 1e-310 is the one at 1.
+
+-- The largest magnitude of the complete pairs (+ 0 * the other side: NULL when it is NULL, and
+-- cheaper than a FILTER).
+CREATE OR REPLACE MACRO __sdc_pair_max(x, xm, fname) AS
+    greatest(max(abs(__sdc_value(x, fname)) + 0.0 * __sdc_value(xm, fname)),
+             max(abs(__sdc_value(xm, fname)) + 0.0 * __sdc_value(x, fname)));
+
+-- agg(v) and the same aggregate of v scaled by 2^-600 and 2^600, picked by the largest magnitude m
+-- (see above); `big` and `small` bring a scaled result back (e.g. 2^600 for a sum of values).
+CREATE OR REPLACE MACRO __sdc_pick(m, plain, down, up) AS
+    CASE WHEN m >= pow(2.0, 400) THEN down WHEN m < pow(2.0, -400) THEN up ELSE plain END;
+
+-- Mean absolute error: sum |x - xm| / n (for |x|, |xm| >= 2^400 the differences are taken scaled).
 CREATE OR REPLACE MACRO mae(x, xm) AS
-    __sdc_finite(avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae'))), 'mae');
+    __sdc_finite(__sdc_pick(__sdc_pair_max(x, xm, 'mae'),
+                            avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae'))),
+                            avg(abs(__sdc_value(x, 'mae') * pow(2.0, -600) - __sdc_value(xm, 'mae') * pow(2.0, -600)))
+                                * pow(2.0, 600),
+                            avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae')))), 'mae');
 
--- Mean squared error: sum (x - xm)^2 / n (a product: DuckDB's ^ is pow(), several times slower).
+-- Mean squared error: sum (x - xm)^2 / n (a product: DuckDB's ^ is pow(), several times slower). The
+-- squares of differences of 2^400 and more are averaged scaled by 2^-1200, those of values below
+-- 2^-400 scaled by 2^1200, and the mean is scaled back (in two steps: 2^1200 is not a DOUBLE).
+CREATE OR REPLACE MACRO __sdc_sq_diff(x, xm, s) AS
+    (__sdc_value(x, 'mse') * s - __sdc_value(xm, 'mse') * s) * (__sdc_value(x, 'mse') * s - __sdc_value(xm, 'mse') * s);
+
 CREATE OR REPLACE MACRO mse(x, xm) AS
-    __sdc_finite(avg((__sdc_value(x, 'mse') - __sdc_value(xm, 'mse')) * (__sdc_value(x, 'mse') - __sdc_value(xm, 'mse'))),
-                 'mse');
+    __sdc_finite(__sdc_pick(__sdc_pair_max(x, xm, 'mse'),
+                            avg(__sdc_sq_diff(x, xm, 1.0)),
+                            avg(__sdc_sq_diff(x, xm, pow(2.0, -600))) * pow(2.0, 600) * pow(2.0, 600),
+                            avg(__sdc_sq_diff(x, xm, pow(2.0, 600))) * pow(2.0, -600) * pow(2.0, -600)), 'mse');
 
--- IL1, mean variation: mean of |x - xm| / |x| over the pairs with x <> 0 (x = 0 is left out).
+-- IL1, mean variation: mean of |x - xm| / |x| over the pairs with x <> 0 (x = 0 is left out); a pair
+-- with a magnitude of 2^1000 or more is taken scaled by 1/16, so x - xm cannot overflow.
 CREATE OR REPLACE MACRO il1(x, xm) AS
-    __sdc_finite(avg(CASE WHEN __sdc_value(x, 'il1') <> 0
-                          THEN abs(__sdc_value(x, 'il1') - __sdc_value(xm, 'il1')) / abs(__sdc_value(x, 'il1'))
+    __sdc_finite(avg(CASE WHEN __sdc_value(x, 'il1') = 0 THEN NULL
+                          WHEN greatest(abs(__sdc_value(x, 'il1')), abs(__sdc_value(xm, 'il1'))) >= pow(2.0, 1000)
+                              THEN abs(__sdc_value(x, 'il1') * 0.0625 - __sdc_value(xm, 'il1') * 0.0625)
+                                   / abs(__sdc_value(x, 'il1') * 0.0625)
+                          ELSE abs(__sdc_value(x, 'il1') - __sdc_value(xm, 'il1')) / abs(__sdc_value(x, 'il1'))
                      END), 'il1');
 
--- sum |x - xm| / (sqrt(2) S) over the complete pairs, S their original values' sample sd. regr_sxx
--- sees only the pairs where both values are present, like count(x - xm); it is Welford's stable sum
--- of squared deviations (exactly 0 for a constant column; the one-pass sum of squares would be
--- faster but loses every digit when the mean is large against the sd).
-CREATE OR REPLACE MACRO __sdc_il1s_sum(x, xm, fname) AS
-    CASE WHEN regr_sxx(__sdc_value(xm, fname), __sdc_value(x, fname)) > 0
-         THEN sum(abs(__sdc_value(x, fname) - __sdc_value(xm, fname)))
-              / sqrt(2 * regr_sxx(__sdc_value(xm, fname), __sdc_value(x, fname))
+-- sum |x - xm| / (sqrt(2) S) over the complete pairs, S their original values' sample sd, with both
+-- sums on the values scaled by s (the ratio does not depend on s). regr_sxx sees only the pairs where
+-- both values are present, like count(x - xm); it is Welford's stable sum of squared deviations
+-- (exactly 0 for a constant column; the one-pass sum of squares would be faster but loses every digit
+-- when the mean is large against the sd).
+CREATE OR REPLACE MACRO __sdc_il1s_scaled(x, xm, fname, s) AS
+    CASE WHEN regr_sxx(__sdc_value(xm, fname) * s, __sdc_value(x, fname) * s) > 0
+         THEN sum(abs(__sdc_value(x, fname) * s - __sdc_value(xm, fname) * s))
+              / sqrt(2 * regr_sxx(__sdc_value(xm, fname) * s, __sdc_value(x, fname) * s)
                      / (count(__sdc_value(x, fname) - __sdc_value(xm, fname)) - 1))
     END;
+
+CREATE OR REPLACE MACRO __sdc_il1s_sum(x, xm, fname) AS
+    __sdc_pick(__sdc_pair_max(x, xm, fname), __sdc_il1s_scaled(x, xm, fname, 1.0),
+               __sdc_il1s_scaled(x, xm, fname, pow(2.0, -600)), __sdc_il1s_scaled(x, xm, fname, pow(2.0, 600)));
 
 -- IL1s (Yancey, Winkler & Creecy 2002): sum |x - xm| / (sqrt(2) S) / n.
 CREATE OR REPLACE MACRO il1s(x, xm) AS
@@ -58,14 +97,19 @@ CREATE OR REPLACE MACRO il1s(x, xm) AS
 CREATE OR REPLACE MACRO il1s_sum(x, xm) AS
     __sdc_finite(__sdc_il1s_sum(x, xm, 'il1s_sum'), 'il1s_sum');
 
--- 100 SSE / SST on the column standardised with the original's mean and sd: 100 sum (x - xm)^2 / sum (x - mean x)^2.
+-- 100 SSE / SST on the column standardised with the original's mean and sd: 100 sum (x - xm)^2 /
+-- sum (x - mean x)^2, both on the values scaled by s.
+CREATE OR REPLACE MACRO __sdc_sse_sst_scaled(x, xm, s) AS
+    CASE WHEN regr_sxx(__sdc_value(xm, 'sse_sst') * s, __sdc_value(x, 'sse_sst') * s) > 0
+         THEN 100 * sum((__sdc_value(x, 'sse_sst') * s - __sdc_value(xm, 'sse_sst') * s)
+                        * (__sdc_value(x, 'sse_sst') * s - __sdc_value(xm, 'sse_sst') * s))
+              / regr_sxx(__sdc_value(xm, 'sse_sst') * s, __sdc_value(x, 'sse_sst') * s)
+    END;
+
 CREATE OR REPLACE MACRO sse_sst(x, xm) AS
-    __sdc_finite(
-        CASE WHEN regr_sxx(__sdc_value(xm, 'sse_sst'), __sdc_value(x, 'sse_sst')) > 0
-             THEN 100 * sum((__sdc_value(x, 'sse_sst') - __sdc_value(xm, 'sse_sst'))
-                            * (__sdc_value(x, 'sse_sst') - __sdc_value(xm, 'sse_sst')))
-                  / regr_sxx(__sdc_value(xm, 'sse_sst'), __sdc_value(x, 'sse_sst'))
-        END, 'sse_sst');
+    __sdc_finite(__sdc_pick(__sdc_pair_max(x, xm, 'sse_sst'), __sdc_sse_sst_scaled(x, xm, 1.0),
+                            __sdc_sse_sst_scaled(x, xm, pow(2.0, -600)), __sdc_sse_sst_scaled(x, xm, pow(2.0, 600))),
+                 'sse_sst');
 
 -- A list of strings as a SQL list literal of quoted strings.
 CREATE OR REPLACE MACRO __sdc_ql_list(names) AS
@@ -87,16 +131,31 @@ CREATE OR REPLACE MACRO __sdc_value_columns(tbl, keys, columns, what) AS
                     || '''the value columns (every column but the key) must be numeric'')', __sdc_ql_list(__sdc_names(keys)))
     END;
 
+-- SQL text of a check that the key columns identify the records of a table: an uncorrelated scalar
+-- subquery (evaluated once) that is NULL, or raises an error naming the key, the table and a repeated
+-- key value. Records whose key has a NULL join nothing and are not counted.
+CREATE OR REPLACE MACRO __sdc_unique_key_sql(tbl, keys, which) AS
+    format('(SELECT error({0} || __sdc_k::VARCHAR || '' occurs '' || __sdc_n::VARCHAR || '' times; every record '
+           || 'needs its own key value, or the join pairs each original record with every masked record of its key'') '
+           || 'FROM (SELECT {{{1}}} AS __sdc_k, count(*) AS __sdc_n FROM {2} WHERE {3} GROUP BY ALL HAVING count(*) > 1 '
+           || 'ORDER BY __sdc_k LIMIT 1))',
+           __sdc_ql('evaluate_masking: the key ' || array_to_string(__sdc_names(keys), ', ') || ' is not unique in the '
+                    || which || ' table ' || tbl || ': the value '),
+           array_to_string(list_transform(__sdc_names(keys), lambda k: __sdc_ql(k) || ': ' || __sdc_qi(k)), ', '),
+           __sdc_qt(tbl),
+           array_to_string(list_transform(__sdc_names(keys), lambda k: __sdc_qi(k) || ' IS NOT NULL'), ' AND '));
+
 -- SQL text of evaluate_masking: join the original and the masked table on the key column(s), give
 -- every record's values as one row vector per side and hand all records to the evaluation UDF, whose
 -- list of (measure, column, value, note) structs is unnested into the tidy result. The UDF checks
--- that both sides name the same columns.
+-- that both sides name the same columns; the key must be unique on both sides (a repeated key would
+-- pair every original record of it with every masked one and evaluate pairs that do not exist).
 CREATE OR REPLACE MACRO __sdc_evaluate_checked_sql(original, masked, keys, columns, k, seed) AS
     format(
         'SELECT unnest(__sdc_evaluate_masking(''evaluate_masking'', list(struct_pack(x := __sdc_o.__sdc_x, xm := __sdc_m.__sdc_x)), '
         || '{3}, {4}, {5}, {6}), recursive := true) '
-        || 'FROM (SELECT {2}, {7} AS __sdc_x FROM {0}) AS __sdc_o '
-        || 'JOIN (SELECT {2}, {8} AS __sdc_x FROM {1}) AS __sdc_m USING ({2})',
+        || 'FROM (SELECT {2}, {7} AS __sdc_x FROM {0} WHERE {9} IS NULL) AS __sdc_o '
+        || 'JOIN (SELECT {2}, {8} AS __sdc_x FROM {1} WHERE {10} IS NULL) AS __sdc_m USING ({2})',
         __sdc_qt(original),
         __sdc_qt(masked),
         __sdc_qi_list(keys),
@@ -105,7 +164,9 @@ CREATE OR REPLACE MACRO __sdc_evaluate_checked_sql(original, masked, keys, colum
         __sdc_ql(k),
         __sdc_ql(seed),
         __sdc_value_columns(original, keys, columns, 'values'),
-        __sdc_value_columns(masked, keys, columns, 'values'));
+        __sdc_value_columns(masked, keys, columns, 'values'),
+        __sdc_unique_key_sql(original, keys, 'original'),
+        __sdc_unique_key_sql(masked, keys, 'masked'));
 
 -- (the names checked first: a NULL name must fail, not fold the text into NULL)
 CREATE OR REPLACE MACRO __sdc_evaluate_sql(original, masked, keys, columns, k, seed) AS

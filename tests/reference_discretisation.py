@@ -19,22 +19,74 @@ def ewd_labels_reference(x, c):
     return np.array([min(math.floor((v - lo) / w), c - 1) for v in x], dtype=np.int64)
 
 
+def _cut_positions(counts) -> tuple[int, list[int]]:
+    pos = [0]
+    for k in counts:
+        pos.append(pos[-1] + int(k))
+    return pos[-1], pos[1:-1]
+
+
+def efd_lowest_optimum(counts, c):
+    """Among cut sets at gaps (positions between distinct values) for c' = min(c, m) intervals, the
+    lexicographically smallest of least sum of squared sizes, by a plain dynamic program over every
+    pair of gaps. Returns the cut positions b_1 < ... < b_c'-1 (counts of values below each cut)."""
+    n, gaps = _cut_positions(counts)
+    ce = min(c, len(counts))
+    if ce == 1:
+        return []
+    # best[j]: the least (sum of squared sizes, cuts) of cuts 1..t with cut t at gaps[j]
+    best = {j: (g * g, (g,)) for j, g in enumerate(gaps)}
+    for _ in range(2, ce):
+        nxt = {}
+        for j, g in enumerate(gaps):
+            options = [(p + (g - cuts[-1]) ** 2, cuts + (g,)) for p, cuts in best.values() if cuts[-1] < g]
+            if options:
+                nxt[j] = min(options)
+        best = nxt
+    return list(min((p + (n - cuts[-1]) ** 2, cuts) for p, cuts in best.values())[1])
+
+
+def efd_nearest_gap(counts, c):
+    """The classic nearest-gap cuts, literally: cut t at the gap nearest to t n / c' (exact
+    rationals, the lower gap on a tie), moved up above cut t - 1 and down to leave a gap for each
+    later cut."""
+    n, gaps = _cut_positions(counts)
+    ce = min(c, len(counts))
+    cuts, prev = [], -1
+    for t in range(1, ce):
+        allowed = range(prev + 1, len(gaps) - (ce - 1 - t))
+        best = min(allowed, key=lambda j: (abs(Fraction(gaps[j]) - Fraction(t * n, ce)), j))
+        cuts.append(gaps[best])
+        prev = best
+    return cuts
+
+
+def squared_sizes(cuts, n) -> int:
+    b = [0, *cuts, n]
+    return sum((b[i + 1] - b[i]) ** 2 for i in range(len(b) - 1))
+
+
+def efd_cuts_reference(counts, c):
+    """The documented EFD rule: the nearest-gap cuts if they have the least sum of squared sizes,
+    else the lowest cut set that has."""
+    n, _ = _cut_positions(counts)
+    lowest = efd_lowest_optimum(counts, c)
+    near = efd_nearest_gap(counts, c)
+    return near if squared_sizes(near, n) == squared_sizes(lowest, n) else lowest
+
+
 def efd_labels_reference(x, c):
-    """The documented nearest-gap rule, with every gap examined for every cut."""
+    """The documented EFD rule (`efd_cuts_reference`) applied to the sorted values."""
     x = [float(v) for v in x]
     n = len(x)
     order = sorted(range(n), key=lambda i: (x[i], i))
     v = [x[i] for i in order]
-    gaps = [s for s in range(1, n) if v[s - 1] < v[s]]
-    ce = min(c, len(gaps) + 1)
-    cuts = []
-    prev = -1
-    for t in range(1, ce):
-        allowed = range(prev + 1, len(gaps) - (ce - 1 - t))
-        # nearest to t n / ce (exact rationals), ties to the lower gap
-        best = min(allowed, key=lambda j: (abs(Fraction(gaps[j]) - Fraction(t * n, ce)), j))
-        cuts.append(gaps[best])
-        prev = best
+    counts = []
+    for s in range(n):
+        if s == 0 or v[s - 1] < v[s]:
+            counts.append(0)
+        counts[-1] += 1
+    cuts = efd_cuts_reference(counts, c)
     labels = np.empty(n, dtype=np.int64)
     for rank, i in enumerate(order):
         labels[i] = sum(1 for s in cuts if s <= rank)
@@ -86,7 +138,10 @@ def lloyd(x, c, rng, iterations=100):
 def rbd_reference(x, c, groups, median_centroid, seed):
     """Algorithm 1 of the seed paper step by step with the same random stream as the fast code:
     quantile groups by the equal-frequency rule, for each group of size g, g samples of g positions
-    drawn by rng.integers(0, g) one at a time; exact k-means (brute force) of the sorted centroids;
+    drawn by rng.integers(0, g) one at a time, or, when the group has d distinct values with 4 d <= g,
+    of binomial counts value by value (the count of each value, in increasing order, drawn from the
+    draws left with probability its repeats / the repeats of the values from it on, the last value
+    taking the rest); exact k-means (brute force) of the sorted centroids;
     nearest rounding point (mean of each cluster), ties to the lower point."""
     x = np.asarray(x, dtype=np.float64)
     rng = np.random.default_rng(seed)
@@ -97,8 +152,20 @@ def rbd_reference(x, c, groups, median_centroid, seed):
     for t in range(qs.max() + 1):
         grp = v[qs == t]
         g = len(grp)
+        values, repeats = np.unique(grp, return_counts=True)
         for _ in range(g):
-            sample = [grp[rng.integers(0, g)] for _ in range(g)]
+            if 4 * len(values) <= g:  # heavily repeated values: binomial counts value by value
+                sample, left, weight = [], g, g
+                for value, w in zip(values[:-1], repeats[:-1]):
+                    if left == 0:
+                        break
+                    count = int(rng.binomial(left, w / weight))
+                    sample += [value] * count
+                    left -= count
+                    weight -= w
+                sample += [values[-1]] * left
+            else:
+                sample = [grp[rng.integers(0, g)] for _ in range(g)]
             centroids.append(float(np.median(sample)) if median_centroid else math.fsum(sample) / g)
     centroids = np.sort(np.array(centroids))
     best, results = kmeans_bruteforce(centroids, c)

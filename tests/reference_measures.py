@@ -78,11 +78,16 @@ def tie_key(seed: int, column: int, value: float, partner: float) -> int:
 
 
 def ranks(values, partner, ties, seed=0, column=0) -> list[int]:
+    """Ranks 1..n; random ties by the key of the values and partners scaled by 2^-e, e the binary
+    exponent of the largest magnitude of both (max |v| 2^-e in [1/2, 1))."""
     n = len(values)
+    top = max(abs(float(v)) for v in list(values) + list(partner))
+    e = math.frexp(top)[1] if top > 0 else 0
     if ties == "first":
         key = lambda i: (values[i], i)  # noqa: E731
     else:
-        key = lambda i: (values[i], tie_key(seed, column, values[i], partner[i]), i)  # noqa: E731
+        key = lambda i: (values[i], tie_key(seed, column, math.ldexp(values[i], -e), math.ldexp(partner[i], -e)),  # noqa: E731
+                         i)
     order = sorted(range(n), key=key)
     r = [0] * n
     for rank, i in enumerate(order, start=1):

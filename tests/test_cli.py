@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -177,3 +179,143 @@ def test_group_ticks_reach_only_watchers_while_they_watch():
     con.execute("SELECT g, mdav_round(list(x), 3) FROM t GROUP BY g").fetchall()
     con.close()
     assert len(ticks) == 4
+
+
+# ---------------------------------------------------------------------------------------------
+# --version, files that are not UTF-8, signals
+
+def _plain_stderr(text: str) -> str:
+    """Standard error without DuckDB's Python client's reference-leak report at exit (nanobind), which
+    is not ours to print or to silence."""
+    return "\n".join(line for line in text.splitlines()
+                     if not (line.startswith(("nanobind:", " - leaked", " - ... skipped")) or "refleaks" in line
+                             or line.startswith("See https://nanobind"))) + ("\n" if text.endswith("\n") else "")
+
+
+def test_version_prints_the_versions_and_exits_0():
+    from importlib.metadata import version
+
+    done = _cli("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (f"duckdb-sdc {version('duckdb-sdc')} (duckdb {duckdb.__version__}, "
+                           f"Python {sys.version.split()[0]})\n")
+
+
+LATIN1 = "caf\xe9".encode("latin-1")  # b'caf\xe9': not UTF-8
+
+
+def test_a_spec_that_is_not_utf8_is_one_line_not_a_traceback(tmp_path):
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes(b"[source]\ntable = \"" + LATIN1 + b"\"\n")
+    for command in ("release", "evaluate"):
+        done = _cli(command, str(bad))
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert _plain_stderr(done.stderr) == (f"duckdb-sdc {command}: error: {bad}: cannot read the spec: not UTF-8 "
+                                              "text (byte 0xe9 at offset 21); save it as UTF-8\n")
+
+
+def test_a_sql_file_or_input_that_is_not_utf8_is_one_line_not_a_traceback(tmp_path):
+    bad = tmp_path / "latin1.sql"
+    bad.write_bytes(b"SELECT '" + LATIN1 + b"' AS word;\n")
+    done = _cli("sql", "-f", str(bad))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert _plain_stderr(done.stderr) == (f"duckdb-sdc sql: error: cannot read {str(bad)!r}: not UTF-8 text "
+                                          "(byte 0xe9 at offset 11); save it as UTF-8\n")
+    piped = subprocess.run([sys.executable, "-m", "duckdb_sdc", "sql"], input=bad.read_bytes(), capture_output=True,
+                           timeout=300)
+    assert piped.returncode == 2
+    assert _plain_stderr(piped.stderr.decode()) == ("duckdb-sdc sql: error: cannot read standard input: not UTF-8 "
+                                                    "text (byte 0xe9 at offset 11); save it as UTF-8\n")
+    # UTF-8 with a byte order mark (as some editors save it) is fine
+    good = tmp_path / "bom.sql"
+    good.write_bytes("\ufeffSELECT 'café' AS word;\n".encode("utf-8"))
+    ok = _cli("sql", "-f", str(good))
+    assert ok.returncode == 0 and "café" in ok.stdout
+
+
+@pytest.fixture(scope="module")
+def big_release(tmp_path_factory):
+    """A spec whose release takes a few seconds: 2M records, three masked columns."""
+    folder = tmp_path_factory.mktemp("signals")
+    con = duckdb.connect(str(folder / "src.duckdb"))
+    con.execute("CREATE TABLE people AS SELECT i AS id, (i % 7)::VARCHAR AS region, hash(i) % 100000 AS income, "
+                "hash(i + 1) % 1000 AS expenses, hash(i + 2) % 777 AS savings FROM range(2000000) r(i)")
+    con.close()
+    (folder / "spec.toml").write_text(
+        '[source]\ndatabase = "src.duckdb"\ntable = "people"\nkey = "id"\n'
+        '[output]\ndatabase = "out/release.duckdb"\ntable = "people"\n'
+        '[columns]\nid = "keep"\nregion = "keep"\nincome = { method = "ranking_round", k = 5 }\n'
+        'expenses = { method = "ranking_round", k = 5 }\nsavings = { method = "ranking_round", k = 5 }\n')
+    return folder
+
+
+def _signal_while_writing(folder, signum):
+    """Start `duckdb-sdc release`, wait until it writes the release file (the hidden .tmp beside the
+    output exists: DuckDB is inside a statement), send `signum`; return the finished process and
+    whether the .tmp file was seen."""
+    import glob
+    import shutil
+
+    shutil.rmtree(folder / "out", ignore_errors=True)
+    process = subprocess.Popen([sys.executable, "-m", "duckdb_sdc", "release", str(folder / "spec.toml"), "--quiet"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen, end = False, time.time() + 240
+    while process.poll() is None and time.time() < end:
+        if glob.glob(str(folder / "out" / ".release.duckdb.*.tmp")):
+            process.send_signal(signum)
+            seen = True
+            break
+        time.sleep(0.002)
+    out, err = process.communicate(timeout=240)
+    return process.returncode, out, _plain_stderr(err), seen
+
+
+@pytest.mark.parametrize("signum, code, word", [(signal.SIGINT, 130, "interrupted"),
+                                                (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_during_release_cleans_up_and_exits_128_plus_its_number(big_release, signum, code, word):
+    """SIGINT printed a traceback (RuntimeError: Query interrupted) and exited 1; SIGTERM killed the
+    process and left the hidden .tmp file beside the output. Now both clean up and exit 130 / 143."""
+    returncode, out, err, seen = _signal_while_writing(big_release, signum)
+    assert seen, "the release finished before it could be interrupted"
+    assert (returncode, out, err) == (code, "", f"{word}\n")
+    assert sorted(p.name for p in (big_release / "out").iterdir()) == []  # no release, no .tmp, no .wal
+
+
+def test_the_signal_handlers_are_restored_after_a_command(spec):
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    assert main(["release", str(spec), "--quiet"]) == 0
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_evaluate_and_tradeoff_show_progress_on_a_terminal(spec):
+    import io
+
+    from duckdb_sdc.release import load_spec, release, report, sweep
+
+    loaded = load_spec(spec)
+    release(loaded)
+    stream = io.StringIO()
+    report(loaded, progress=Progress(stream=stream, enabled=True))
+    drawn = stream.getvalue()
+    from duckdb_sdc.release.report import SECTIONS
+
+    for n, section in enumerate(SECTIONS, start=1):
+        label = section.__name__.removesuffix("_section").replace("_", " ")
+        assert f"] {n}/{len(SECTIONS)} " in drawn and label in drawn
+    assert drawn.startswith("\r\x1b[2Kevaluate spec.toml [") and "k anonymity" in drawn
+    stream = io.StringIO()
+    sweep(loaded, "k", [3, 4], progress=Progress(stream=stream, enabled=True))
+    assert "tradeoff k [" in stream.getvalue() and "2/2" in stream.getvalue() and "at k = 4" in stream.getvalue()
+
+
+def test_a_long_step_is_redrawn_so_the_time_moves():
+    import io
+
+    stream = io.StringIO()
+    with Progress(stream=stream, enabled=True).task("evaluate x", 1) as bar:
+        bar.advance("measures")
+        time.sleep(1.3)
+    draws = [d for d in stream.getvalue().split("\r\x1b[2K") if d]
+    assert len(draws) >= 3 and all("measures" in d for d in draws)
+    times = [float(re.search(r"1/1\s+([\d.]+)s", d).group(1)) for d in draws]
+    assert times == sorted(times) and times[-1] >= 0.9

@@ -128,10 +128,19 @@ def test_errors_are_renamed_with_their_parameter():
 
 
 def test_public_numpy_functions_name_themselves_without_a_hidden_keyword():
+    import importlib
     import inspect
 
-    for module in (methods.microaggregation, methods.discretisation, methods.multivariate, methods.boxes,
-                   methods.dp, methods.sensitivity, methods.noise, methods.partition):
+    import pkgutil
+
+    import duckdb_sdc.measures
+    import duckdb_sdc.methods
+
+    modules = [importlib.import_module(f"{package.__name__}.{info.name}")
+               for package in (duckdb_sdc.methods, duckdb_sdc.measures)
+               for info in pkgutil.iter_modules(package.__path__)]
+    assert {"noise_addition", "rank_swap", "base_rounding"} <= {m.__name__.rsplit(".", 1)[1] for m in modules}
+    for module in modules:
         for name, fn in inspect.getmembers(module, inspect.isfunction):
             assert "_func" not in inspect.signature(fn).parameters, f"{module.__name__}.{name}"
     with pytest.raises(SdcError, match=r"^mdav_partition: k must be >= 2"):

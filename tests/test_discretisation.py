@@ -270,6 +270,22 @@ def test_rbd_equals_algorithm_1_step_by_step():
                                    err_msg=f"x={x.tolist()} c={c} groups={groups} seed={seed}")
 
 
+def test_rbd_with_heavily_repeated_values_equals_algorithm_1_step_by_step():
+    # groups with 4 d <= g distinct values draw binomial counts per value instead of positions
+    rng = np.random.default_rng(12)
+    for i in range(60):
+        n = int(rng.integers(8, 40))
+        x = rng.integers(0, int(rng.integers(1, 4)), n).astype(float) * 2.5 - 1.0
+        c = int(rng.integers(1, 4))
+        groups = int(rng.integers(1, 3))
+        median = bool(i % 2)
+        seed = int(rng.integers(0, 1000))
+        expected, _ = rbd_reference(x, c, groups, median, seed)
+        got = disc.rbd_round(x, c, groups=groups, centroid="median" if median else "mean", seed=seed)
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12,
+                                   err_msg=f"x={x.tolist()} c={c} groups={groups} seed={seed}")
+
+
 def test_rbd_rounds_to_the_nearest_point_and_reproduces_with_a_seed():
     x = np.random.default_rng(12).exponential(12.5, 500)
     a = disc.rbd_round(x, 5, seed=7)

@@ -4,6 +4,7 @@ degenerate input."""
 from __future__ import annotations
 
 import importlib
+import math
 import sys
 
 import numpy as np
@@ -355,6 +356,7 @@ def test_evaluate_excludes_missing_values_pairwise_per_column_and_listwise_overa
 
 ranks_module = importlib.import_module("duckdb_sdc.measures.ranks")
 risk_module = importlib.import_module("duckdb_sdc.measures.risk")
+order_module = importlib.import_module("duckdb_sdc.methods._order")
 
 
 @pytest.fixture(params=["one core", "two cores"])
@@ -390,7 +392,9 @@ def test_random_tie_order_on_many_records_equals_a_lexicographic_sort():
     values = np.where(rng.random(n) < 0.7, 1.0, rng.integers(0, 2000, n).astype(float))
     partner = rng.integers(0, 50, n).astype(float)
     start = np.uint64(ranks_module._mix(ranks_module.key_start(5, 1)))
-    keys = np.array([ranks_module._key(start, v, q) for v, q in zip(values, partner)], dtype=np.uint64)
+    e = math.frexp(max(np.abs(values).max(), np.abs(partner).max()))[1]  # the keys see the scaled values
+    keys = np.array([ranks_module._key(start, math.ldexp(v, -e), math.ldexp(q, -e)) for v, q in zip(values, partner)],
+                    dtype=np.uint64)
     expected = np.lexsort((np.arange(n), keys, values))
     assert np.array_equal(ranks_module.rank_order(values, partner, "random", 5, 1), expected)
 
@@ -479,9 +483,9 @@ def test_record_linkage_on_many_repeated_points_equals_counting_over_the_distinc
 
 
 def test_row_grouping_survives_a_hash_collision(monkeypatch):
-    monkeypatch.setattr(risk_module, "_row_hashes", lambda Z: np.zeros(Z.shape[0], np.uint64))
+    monkeypatch.setattr(order_module, "_row_hashes", lambda Z: np.zeros(Z.shape[0], np.uint64))
     Z = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [-0.0, 1.0]])
-    U, owner, count = risk_module._distinct_points(Z)
+    U, owner, count = order_module.distinct_rows(Z)
     assert np.array_equal(U[owner], Z) and count.sum() == 4 and len(U) == 3
 
 

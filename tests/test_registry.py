@@ -12,12 +12,6 @@ import pytest
 
 import duckdb_sdc
 from duckdb_sdc.sql import REGISTRY, sql_files
-from duckdb_sdc.sql.docs import README, updated_readme
-
-
-def test_readme_function_reference_is_generated_from_the_registry():
-    text = README.read_text()
-    assert updated_readme(text) == text, "run: python -m duckdb_sdc.sql.docs"
 
 
 def test_every_registry_row_is_installed_with_its_parameters(con):

@@ -261,7 +261,7 @@ def test_dropping_the_key_keeps_it_out_of_the_table(source):
     (lambda d: d["columns"].update(region={"method": "mdav_round", "k": 3}),
      r"stratum column 'region' is masked itself"),
     (lambda d: d["columns"].update(note={"method": "mdav_round", "k": 3}), r"columns\.note: mdav_round masks numbers, column 'note' is VARCHAR"),
-    (lambda d: d["columns"].update(income={"method": "mdav", "k": 3}), r"unknown method 'mdav'; known: .*\bmdav_round, oma_round, ranking_round\b"),
+    (lambda d: d["columns"].update(income={"method": "mdav", "k": 3}), r"unknown method 'mdav'; known: .*\bmdav_round, oma_round, rank_swap, ranking_round\b"),
     (lambda d: d["columns"].update(income={"method": "mdav_round"}), r"columns\.income: mdav_round needs k"),
     (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 3, "gamma": 1}), r"mdav_round has no parameter 'gamma'; its parameters: k, representative"),
     (lambda d: d["columns"].update(income={"method": "mdav_round", "k": "five"}), r"columns\.income\.k: mdav_round expects INTEGER or 'auto', got 'five'"),
@@ -321,9 +321,10 @@ def test_the_manifest_never_keeps_a_seed():
 
 
 def test_method_table_is_derived_from_the_registry():
-    assert sorted(METHODS) == ["box_release", "dp_laplace", "dp_um", "efd_round", "ewd_round", "idp_cbls",
-                               "idp_ls", "kmd_round", "mdav_multi_round", "mdav_round", "mondrian_round",
-                               "oma_round", "ranking_round", "rbd_round", "vmdav_round"]
+    assert sorted(METHODS) == ["add_noise", "add_noise_multi", "base_round", "box_release", "dp_laplace", "dp_um",
+                               "efd_round", "ewd_round", "idp_cbls", "idp_ls", "kmd_round", "mdav_multi_round",
+                               "mdav_round", "mondrian_round", "oma_round", "rank_swap", "ranking_round", "rbd_round",
+                               "vmdav_round"]
     assert METHODS["mdav_multi_round"].kind == "rows" and METHODS["mdav_round"].kind == "column"
     assert METHODS["box_release"].kind == "boxes"
     assert METHODS["idp_cbls"].is_dp and not METHODS["kmd_round"].is_dp

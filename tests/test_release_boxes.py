@@ -412,9 +412,9 @@ def test_tradeoff_refuses_a_box_methods_parameter_and_evaluates_boxes_beside_a_s
     assert main(["tradeoff", str(folder / "spec.toml"), "--k", "3,4"]) == 2
 
 
-def test_the_readme_spec_example_is_a_valid_spec():
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = readme[readme.index("## Releases"):]
+def test_the_docs_spec_example_is_a_valid_spec():
+    page = (Path(__file__).parent.parent / "docs" / "releases" / "spec.md").read_text()
+    section = page[page.index("## Every key"):]
     example = section[section.index("```toml") + len("```toml"):]
     spec = parse_spec(tomllib.loads(example[:example.index("```")]), name="people.toml")
     boxes = [r for r in spec.masked() if r.boxed]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import re
 import struct
+import subprocess
 import sys
 
+import duckdb
 import pandas as pd
 import pytest
 from release_helpers import base_doc, people, write_db, write_spec
@@ -14,9 +16,10 @@ from release_helpers import base_doc, people, write_db, write_spec
 from duckdb_sdc.cli import main
 from duckdb_sdc.release import SpecError, load_spec, parse_values, release, report, sweep
 from duckdb_sdc.release import plot as plot_module
-from duckdb_sdc.release.plot import DATA_ID, PlotUnavailable
+from duckdb_sdc.release.methods import BOXES, METHODS, ROWS
+from duckdb_sdc.release.plot import DATA_ID
 from duckdb_sdc.release.report import ALL
-from duckdb_sdc.release.tradeoff import SweepError, check_measures, variant
+from duckdb_sdc.release.tradeoff import MAX_POINTS, SweepError, check_measures, variant
 
 pytest.importorskip("matplotlib", reason="the plot extra is not installed (pip install -e '.[plot]')")
 
@@ -101,8 +104,16 @@ def test_sweep_mistakes(folder):
     spec = load_spec(write_spec(folder, base_doc()))
     with pytest.raises(SweepError, match=r"no masked column has the parameter c \(methods with it: efd_round"):
         sweep(spec, "c", [3])
-    with pytest.raises(SpecError, match=r"columns\.income: mdav_round: k = 500 is larger .* \(at k = 500\)"):
+    with pytest.raises(SweepError, match=r"columns\.income: mdav_round: k = 500 is larger than the number of "
+                                         r"non-NULL values of income \(\d+\) in the stratum region = '\w+'; "
+                                         r"nothing was computed: sweep k up to \d+"):
         sweep(spec, "k", [5, 500])
+    # a lower bound of the method fails at the first (smallest) value, before any point is evaluated
+    doc = base_doc()
+    doc["columns"]["income"] = {"method": "idp_cbls", "k": 5, "seed": 1}
+    doc["masking"]["total_epsilon"] = 1.0
+    with pytest.raises(SpecError, match=r"columns\.income: idp_cbls: k .*\(at k = 2\)"):
+        sweep(load_spec(write_spec(folder, doc)), "k", [2, 5])
 
 
 def _png_size(path) -> tuple[int, int]:
@@ -176,10 +187,114 @@ def test_tradeoff_user_errors_exit_2_with_one_line(folder, capsys, monkeypatch):
                           "(global_linkage: not run on ") and "at most 3" in err and err.count("\n") == 1
     assert not (folder / "spec_tradeoff_k.png").exists()
 
-    def missing():
-        raise PlotUnavailable('plots need matplotlib: pip install "duckdb-sdc[plot]"')
+    # more values than a sweep takes: refused at once (it was a MemoryError traceback)
+    assert main(["tradeoff", str(path), "--k", "1..9223372036854775807"]) == 2
+    assert capsys.readouterr().err == (
+        "duckdb-sdc tradeoff: error: --k '1..9223372036854775807': 9223372036854775807 values; a sweep masks and "
+        "evaluates the data once per value, so it takes at most 1000 (give a step, e.g. 3..500:5, or fewer values)\n")
 
-    monkeypatch.setattr(plot_module, "require_matplotlib", missing)
-    assert main(["tradeoff", str(path), "--k", "3..5"]) == 2
-    assert capsys.readouterr().err == ('duckdb-sdc tradeoff: error: plots need matplotlib: '
-                                       'pip install "duckdb-sdc[plot]"\n')
+
+def test_an_out_of_range_k_fails_before_any_point_is_computed(folder, monkeypatch):
+    """It used to mask and evaluate every smaller k first (and fail after minutes on large data)."""
+    from duckdb_sdc.release import tradeoff
+
+    evaluated = []
+    real = tradeoff.evaluate_relations
+    monkeypatch.setattr(tradeoff, "evaluate_relations", lambda ev, *a: evaluated.append(1) or real(ev, *a))
+    spec = load_spec(write_spec(folder, base_doc()))
+    largest = min(people(150).groupby("region")["income"].count())
+    assert len(sweep(spec, "k", [3, largest])) > 0 and len(evaluated) == 2  # the largest valid k runs
+    evaluated.clear()
+    with pytest.raises(SweepError, match=rf"k = {largest + 1} is larger .* sweep k up to {largest}$"):
+        sweep(spec, "k", list(range(3, largest + 2)))
+    assert evaluated == []
+
+
+def test_a_group_method_is_checked_on_its_complete_records(folder):
+    doc = base_doc()
+    del doc["columns"]["income"], doc["columns"]["expenses"]
+    path = write_spec(folder, doc)
+    path.write_text(path.read_text() + '\n[[groups]]\ncolumns = ["income", "expenses"]\n'
+                    'method = "mdav_multi_round"\nk = 3\n')
+    spec = load_spec(path)
+    df = people(150)
+    complete = df.dropna(subset=["income", "expenses"]).groupby("region").size().min()
+    with pytest.raises(SweepError, match=rf"groups\[0\]: mdav_multi_round: k = {complete + 1} is larger than the "
+                                         rf"number of records without NULL of income, expenses \({complete}\)"):
+        sweep(spec, "k", [3, complete + 1])
+
+
+@pytest.mark.parametrize("method", sorted(m for m, rm in METHODS.items() if rm.param("k") and rm.kind != BOXES))
+def test_every_swept_k_is_a_group_size_bounded_by_the_values(con, method):
+    """check_range assumes k is a minimum group size, at most the number of usable values; a method
+    whose k means something else must teach check_range about it (this test then fails)."""
+    rm = METHODS[method]
+    data = "[[1.0, 2.0], [3.0, 5.0], [4.0, 1.0], [9.0, 8.0]]" if rm.kind == ROWS else "[1.0, 2.0, 3.0, 9.0]"
+    extra = ", ".join(f"{p.name} := {p.default}" if p.default is not None else
+                      {"epsilon": "epsilon := 1.0", "lb": "lb := 0", "ub": "ub := 10"}[p.name]
+                      for p in rm.params if p.name != "k" and (p.default is None))
+    call = f"SELECT {method}({data}, k := {{k}}{', ' + extra if extra else ''})"
+    con.execute(call.format(k=4)).fetchall()  # k = n is allowed
+    with pytest.raises(duckdb.Error, match=rf"{method}: k = 5 is larger than the number of"):
+        con.execute(call.format(k=5)).fetchall()
+
+
+def test_parse_values_refuses_more_points_than_a_sweep_takes():
+    assert len(parse_values("k", f"1..{MAX_POINTS}")) == MAX_POINTS
+    for text in ("1..9223372036854775807", f"1..{MAX_POINTS + 1}", ",".join(["3"] * (MAX_POINTS + 1))):
+        with pytest.raises(SweepError, match=rf"values; a sweep masks and evaluates the data once per value, so it "
+                                             rf"takes at most {MAX_POINTS}"):
+            parse_values("k", text)
+    with pytest.raises(SweepError, match="at most"):
+        parse_values("epsilon", f"0.1..10:{MAX_POINTS + 1}")
+
+
+def test_a_huge_range_in_a_real_process_is_one_line_not_a_traceback(folder):
+    path = write_spec(folder, base_doc())
+    done = subprocess.run([sys.executable, "-m", "duckdb_sdc", "tradeoff", str(path), "--k", "1..9223372036854775807"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "MemoryError" not in done.stderr
+    assert done.stderr.startswith("duckdb-sdc tradeoff: error: --k '1..9223372036854775807': ")
+    assert done.stderr.count("\n") == 1
+
+
+def test_the_figure_has_one_quantity_per_axis(folder):
+    """No twin axes: the right side is two panels, information loss above disclosure risk, each axis
+    with the values of one measure only (the old right panel put both on twin axes)."""
+    spec = load_spec(write_spec(folder, base_doc()))
+    data = sweep(spec, "k", [3, 5, 8, 12])
+    pts = plot_module.points(data, "il1s", "record_linkage", ["income", "expenses"])
+    fig = plot_module.figure(pts, param="k", il="il1s", dr="record_linkage", title="t")
+    try:
+        left, top, bottom = fig.axes
+        boxes = [tuple(ax.get_position().bounds) for ax in fig.axes]
+        assert len(set(boxes)) == 3  # a twin axis would share its host's box
+        assert top.get_ylabel() == "information loss: il1s" and bottom.get_ylabel() == "disclosure risk: record_linkage"
+        for curve in ("income", "expenses", ALL):
+            c = pts[pts["curve"] == curve]
+            lines = {ax: next(line for line in ax.get_lines() if line.get_label() == curve) for ax in fig.axes}
+            assert list(lines[left].get_xdata()) == list(c["il1s"]) and list(lines[left].get_ydata()) == list(c["record_linkage"])
+            assert list(lines[top].get_xdata()) == list(c["parameter_value"]) == list(lines[bottom].get_xdata())
+            assert list(lines[top].get_ydata()) == list(c["il1s"])
+            assert list(lines[bottom].get_ydata()) == list(c["record_linkage"])
+            assert lines[top].get_color() == lines[bottom].get_color() == lines[left].get_color()
+    finally:
+        plot_module.require_matplotlib().close(fig)
+
+
+def test_without_matplotlib_tradeoff_prints_its_table_and_how_to_get_the_plot(folder):
+    """A real process in which matplotlib cannot be imported: the sweep runs, its table is printed,
+    no file is written and the last line says how to install matplotlib (it used to exit 2 with the
+    hint only)."""
+    path = write_spec(folder, base_doc())
+    script = ("import sys; sys.modules['matplotlib'] = None\n"
+              "from duckdb_sdc.cli import main\n"
+              f"sys.exit(main(['tradeoff', {str(path)!r}, '--k', '3..6', '--quiet', '--out', {str(folder / 'plots')!r}]))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["k", "il1s", "record_linkage", "k_anonymity", "(all)"]
+    assert [line.split()[0] for line in lines[1:5]] == ["3", "4", "5", "6"]
+    assert lines[-1] == ('no plot: plots need matplotlib: pip install matplotlib (or, in a clone of duckdb-sdc, '
+                         'pip install ".[plot]")')
+    assert not (folder / "plots").exists()

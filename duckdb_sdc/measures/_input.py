@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._numerics import column_exponents, exponent
 from .._validate import SdcError, fail, refuse_nonfinite
 
 
@@ -40,6 +41,22 @@ def pair(func: str, x, xm) -> tuple[np.ndarray, np.ndarray]:
     return X, XM
 
 
+def unit_columns(X: np.ndarray, XM: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X', XM', e): every column j of both sides scaled by the same power of two 2^-e_j, the one that
+    puts the column's largest magnitude (over x and xm) in [1/2, 1). Exact (`duckdb_sdc._numerics`):
+    a measure that is invariant under scaling a column computes the same numbers from X' and XM' at
+    any scale, with no sum, difference or square overflowing at 1e308 or underflowing at 1e-300."""
+    e = np.maximum(column_exponents(X), column_exponents(XM))
+    return np.ldexp(X, -e), np.ldexp(XM, -e), e
+
+
+def unit_common(X: np.ndarray, XM: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(X', XM', e): both sides scaled by one power of two 2^-e for all columns (for the measures that
+    mix columns in one unit, such as the mean absolute error over all cells)."""
+    e = max(exponent(X), exponent(XM))
+    return np.ldexp(X, -e), np.ldexp(XM, -e), e
+
+
 def _shape(values) -> tuple:
     return tuple(np.shape(values))
 
@@ -48,9 +65,10 @@ def column_moments(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean and sample standard deviation (n - 1; 0 for a single record) of every column, summed over
     each column's sorted values: they depend on the values only, never on the order of the records.
     SQL gives no order, and a last-bit change of a mean or sd can change which distances tie (record
-    linkage) or whether a value sits on an interval's end (interval disclosure)."""
-    S = np.sort(A, axis=0)
-    mean = S.mean(axis=0)
+    linkage) or whether a value sits on an interval's end (interval disclosure). The same sums as
+    `stacked._moments` for many small groups."""
+    S = np.sort(np.ascontiguousarray(A), axis=0)  # row-major: NumPy sums the rows in order (a column
+    mean = S.mean(axis=0)                           # slice in column-major order would sum pairwise)
     if A.shape[0] < 2:
         return mean, np.zeros(A.shape[1])
     centred = S - mean

@@ -7,21 +7,49 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._numerics import OutOfRange
 from .._validate import fail, named
+from ..params import IL1S_FORM
 from . import loss, ranks, risk
 from ._input import UndefinedMeasure, pair, undefined
 
 
-def il_dr_score(x, xm, k: float = 0.05) -> float:
-    """The seed's IL-DR score, lower is better: 0.25 * IL + 0.25 * IL1s + 0.25 * DDR + 0.25 * IDR with
-    every term in percent: IL = il_metrics(...)["composite"] (already 100 times a mean),
-    IL1s = 100 * il1s, DDR = 100 * record_linkage (rank 1), IDR = 100 * interval_disclosure(k).
-    Needs n >= 2 and no constant original column (il1s)."""
+IL1S_FORMS = IL1S_FORM.options
+
+
+@named
+def il_dr_score(x, xm, k: float = 0.05, *, max_outside: int = 0, il1s_form: str = "yancey") -> float:
+    """The IL-DR score of the rounding paper (Senavirathne & Torra 2019), lower is better: the mean of
+    two information-loss and two disclosure-risk terms, each in percent,
+
+        0.25 * (IL + 100 * IL1s + 100 * DDR + 100 * IDR)
+
+    with IL = il_metrics(...)["composite"] (the Domingo-Ferrer & Torra metrics, already 100 times a
+    mean), IL1s the standardised mean absolute error, DDR = record_linkage (rank 1) and
+    IDR = interval_disclosure(k) (intervals x' +- k sd(x'_j)).
+
+    Where the paper is ambiguous (it computes the measures with sdcMicro and gives the score as the
+    plain mean of the four percentages, without the formulas of the terms), two choices are exposed:
+    * `max_outside`, the interval-disclosure term: 0 (default) counts a record at risk when all its
+      original values lie in their intervals, as the measure is defined (the SDID measure that
+      sdcMicro's `dRisk` documentation cites: Mateo-Sanz, Sebe & Domingo-Ferrer 2004); 1 counts it
+      with at most one value outside, what sdcMicro's `dRisk` code computes
+      (`rowSums(...) %in% 0:1`); with one column every record is then at risk (IDR = 1).
+    * `il1s_form`, the IL1s term: 'yancey' (default) is Yancey, Winkler & Creecy's
+      (1 / (n p)) sum |x - x'| / (sqrt(2) S_j); 'sdcmicro' is what sdcMicro's
+      `dUtility(method = "IL1")` computes in the releases whose code reads
+      `abs((x - xm) / sd(x) * sqrt(2))`, (1 / (n p)) sum sqrt(2) |x - x'| / S_j, exactly twice as
+      large (later releases keep Yancey's form as "IL1old" and report "IL1s" as the un-normalised
+      sum, `il1s_sum`, which is not a mean and fits no percentage score).
+    Scaling: every term is a percentage (the IL1s term is 100 times a mean of standardised
+    differences, which can exceed 100). Needs n >= 2 and no constant original column (IL1s)."""
     X, XM = pair("il_dr_score", x, xm)
+    form = IL1S_FORM.check(il1s_form, "il_dr_score", "il1s_form")
     il = loss.il_metrics(X, XM)["composite"]
     if il is None:
         raise undefined("il_dr_score", _IL_UNDEFINED)
-    return _score(il, loss.il1s(X, XM), risk.record_linkage(X, XM), risk.interval_disclosure(X, XM, k))
+    il1s = loss.il1s(X, XM) * (2.0 if form == "sdcmicro" else 1.0)
+    return _score(il, il1s, risk.record_linkage(X, XM), risk.interval_disclosure(X, XM, k, max_outside=max_outside))
 
 
 _IL_UNDEFINED = "the IL metrics are undefined for these data (every original value is 0)"
@@ -69,9 +97,11 @@ EVALUATE_GLOBAL_MAX_N = 2000
 
 
 def _value(func, *args, **kw) -> tuple[float | None, str | None]:
+    """(value, None), or (None, the reason) for a measure undefined for the data or beyond float64's
+    range (an MSE of values near 1e308)."""
     try:
         return func(*args, **kw), None
-    except UndefinedMeasure as e:
+    except (UndefinedMeasure, OutOfRange) as e:
         return None, str(e)
 
 
@@ -99,7 +129,8 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
     """Every measure of this package for one (original, masked) pair, as tidy rows
     (measure, column, value, note): first each measure of PER_COLUMN on every column alone, then each
     measure of OVERALL on all columns together (column None). A measure that is undefined for these
-    data (e.g. il1s with a constant column) has value None and the reason in `note`; nothing is NaN.
+    data (e.g. il1s with a constant column) or beyond float64's range (the MSE of values near 1e308)
+    has value None and the reason in `note`; nothing is NaN or infinite.
     The regression utility takes the first column as the response (its note names it); global
     linkage runs on up to EVALUATE_GLOBAL_MAX_N complete records (above: None, and a note).
 

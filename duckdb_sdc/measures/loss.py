@@ -3,6 +3,11 @@
 Every function takes 1-D arrays (one column) or 2-D n x p arrays of finite values and returns a float.
 Cost O(n p) unless stated. Where a measure is undefined for the data (a constant original column, one
 record, every original value 0) the function raises `SdcError` naming the reason; it never returns NaN.
+
+Scale invariance (`duckdb_sdc._numerics`): every measure is computed on the columns scaled by powers
+of two (each column of x and xm by the same one), so a scale-free measure (IL1, IL1s, SSE/SST, the IL
+metrics, R^2) is the same at 1e308, 1e-300 or 1, and one in data units (MAE, MSE) is scaled back
+exactly, or refused with `OutOfRange` when it exceeds float64 (an MSE of 1e616).
 """
 
 from __future__ import annotations
@@ -11,23 +16,25 @@ import math
 
 import numpy as np
 
+from .._numerics import from_unit
 from .._validate import fail
-from ._input import column_moments, matrix, pair, sample_sd, undefined
+from . import stacked
+from ._input import matrix, pair, sample_sd, undefined, unit_columns, unit_common
 
 SQRT2 = math.sqrt(2.0)
 
 
 def mae(x, xm) -> float:
     """Mean absolute error: sum |x - x'| / (n p)."""
-    X, XM = pair("mae", x, xm)
-    return float(np.abs(X - XM).mean())
+    X, XM, e = unit_common(*pair("mae", x, xm))
+    return from_unit("mae", "the mean absolute error", float(np.abs(X - XM).mean()), e)
 
 
 def mse(x, xm) -> float:
     """Mean squared error: sum (x - x')^2 / (n p)."""
-    X, XM = pair("mse", x, xm)
+    X, XM, e = unit_common(*pair("mse", x, xm))
     d = X - XM
-    return float((d * d).mean())
+    return from_unit("mse", "the mean squared error", float((d * d).mean()), e, power=2)
 
 
 def il1(x, xm) -> float:
@@ -37,7 +44,7 @@ def il1(x, xm) -> float:
     sdcMicro's dUtility does; the mean is taken over the remaining cells. If every original value is
     0 the measure is undefined and an error is raised.
     """
-    X, XM = pair("il1", x, xm)
+    X, XM, _ = unit_columns(*pair("il1", x, xm))
     v = _mean_variation(X, XM)
     if v is None:
         raise undefined("il1", "every original value is 0; the relative change |x - xm| / |x| is undefined")
@@ -45,7 +52,7 @@ def il1(x, xm) -> float:
 
 
 def _il1s_terms(func: str, x, xm) -> tuple[np.ndarray, np.ndarray]:
-    X, XM = pair(func, x, xm)
+    X, XM, _ = unit_columns(*pair(func, x, xm))
     sd = sample_sd(func, X)
     return np.abs(X - XM).sum(axis=0) / (SQRT2 * sd), X
 
@@ -77,7 +84,7 @@ def sse_sst(x, xm) -> float:
     figure is 100 times the mean over the columns of SSE_j / SST_j, so population and sample sd give
     the same number. Undefined (an error) for n = 1 or a constant original column.
     """
-    X, XM = pair("sse_sst", x, xm)
+    X, XM, _ = unit_columns(*pair("sse_sst", x, xm))
     sample_sd("sse_sst", X)  # refuses n = 1 and constant columns
     d = X - XM
     c = X - X.mean(axis=0)
@@ -90,18 +97,6 @@ def _mean_variation(a: np.ndarray, b: np.ndarray) -> float | None:
     if not keep.any():
         return None
     return float((np.abs(a - b)[keep] / np.abs(a[keep])).mean())
-
-
-def _correlation(cov: np.ndarray) -> np.ndarray:
-    """Correlation matrix from a covariance matrix; a pair with a constant column has correlation 0."""
-    sd = np.sqrt(np.diag(cov))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = cov / np.outer(sd, sd)
-    r[~np.isfinite(r)] = 0.0
-    zero = sd == 0
-    r[zero, :] = 0.0
-    r[:, zero] = 0.0
-    return r
 
 
 IL_COMPONENTS = ("il1", "means", "covariances", "variances", "correlations")
@@ -119,27 +114,14 @@ def il_metrics(x, xm) -> dict[str, float | None]:
       correlations mean ABSOLUTE error of the correlation matrix, pairs i < j (None when p = 1);
                    a pair involving a constant column has correlation 0.
     composite = 100 * mean of the components that are not None.
-    Needs n >= 2 (sample covariances). Cost O(n p^2).
+    Needs n >= 2 (sample covariances). Computed by `stacked.il_metrics` (one group), so many small
+    groups get exactly these numbers. Cost O(n p^2).
     """
     X, XM = pair("il_metrics", x, xm)
-    n, p = X.shape
-    if n < 2:
+    if X.shape[0] < 2:
         raise undefined("il_metrics", "x has n = 1 record; sample covariances (n - 1) are undefined")
-    c = np.cov(X, rowvar=False, ddof=1).reshape(p, p)
-    cm = np.cov(XM, rowvar=False, ddof=1).reshape(p, p)
-    upper = np.triu_indices(p)
-    strict = np.triu_indices(p, 1)
-    out: dict[str, float | None] = {
-        "il1": _mean_variation(X.ravel(), XM.ravel()),
-        "means": _mean_variation(X.mean(axis=0), XM.mean(axis=0)),
-        "covariances": _mean_variation(c[upper], cm[upper]),
-        "variances": _mean_variation(np.diag(c), np.diag(cm)),
-        "correlations": (float(np.abs(_correlation(c)[strict] - _correlation(cm)[strict]).mean())
-                         if p > 1 else None),
-    }
-    present = [v for v in out.values() if v is not None]
-    out["composite"] = 100.0 * float(np.mean(present)) if present else None
-    return out
+    parts = stacked.il_metrics(X[None], XM[None])  # one group: the arithmetic of many small groups
+    return {name: None if np.isnan(v[0]) else float(v[0]) for name, v in parts.items()}
 
 
 def entropy(xm) -> float:
@@ -165,20 +147,15 @@ def regression_utility(x, xm, response: int = 0) -> dict[str, float]:
     the masked columns centred on their means and scaled by their sds (constant ones left unscaled),
     so a large common offset such as 1e8 does not drown the slopes in rounding; the intercept then
     follows from the means. With collinear masked predictors the slopes are the minimum-norm least-
-    squares solution on that scale. Cost O(n p^2).
+    squares solution on that scale (through the pseudo-inverse, singular values below
+    eps max(n, p - 1) times the largest taken as 0, as lstsq does). Every column is first scaled by a
+    power of two (the response's back for the mse, which is refused beyond float64). The arithmetic
+    is that of `stacked.regression_utility` for many small groups. Cost O(n p^2).
     """
     X, XM = pair("regression_utility", x, xm)
     n, p = X.shape
     if not -p <= response < p or isinstance(response, bool):
         raise fail("regression_utility", f"response = {response} is not a column index (p = {p})")
-    others = [j for j in range(p) if j != response % p]
-    ym, y = XM[:, response], X[:, response]
-    centre, spread = column_moments(XM[:, others])
-    spread = np.where(spread > 0, spread, 1.0)
-    mean_y = ym.mean()
-    beta, *_ = np.linalg.lstsq((XM[:, others] - centre) / spread, ym - mean_y, rcond=None)
-    fitted = mean_y + ((XM[:, others] - centre) / spread) @ beta
-    predicted = mean_y + ((X[:, others] - centre) / spread) @ beta
-    sst = float(((ym - mean_y) ** 2).sum())
-    r2 = 1.0 - float(((ym - fitted) ** 2).sum()) / sst if sst > 0 else 0.0
-    return {"mse": float(((y - predicted) ** 2).mean()), "r2": r2}
+    order = [response % p] + [j for j in range(p) if j != response % p]
+    fit = stacked.regression_utility(X[None][:, :, order], XM[None][:, :, order])
+    return {"mse": float(fit["mse"][0]), "r2": float(fit["r2"][0])}

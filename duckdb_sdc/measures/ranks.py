@@ -3,9 +3,12 @@
 
 Tie rules (masked data are full of ties, so the rule matters):
 * ``ties="random"`` (default): equal values are ordered by a pseudo-random key, the 64-bit SplitMix
-  hash of (seed, column number, the value, the record's value on the other side). The key depends on
-  the record's values only, never on its position, so the answer does not depend on the order the
-  records arrive in (SQL gives no order): the same data and seed always give the same answer.
+  hash of (seed, column number, the value, the record's value on the other side), both values scaled
+  by the power of two that puts the larger of the two columns' largest magnitudes in [1/2, 1) (so the
+  keys, and the ranks, are the same for the data times any power of two: `duckdb_sdc._numerics`).
+  The key depends on the record's values only, never on its position, so the answer does not depend
+  on the order the records arrive in (SQL gives no order): the same data and seed always give the
+  same answer.
   Records whose original AND masked values are both equal get equal keys; among them the input order
   decides, the same way on both sides, which gives the same sum whatever that order is.
 * ``ties="first"``: equal values keep their input order (rank by position).
@@ -26,14 +29,16 @@ sort on the keys' top bits (the keys are uniform hashes), in parallel for large 
 
 from __future__ import annotations
 
+import math
 import secrets
 
 import numba as nb
 import numpy as np
 
+from .._numerics import exponent
 from .._validate import named
+from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, mix64 as _mix, sort_column, unsort
 from ..params import SEED, SEED_BITS, TIES as TIE_RULE
-from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, sort_column, unsort
 from ._input import pair
 
 TIES = TIE_RULE.options
@@ -42,24 +47,21 @@ DEFAULT_SEED = 0
 _GOLDEN = 0x9E3779B97F4A7C15
 _INSERTION_MAX = 16  # larger buckets of the tie-key counting sort are merge sorted
 _BUCKET_BITS_MAX = 20  # at most 2^20 buckets (8 MB of counts) however long the run
-_M1 = 0xBF58476D1CE4E5B9
-_M2 = 0x94D049BB133111EB
 _MASK = 0xFFFFFFFFFFFFFFFF
 
 
 @nb.njit(cache=True, nogil=True)
-def _mix(z):
-    """SplitMix64 finaliser of a uint64 (wraps around by design)."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
-    return z ^ (z >> np.uint64(31))
+def _key(start, value, partner):
+    """Tie-breaking key of one record from (seed, column) (in `start`), its value and its partner value
+    (both already scaled, see the module docstring)."""
+    h = _mix(np.float64(value + 0.0).view(np.uint64) ^ start)  # + 0.0 turns -0.0 into 0.0
+    return _mix((h + np.uint64(_GOLDEN)) ^ np.float64(partner + 0.0).view(np.uint64))
 
 
 @nb.njit(cache=True, nogil=True)
-def _key(start, value, partner):
-    """Tie-breaking key of one record from (seed, column) (in `start`), its value and its partner value."""
-    h = _mix(np.float64(value + 0.0).view(np.uint64) ^ start)  # + 0.0 turns -0.0 into 0.0
-    return _mix((h + np.uint64(_GOLDEN)) ^ np.float64(partner + 0.0).view(np.uint64))
+def _scaled_key(start, value, partner, e):
+    """`_key` of the value and partner scaled by 2^-e (exact: the exponent of the larger magnitude)."""
+    return _key(start, math.ldexp(value, -e), math.ldexp(partner, -e))
 
 
 def key_start(seed: int, column: int) -> np.uint64:
@@ -87,7 +89,7 @@ def _tie_runs(v):
 
 
 @nb.njit(cache=True, nogil=True)
-def _order_run(order, i, j, v, partner, s):
+def _order_run(order, i, j, v, partner, s, e):
     """Reorder order[i:j], one run of equal sorted values v[i:j] in input order, by (key, input order).
 
     The keys are uniform 64-bit hashes, so a counting sort on their top b bits (2^b >= m buckets for
@@ -102,7 +104,7 @@ def _order_run(order, i, j, v, partner, s):
     keys = np.empty(m, np.uint64)
     ends = np.zeros((1 << b) + 1, np.int64)
     for t in range(m):
-        k = _key(s, v[i + t], partner[order[i + t]])
+        k = _scaled_key(s, v[i + t], partner[order[i + t]], e)
         keys[t] = k
         ends[np.int64(k >> shift) + 1] += 1
     for h in range(1, (1 << b) + 1):
@@ -133,17 +135,17 @@ def _order_run(order, i, j, v, partner, s):
 
 
 @nb.njit(cache=True, nogil=True)
-def _order_runs(order, v, partner, s, starts, ends):
+def _order_runs(order, v, partner, s, e, starts, ends):
     for r in range(starts.shape[0]):
-        _order_run(order, starts[r], ends[r], v, partner, s)
+        _order_run(order, starts[r], ends[r], v, partner, s, e)
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
-def _order_runs_parallel(order, v, partner, s, starts, ends, cuts):
+def _order_runs_parallel(order, v, partner, s, e, starts, ends, cuts):
     """The runs cuts[c]..cuts[c+1]-1 are block c; blocks hold about equal numbers of records."""
     for c in nb.prange(cuts.shape[0] - 1):
         for r in range(cuts[c], cuts[c + 1]):
-            _order_run(order, starts[r], ends[r], v, partner, s)
+            _order_run(order, starts[r], ends[r], v, partner, s, e)
 
 
 def _blocks(sizes: np.ndarray, count: int) -> np.ndarray:
@@ -163,8 +165,9 @@ def rank_order(values: np.ndarray, partner: np.ndarray, ties: str, seed: int, co
     order, v = sort_column(values)
     if ties == "random":
         starts, ends = _tie_runs(v)
-        args = (order, v, np.ascontiguousarray(partner), np.uint64(_mix(key_start(seed, column))), starts,
-                ends)
+        partner = np.ascontiguousarray(partner)
+        e = max(exponent(v[[0, -1]]) if v.shape[0] else 0, exponent(partner))
+        args = (order, v, partner, np.uint64(_mix(key_start(seed, column))), e, starts, ends)
         if values.shape[0] < PARALLEL_MIN:
             _order_runs(*args)
         else:

@@ -38,7 +38,8 @@ record's cost divided by n, (sum_i a_i Delta_i) / n: without l-diversity it is t
 it is what the dismissal and the weights below need.
 
 **Density**: rho(x) = m / (2 r_m(x))^n, r_m(x) the max-norm distance from x to its m-th nearest record
-counting x itself (k-d tree), so the cube of half-width r_m(x) around x holds m records. m defaults to
+counting x itself (k-d tree of the distinct points with their counts, so repeated records cost what
+one costs), so the cube of half-width r_m(x) around x holds m records. m defaults to
 k (at least 2): with equal a_i the optimal box is then exactly that cube, the smallest around x
 holding k records. Choices the paper leaves open:
 
@@ -51,6 +52,12 @@ holding k records. Choices the paper leaves open:
   a_i = 0 share the remaining volume as attributes of equal weight would (finite).
 * n = 1: the box is the interval of half-width max(k / (2 rho), l eps / 2) around x, whatever a: box
   anonymisation of one attribute is interval rounding.
+
+**Scale** (`duckdb_sdc._numerics`): the records are scaled by one power of two 2^-e before anything is
+computed, each characteristic's weight by 2^(degree e) (a mean scales like the data, a variance like
+their square, a correlation not at all), and the results are scaled back exactly: the boxes of the
+data times 2^k are the boxes at 1 times 2^k for a homogeneous characteristic. A density, c(x) or
+half-width beyond float64's range is refused.
 
 **Dismissing rare points** (`dismissal`): keep the records with c(x) <= c0 and estimate from them
 only; c0 minimises (n / #S) sum_S c(x) + A / sqrt(#S), A / sqrt(#S) being the statistical error of an
@@ -93,11 +100,14 @@ import numba as nb
 import numpy as np
 from scipy.spatial import cKDTree
 
+from .._numerics import exponent, from_unit, to_unit
 from .._validate import fail, finite_values, named, show
 from ..params import ATTRIBUTE_NAMES, CLUSTER_SIZE, DISTANCE, INTEGER_1, POSITIVE, Integer
+from ._order import distinct_rows
 from .multivariate import as_records, mondrian_engine, spread_at_least
 
 KINDS = ("mean", "var", "sd", "cov", "corr")
+_TINY = 5e-324  # the smallest positive float64
 _ARITY = {"mean": 1, "var": 1, "sd": 1, "cov": 2, "corr": 2}
 
 
@@ -202,12 +212,15 @@ def _check_characteristic(func: str, ch: Characteristic, n: int, spec=None) -> N
             raise fail(func, f"{where}{name} must be a finite number > 0, got {v}")
 
 
-def derivative(X, ch: Characteristic) -> np.ndarray:
-    """b (N, n): dC/dx_i at every record equals b_i(x) / N, for the population statistic C."""
-    func = "derivative"
-    A = as_records(func, X)
+# The statistic's unit as a power of the data's: C(X * 2^e) = 2^(DEGREE * e) C(X) (a mean scales like
+# the data, a variance like their square, a correlation not at all), so its derivative b_i scales
+# by 2^((DEGREE - 1) e).
+_DEGREE = {"mean": 1, "var": 2, "sd": 1, "cov": 2, "corr": 0}
+
+
+def _derivative(func: str, A: np.ndarray, ch: Characteristic) -> np.ndarray:
+    """b (N, n) of the population statistic C for the finite records A (see `derivative`)."""
     N, n = A.shape
-    _check_characteristic(func, ch, n)
     b = np.zeros((N, n))
     if N == 0:
         return b
@@ -227,7 +240,7 @@ def derivative(X, ch: Characteristic) -> np.ndarray:
     for q, s in enumerate(sd):
         if not s > 0:
             raise fail(func, f"{ch.kind} of attribute {ch.attrs[q] + 1}: the attribute is constant (sd 0), so the "
-                              "statistic has no derivative")
+                             "statistic has no derivative")
     if ch.kind == "sd":
         b[:, i] = d[:, 0] / sd[0]
         return b
@@ -238,16 +251,40 @@ def derivative(X, ch: Characteristic) -> np.ndarray:
     return b
 
 
-@named
+def derivative(X, ch: Characteristic) -> np.ndarray:
+    """b (N, n): dC/dx_i at every record equals b_i(x) / N, for the population statistic C.
+
+    Computed on the records scaled by one power of two 2^-e (`duckdb_sdc._numerics`) and scaled back
+    by 2^((degree - 1) e), exact at any scale; a derivative beyond float64's range is refused."""
+    func = "derivative"
+    A = as_records(func, X)
+    _check_characteristic(func, ch, A.shape[1])
+    U, e = to_unit(A)
+    return from_unit(func, f"the derivative of {ch.kind}", _derivative(func, U, ch), e, power=_DEGREE[ch.kind] - 1)
+
+
+def _unit_sensitivities(func: str, U: np.ndarray, e: int, chars) -> tuple[np.ndarray, int]:
+    """(a'', u) for the records U = X * 2^-e: a(X) = 2^(u - e) a'', where a'' sums p_C / d0_C |b^C(U)|
+    times 2^(degree_C e - u), u the largest degree_C e. The factors are powers of two, so a'' is a(X)
+    scaled exactly; a characteristic whose unit is 2^1000 times smaller than another's adds nothing
+    (as it would add nothing to their sum)."""
+    units = [_DEGREE[ch.kind] * e for ch in chars]
+    u = max(units)
+    a = np.zeros(U.shape)
+    for ch, unit in zip(chars, units):
+        a += np.ldexp(ch.p / ch.d0, unit - u) * np.abs(_derivative(func, U, ch))
+    return a, u
+
+
 def sensitivities(X, characteristic, names=None) -> np.ndarray:
-    """a (N, n) = sum_C p_C / D0_C |b^C(x)|: the weight of each half-width in the uncertainty."""
+    """a (N, n) = sum_C p_C / D0_C |b^C(x)|: the weight of each half-width in the uncertainty.
+    Scale invariant as `derivative`; sensitivities beyond float64's range are refused."""
     func = "sensitivities"
     A = as_records(func, X)
-    chars = parse_characteristic(func, characteristic, A.shape[1], names)
-    a = np.zeros(A.shape)
-    for ch in chars:
-        a += (ch.p / ch.d0) * np.abs(derivative(A, ch))
-    return a
+    chars = parse_characteristic(func, characteristic, A.shape[1], ATTRIBUTE_NAMES.check(names, func, "names"))
+    U, e = to_unit(A)
+    a, u = _unit_sensitivities(func, U, e, chars)
+    return from_unit(func, "a sensitivity", a, u - e)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,24 +303,63 @@ def _neighbours(func: str, m, N: int) -> int:
     return m
 
 
+def _radius(A: np.ndarray, m: int) -> np.ndarray:
+    """r_m of every record of the finite records A. The k-d tree holds each distinct point once with
+    its number of records, and a point's radius is the distance at which the counts of the points
+    nearest to it (itself first, at distance 0) reach m; the candidate list doubles until they do. So
+    repeated points cost what one point costs, and distinct points what they did (one query of m)."""
+    P, owner, count = distinct_rows(A)
+    tree = cKDTree(P)
+    radius = np.empty(P.shape[0])
+    todo = np.arange(P.shape[0])
+    kk = min(m, P.shape[0])
+    while todo.size:
+        dist, idx = tree.query(P[todo], k=kk, p=np.inf)
+        dist = dist.reshape(todo.size, kk)
+        reached = np.cumsum(count[idx.reshape(todo.size, kk)], axis=1) >= m
+        done = reached.any(axis=1)
+        radius[todo[done]] = dist[done, reached[done].argmax(axis=1)]
+        todo = todo[~done]
+        kk = min(2 * kk, P.shape[0])
+    return radius[owner]
+
+
 def neighbour_radius(X, m) -> np.ndarray:
-    """r_m(x): max-norm distance from every record to its m-th nearest record, counting itself (m >= 2)."""
+    """r_m(x): max-norm distance from every record to its m-th nearest record, counting itself
+    (m >= 2). Repeated records are one point of the k-d tree (`_radius`); the records are scaled by
+    a power of two first (`duckdb_sdc._numerics`), so every scale gives the same neighbours."""
     func = "neighbour_radius"
     A = as_records(func, X)
     m = _neighbours(func, m, A.shape[0])
-    dist, _ = cKDTree(A).query(A, k=m, p=np.inf)
-    return np.ascontiguousarray(dist[:, m - 1])
+    U, e = to_unit(A)
+    return from_unit(func, "a neighbour distance", _radius(U, m), e)
 
 
-@named
+def _density_of_radius(func: str, r: np.ndarray, e: int, m: int, n: int) -> np.ndarray:
+    """m / (2 r 2^e)^n for the radii r of records scaled by 2^-e; +inf where r = 0. Where the plain
+    formula leaves the normal range, 2 r = f 2^E (f in [1/2, 1)) gives it as (m / f^n) 2^(-n (E + e)),
+    correctly rounded; a density that is still 0 or infinite although r > 0 is refused."""
+    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+        rho = np.ldexp(m / (2.0 * r) ** n, -n * e)
+    odd = (r > 0) & ~((rho >= np.finfo(np.float64).tiny) & np.isfinite(rho))
+    if odd.any():
+        f, E = np.frexp(2.0 * r[odd])
+        with np.errstate(over="ignore", under="ignore"):
+            rho[odd] = np.ldexp(m / f ** n, -n * (E + e))
+        if not ((rho[odd] > 0) & np.isfinite(rho[odd])).all():
+            raise fail(func, f"the density m / (2 r)^n is beyond float64's range for these data (n = {n} attributes at "
+                             f"this scale); rescale the data")
+    return rho
+
+
 def density(X, m) -> np.ndarray:
-    """rho(x) = m / (2 r_m(x))^n records per unit volume; +inf where m records coincide with x."""
+    """rho(x) = m / (2 r_m(x))^n records per unit volume; +inf where m records coincide with x. A
+    density beyond float64's range (data at 1e308 in several attributes) is refused."""
     func = "density"
     A = as_records(func, X)
     m = _neighbours(func, m, A.shape[0])
-    r = neighbour_radius(A, m)
-    with np.errstate(divide="ignore", over="ignore"):
-        return m / (2.0 * r) ** A.shape[1]
+    U, e = to_unit(A)
+    return _density_of_radius(func, _radius(U, m), e, m, A.shape[1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -453,16 +529,18 @@ def optimal_half_widths(a, rho, k, l=None, eps=None) -> OptimalBoxes:
     return _solve(func, a, log_s, k, l, eps)
 
 
-def _solve(func, a, log_s, k, l, eps) -> OptimalBoxes:
+def _solve(func, a, log_s, k, l, eps, scale: int = 0) -> OptimalBoxes:
+    """The optimum for the sensitivities a and log side lengths log_s of records scaled by 2^-scale
+    (eps is in the records' own units)."""
     n = a.shape[1]
     l, e = diversity(func, l, eps, n, k)
     has_l = e is not None and l > 1
-    L = l * e / 2.0 if has_l else np.zeros(n)
+    # bounds far below the records' scale stay positive (the smallest float64): they hold nothing back
+    L = np.maximum(np.ldexp(l * e / 2.0, -scale), _TINY) if has_l else np.zeros(n)
     delta, cost, held = _optimal_boxes(a, np.ascontiguousarray(log_s), L, has_l)
     return OptimalBoxes(delta, cost / n, held)
 
 
-@named
 def optimal_boxes(X, characteristic, k, l=None, eps=None, m=None, names=None) -> OptimalBoxes:
     """The optimal local box of every record of X for the characteristic (text or `Characteristic`s):
     density from the m nearest records (m defaults to max(k, 2)), then `optimal_half_widths`."""
@@ -470,12 +548,17 @@ def optimal_boxes(X, characteristic, k, l=None, eps=None, m=None, names=None) ->
     A = as_records(func, X)
     N, n = A.shape
     k = CLUSTER_SIZE.check(k, func, "k", n=N)
-    a = sensitivities(A, characteristic, ATTRIBUTE_NAMES.check(names, func, "names"))
+    chars = parse_characteristic(func, characteristic, n, ATTRIBUTE_NAMES.check(names, func, "names"))
     m = _neighbours(func, max(k, 2) if m is None else m, N)
-    r = neighbour_radius(A, m)
+    # on the records scaled by 2^-e: the half-widths scale by 2^e, the costs a_i Delta_i by 2^u
+    U, e = to_unit(A)
+    a, u = _unit_sensitivities(func, U, e, chars)
+    r = _radius(U, m)
     with np.errstate(divide="ignore"):
         log_s = np.log(r) + (math.log(k) - math.log(m)) / n
-    return _solve(func, a, log_s, k, l, eps)
+    boxes = _solve(func, a, log_s, k, l, eps, e)
+    return OptimalBoxes(from_unit(func, "a half-width", boxes.half_widths, e),
+                        from_unit(func, "c(x)", boxes.c, u), boxes.at_bound)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -538,7 +621,7 @@ def _fuzzy_sorted(y, A2):
         mean += d / s
         m2 += d * (v - mean)
         g = s * (v - mean) * (v - mean) + m2
-        if g < A2:
+        if g < A2:  # NaN (an infinite scaled y) ends the loop
             best_s = s
             best_mean = mean
             best_m2 = m2
@@ -554,8 +637,13 @@ def fuzzy_weights(c, n, A) -> np.ndarray:
     if c.shape[0] == 0:
         return np.zeros(0)
     order = np.argsort(c, kind="stable")
-    y = n * c[order]
-    s, gap, mean = _fuzzy_sorted(y, A * A)
+    # the weights depend on c and A only through their ratios: both are scaled by the power of two
+    # that puts A in [1/2, 1), so A^2 neither overflows (A = 1e200) nor underflows; a scaled n c that
+    # overflows is a record far beyond A, which no weight reaches
+    e = exponent(A)
+    with np.errstate(over="ignore"):
+        y = n * np.ldexp(c[order], -e)
+    s, gap, mean = _fuzzy_sorted(y, math.ldexp(A, -e) ** 2)
     w = np.zeros(c.shape[0])
     w[order[:s]] = (gap + (mean - y[:s])) / (s * gap)  # lambda - y with lambda = mean + gap, without rounding lambda
     return w
@@ -566,41 +654,64 @@ def fuzzy_weights(c, n, A) -> np.ndarray:
 
 
 def _weighted(func, w, *cols):
+    """The normalised weights (scaled by a power of two first, so their sum cannot overflow) and,
+    for each column, (its values scaled into [-1, 1] by a power of two, its exponent)."""
     w = finite_values(func, "w", w)
     xs = [finite_values(func, "x", x) for x in cols]
     if any(x.shape != w.shape for x in xs):
         raise fail(func, "the values and the weights must have the same length")
     if (w < 0).any():
         raise fail(func, f"weights must be >= 0, got {float(w[w < 0][0])}")
+    w, _ = to_unit(w)
     total = w.sum()
     if not total > 0:
         raise fail(func, "the weights must have a positive sum")
-    return w / total, xs
+    return w / total, [to_unit(x) for x in xs]
+
+
+def _centred(w: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
+    """(weighted mean, x - mean) of values x scaled into [-1, 1]. The mean is the smallest value with
+    a positive weight plus the weighted mean of the excesses over it, so a column that is constant
+    where the weights are positive has exactly that value as its mean and exactly 0 as every
+    deviation (its variance is exactly 0 whatever the CPU's summation order)."""
+    lo = float(x[w > 0].min())
+    mean = lo + float(np.dot(w, x - lo))
+    return mean, x - mean
 
 
 def weighted_mean(x, w) -> float:
-    """sum w x / sum w."""
-    w, (x,) = _weighted("weighted_mean", w, x)
-    return float(np.dot(w, x))
+    """sum w x / sum w (computed on scaled values: exact at any scale)."""
+    w, [(x, e)] = _weighted("weighted_mean", w, x)
+    return math.ldexp(_centred(w, x)[0], e)
+
+
+def _weighted_moments(func, x, y, w):
+    """(sum w dx dy, sum w dx^2, sum w dy^2, exponent of x, exponent of y) with normalised w."""
+    w, [(x, ex), (y, ey)] = _weighted(func, w, x, y)
+    dx = _centred(w, x)[1]
+    dy = _centred(w, y)[1]
+    return float(np.dot(w, dx * dy)), float(np.dot(w, dx * dx)), float(np.dot(w, dy * dy)), ex, ey
 
 
 def weighted_cov(x, y, w) -> float:
-    """sum w (x - mean_w x)(y - mean_w y) / sum w."""
-    w, (x, y) = _weighted("weighted_cov", w, x, y)
-    return float(np.dot(w, (x - np.dot(w, x)) * (y - np.dot(w, y))))
+    """sum w (x - mean_w x)(y - mean_w y) / sum w; refused when it is beyond float64's range."""
+    sxy, _, _, ex, ey = _weighted_moments("weighted_cov", x, y, w)
+    return from_unit("weighted_cov", "the covariance", sxy, ex + ey)
 
 
 def weighted_var(x, w) -> float:
-    """sum w (x - mean_w x)^2 / sum w."""
-    return weighted_cov(x, x, w)
+    """sum w (x - mean_w x)^2 / sum w; exactly 0 for a constant column; refused beyond float64's range."""
+    _, sxx, _, ex, _ = _weighted_moments("weighted_var", x, x, w)
+    return from_unit("weighted_var", "the variance", sxx, 2 * ex)
 
 
 def weighted_corr(x, y, w) -> float:
-    """weighted_cov / sqrt(weighted_var x weighted_var y); NaN when a weighted variance is 0."""
-    vx, vy = weighted_var(x, w), weighted_var(y, w)
-    if not (vx > 0 and vy > 0):
+    """weighted_cov / sqrt(weighted_var x weighted_var y); NaN when a weighted variance is 0 (exactly
+    so for a column that is constant where the weights are positive). Scale free."""
+    sxy, sxx, syy, _, _ = _weighted_moments("weighted_corr", x, y, w)
+    if not (sxx > 0 and syy > 0):
         return float("nan")
-    return weighted_cov(x, y, w) / math.sqrt(vx * vy)
+    return sxy / (math.sqrt(sxx) * math.sqrt(syy))  # sxx * syy could underflow
 
 
 # ---------------------------------------------------------------------------------------------
@@ -622,11 +733,15 @@ def aware_mondrian_partition(X, a, k, l=None, eps=None) -> np.ndarray:
     if e is None:
         e = np.zeros(n)
     if l > 1:
-        for j in range(n):
-            if not spread_at_least(np.sort(A[:, j]), e[j], l):
-                raise fail(func, f"attribute {j + 1} does not have l = {l} values at least eps = {e[j]:g} apart "
-                                  "among all the records, so no box can be l-diverse")
+        _check_diverse(func, A, l, e)
     return mondrian_engine(A, k, False, np.ones(n), w, l, e)
+
+
+def _check_diverse(func: str, A: np.ndarray, l: int, e: np.ndarray) -> None:
+    for j in range(A.shape[1]):
+        if not spread_at_least(np.sort(A[:, j]), e[j], l):
+            raise fail(func, f"attribute {j + 1} does not have l = {l} values at least eps = {e[j]:g} apart "
+                             "among all the records, so no box can be l-diverse")
 
 
 def box_bounds(X, labels) -> tuple[np.ndarray, np.ndarray]:
@@ -659,10 +774,20 @@ class BoxRelease:
 def box_release(X, characteristic, k, l=None, eps=None, names=None) -> BoxRelease:
     """Release every record of X as its box of the characteristic-aware Mondrian (`aware_mondrian_partition`
     with a = `sensitivities`)."""
-    A = as_records("box_release", X)
-    CLUSTER_SIZE.check(k, "box_release", "k", n=A.shape[0])
-    a = sensitivities(A, characteristic, ATTRIBUTE_NAMES.check(names, "box_release", "names"))
-    labels = aware_mondrian_partition(A, a, k, l, eps)
+    func = "box_release"
+    A = as_records(func, X)
+    N, n = A.shape
+    k = CLUSTER_SIZE.check(k, func, "k", n=N)
+    chars = parse_characteristic(func, characteristic, n, ATTRIBUTE_NAMES.check(names, func, "names"))
+    l, e_l = diversity(func, l, eps, n, k)
+    if l > 1:
+        _check_diverse(func, A, l, e_l)
+    # on the records scaled by 2^-e (same cuts: every attribute's term a_i width_i scales alike)
+    U, e = to_unit(A)
+    a, _ = _unit_sensitivities(func, U, e, chars)
+    # eps below the records' scale (distinct values always differ by more) stays positive
+    eps_u = None if e_l is None else np.maximum(np.ldexp(e_l, -e), _TINY)
+    labels = aware_mondrian_partition(U, a, k, l, eps_u)
     lo, hi = box_bounds(A, labels)
     return BoxRelease(labels, lo, hi)
 

@@ -8,8 +8,9 @@ side strictly lowers the SSE), so the values are first reduced to their m distin
 weights (the run lengths); c >= m gives one cluster per distinct value.
 
 The interval cost w(i, j) = SSE of the distinct values i..j-1 comes from prefix sums W, S, Q of the
-weights, of the values and of their squares. The values are centred on their median and multiplied
-by a power of two that brings the largest deviation into [0.5, 1): that scaling is exact in binary
+weights, of the values and of their squares. The values are scaled by a power of two into [-1, 1],
+centred on their median and multiplied by a power of two that brings the largest deviation into
+[0.5, 1): that scaling is exact in binary
 floating point, so it changes no comparison, and it bounds every quantity the solvers form (|S| <=
 W, Q <= W, products of three by W^3), so no data scale can overflow or underflow them. The sums are
 compensated. w satisfies the quadrangle inequality w(a, c) + w(b, d) <= w(a, d) + w(b, c) for a <= b
@@ -79,6 +80,7 @@ import threading
 import numba as nb
 import numpy as np
 
+from .._numerics import exponent
 from ._order import PARALLEL_LOCK, PARALLEL_MIN
 
 LAYERED_MAX_WORK = 10_000  # c * m up to which the layered solver is used (measured: faster below)
@@ -157,7 +159,14 @@ def prefix_sums(v):
     line) and Q, the compensated prefix sums of w y, w and w y^2 over the distinct values, where y is
     the value centred on v's median and scaled by the power of two that puts max |y| in [0.5, 1).
     (Large arrays are allocated by NumPy, which asks for huge pages: far fewer page faults than
-    allocating inside a kernel.)"""
+    allocating inside a kernel.)
+
+    Values whose largest magnitude is outside [1/2, 1) are first scaled there by a power of two (a
+    copy; `duckdb_sdc._numerics`), so that centring cannot overflow at 1e308 and the spread is a
+    normal number (at least 2^-54 or 0) whose scaling power of two is representable."""
+    e = exponent(v[[0, -1]]) if v.shape[0] else 0
+    if e != 0:
+        v = np.ldexp(v, -e)
     n = v.shape[0]
     m = n - int(np.count_nonzero(v[1:] == v[:-1]))
     centre = float(v[(n - 1) // 2])

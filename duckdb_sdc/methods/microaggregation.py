@@ -23,6 +23,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._numerics import exponent
 from .._validate import finite_values, named
 from ..params import AUTO, GROUP_SIZE_AUTO, NONNEGATIVE, REPRESENTATIVE, choice
 from ._order import sort_column, unsort
@@ -91,16 +92,31 @@ def _finish_labels(v, when, grp, g):
         while j < n and v[j] == v[i]:
             j += 1
         if j - i > 1:
-            mixed = False
+            lo = when[i]
+            hi = when[i]
             for t in range(i + 1, j):
-                if grp[t] != grp[i]:
-                    mixed = True
-                    break
-            if mixed:
+                lo = min(lo, when[t])
+                hi = max(hi, when[t])
+            if grp[i:j].min() == grp[i:j].max():
+                pass
+            elif hi - lo > 4 * (j - i):  # steps far apart: a comparison sort of the run
                 perm = np.argsort(when[i:j], kind="mergesort")
                 run = grp[i:j].copy()
                 for t in range(j - i):
                     grp[i + t] = run[perm[t]]
+            else:
+                # a stable counting sort of the run by step, so that a long run of identical values
+                # costs O(run), not a comparison sort
+                count = np.zeros(hi - lo + 2, np.int64)
+                for t in range(i, j):
+                    count[when[t] - lo + 1] += 1
+                for s in range(1, hi - lo + 2):
+                    count[s] += count[s - 1]
+                run = np.empty(j - i, np.int64)
+                for t in range(i, j):
+                    run[count[when[t] - lo]] = grp[t]
+                    count[when[t] - lo] += 1
+                grp[i:j] = run
         i = j
     remap = np.full(g, -1, np.int64)
     nxt = 0
@@ -329,13 +345,17 @@ def _prepare(func: str, x, k, gamma):
     k = GROUP_SIZE_AUTO.check(k, func, "k", n=x.shape[0])
     gamma = NONNEGATIVE.check(gamma, func, "gamma")
     order, v = sort_column(x)
+    # scale invariance (duckdb_sdc._numerics): the sorted values scaled by the power of two that
+    # puts the largest magnitude in [1/2, 1), so no sum or square overflows or underflows
+    e = exponent(v[[0, -1]]) if v.shape[0] else 0
+    np.ldexp(v, -e, out=v)
     if k == AUTO:
         # Freedman-Diaconis: k = ceil(n / c), c = ceil(range / (2 IQR / n^(1/3))); see
         # methods.freedman_diaconis for the fallback when IQR = 0; and at least the minimum group size
         k = GROUP_SIZE_AUTO.check(max(group_size_sorted(v), GROUP_SIZE_AUTO.minimum), func, "k", n=x.shape[0])
-    center = v[(v.shape[0] - 1) // 2]
+    center = v[(v.shape[0] - 1) // 2] if v.shape[0] else 0.0
     v -= center
-    return x, k, gamma, order, v, center
+    return x, k, gamma, order, v, center, e
 
 
 def partition(x, k, method: str = "mdav", *, gamma: float = 0.2) -> np.ndarray:
@@ -347,21 +367,25 @@ def partition(x, k, method: str = "mdav", *, gamma: float = 0.2) -> np.ndarray:
     """
     func = "partition"
     method = _METHOD.check(method, func, "method")
-    _, k, gamma, order, v, _ = _prepare(func, x, k, gamma)
+    _, k, gamma, order, v, _, _ = _prepare(func, x, k, gamma)
     return unsort(order, _sorted_labels(method, order, v, k, gamma))
 
 
 def microaggregate(x, k, method: str = "mdav", representative: str = "mean", *, gamma: float = 0.2) -> np.ndarray:
     """Round x by univariate microaggregation: every value is replaced by the mean (or median) of its
     group. Same as represent(x, partition(x, k, method)), computed without leaving sorted order.
-    Errors name the method's rounding function (`mdav_round` for method 'mdav')."""
+    Errors name the method's rounding function (`mdav_round` for method 'mdav').
+
+    Scale invariant (`duckdb_sdc._numerics`): the work is done on x scaled by a power of two, so the
+    partition of x * 2^k is that of x and the rounded values are those of x times 2^k, at any scale
+    from subnormal numbers to 1.8e308."""
     func = f"{method}_round" if method in METHODS else "microaggregate"
     method = _METHOD.check(method, func, "method")
     rep = REPRESENTATIVE.check(representative, func, "representative")
-    _, k, gamma, order, v, center = _prepare(func, x, k, gamma)
+    _, k, gamma, order, v, center, e = _prepare(func, x, k, gamma)
     lab = _sorted_labels(method, order, v, k, gamma)
     g = int(lab.max()) + 1
-    reps = group_stats_sorted(v, lab, g, rep == "median") + center
+    reps = np.ldexp(group_stats_sorted(v, lab, g, rep == "median") + center, e)  # within the data's range
     return unsort(order, reps[lab])
 
 

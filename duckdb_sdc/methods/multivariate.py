@@ -49,8 +49,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._numerics import column_exponents, to_unit
 from .._validate import fail, named, refuse_nonfinite
 from ..params import CLUSTER_SIZE, FLAG, MONDRIAN_MODE, REMAINDER
+from ._order import distinct_rows
 
 LEAF_SIZE = 16
 ANCHOR_BUDGET = 16.0
@@ -73,12 +75,21 @@ def as_records(func: str, X, param: str = "rows") -> np.ndarray:
     return A
 
 
+def per_column_unit(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(A with every column scaled by the power of two that puts its largest magnitude in [1/2, 1),
+    the exponents): the columns of `duckdb_sdc._numerics.to_unit`, exact and scale invariant."""
+    e = column_exponents(A)
+    return np.ldexp(A, -e), e
+
+
 def standardised(X) -> np.ndarray:
     """z-scores of every column with the population sd (divisor n); a constant column becomes 0.
 
     Which sd is used does not matter for MDAV: the two differ by the factor sqrt(n / (n - 1)) on
-    every column, which scales every distance alike (same partition) and cancels in 100 SSE/SST."""
-    A = np.asarray(X, dtype=np.float64)
+    every column, which scales every distance alike (same partition) and cancels in 100 SSE/SST.
+    Every column is first scaled by a power of two (`per_column_unit`), which changes no z-score but
+    keeps the sums of squares finite and normal for data at 1e308 or 1e-300."""
+    A, _ = per_column_unit(np.asarray(X, dtype=np.float64))
     mean = A.mean(axis=0)
     sd = A.std(axis=0)
     Z = A - mean
@@ -94,26 +105,36 @@ def _lower_median(A: np.ndarray) -> np.ndarray:
 
 
 def _lower_median_center(A: np.ndarray) -> np.ndarray:
-    """A minus, per column, its lower median."""
+    """A scaled by the one power of two that puts its largest magnitude in [1/2, 1) (one for all
+    columns, so distances keep their proportions) minus, per column, its lower median."""
+    A, _ = to_unit(A)
     return np.ascontiguousarray(A - _lower_median(A))
 
 
 # ---------------------------------------------------------------------------------------------
-# k-d tree over the remaining records
+# k-d tree over the remaining records, one entry per distinct point
+#
+# Records at the same point are interchangeable except for their position, and every choice of MDAV
+# (farthest, nearest, in the order (distance, position)) takes the records of a point smallest
+# position first. So the tree holds each distinct point once, with its records' positions in
+# increasing order: mem[fr[t]:en[t]] are the live records of the point at tree position t, fr[t]
+# advancing as they are taken. Repeated records thus cost what one record costs (a data set of
+# identical records is one point), and distinct records cost what they did.
 #
 # Node arrays (one row per node, packed so that a visit touches few cache lines):
-#   box[node, 0, :] / box[node, 1, :]  lower / upper corner of the box of the node's live records
-#   info[node] = (left, right, parent, start, end, live count, smallest live original position)
+#   box[node, 0, :] / box[node, 1, :]  lower / upper corner of the box of the node's live points
+#   info[node] = (left, right, parent, start, end, live records, smallest live record position)
 # A leaf has left = right = -1 and holds the tree positions [start, end).
 
 _LEFT, _RIGHT, _PARENT, _START, _END, _CNT, _MINPOS = range(7)
 
 
 @nb.njit(cache=True, nogil=True)
-def _build_tree(Y, ids, leaf_size):
-    """Reorder Y (and the original positions ids) in place into k-d tree order: every node is split
-    at the median of its widest coordinate (equal values keep their order). Returns (box, info,
-    leaf_of), leaf_of giving the leaf of every tree position."""
+def _build_tree(Y, pt, key, count, leaf_size):
+    """Reorder the points Y (and their numbers pt) in place into k-d tree order: every node is split
+    at the median of its widest coordinate (equal values keep their order). key[u] is the smallest
+    record position of point u, count[u] its number of records. Returns (box, info, leaf_of),
+    leaf_of giving the leaf of every tree position."""
     n, p = Y.shape
     max_nodes = 2 * (n // max(1, leaf_size // 2) + 1) + 1
     box = np.empty((max_nodes, 2, p))
@@ -121,7 +142,7 @@ def _build_tree(Y, ids, leaf_size):
     leaf_of = np.empty(n, np.int64)
     stack = np.empty(128, np.int64)
     tmp = np.empty((n, p))
-    tmp_ids = np.empty(n, np.int64)
+    tmp_pt = np.empty(n, np.int64)
     n_nodes = 1
     info[0, _START] = 0
     info[0, _END] = n
@@ -142,7 +163,6 @@ def _build_tree(Y, ids, leaf_size):
                     box[node, 0, j] = v
                 elif v > box[node, 1, j]:
                     box[node, 1, j] = v
-        info[node, _CNT] = e - s
         if e - s <= leaf_size:
             for i in range(s, e):
                 leaf_of[i] = node
@@ -156,11 +176,11 @@ def _build_tree(Y, ids, leaf_size):
                 dim = j
         perm = np.argsort(Y[s:e, dim], kind="mergesort")
         for t in range(e - s):
-            tmp_ids[t] = ids[s + perm[t]]
+            tmp_pt[t] = pt[s + perm[t]]
             for j in range(p):
                 tmp[t, j] = Y[s + perm[t], j]
         for t in range(e - s):
-            ids[s + t] = tmp_ids[t]
+            pt[s + t] = tmp_pt[t]
             for j in range(p):
                 Y[s + t, j] = tmp[t, j]
         mid = (s + e) // 2
@@ -180,42 +200,52 @@ def _build_tree(Y, ids, leaf_size):
         top += 2
     for node in range(n_nodes - 1, -1, -1):  # children are numbered after their parent
         if info[node, _LEFT] < 0:
-            m = ids[info[node, _START]]
-            for i in range(info[node, _START] + 1, info[node, _END]):
-                m = min(m, ids[i])
+            m = key[pt[info[node, _START]]]
+            c = 0
+            for i in range(info[node, _START], info[node, _END]):
+                m = min(m, key[pt[i]])
+                c += count[pt[i]]
             info[node, _MINPOS] = m
+            info[node, _CNT] = c
         else:
-            info[node, _MINPOS] = min(info[info[node, _LEFT], _MINPOS], info[info[node, _RIGHT], _MINPOS])
+            a = info[node, _LEFT]
+            b = info[node, _RIGHT]
+            info[node, _MINPOS] = min(info[a, _MINPOS], info[b, _MINPOS])
+            info[node, _CNT] = info[a, _CNT] + info[b, _CNT]
     return box[:n_nodes].copy(), info[:n_nodes].copy(), leaf_of
 
 
 @nb.njit(cache=True, nogil=True)
-def _remove(box, info, leaf_of, Y, ids, alive, pos):
-    """Remove the record at tree position pos; shrink the boxes, live counts and smallest positions
-    on the path to the root."""
+def _take(box, info, leaf_of, Y, mem, fr, en, pos):
+    """Take the first live record of the point at tree position pos; update the live counts and
+    smallest positions on the path to the root, and the boxes when the point has no record left.
+    Returns 1 if the point is now empty, else 0."""
     p = Y.shape[1]
-    alive[pos] = False
+    fr[pos] += 1
+    died = fr[pos] == en[pos]
     node = leaf_of[pos]
     c = 0
     mp = np.int64(0)
     for i in range(info[node, _START], info[node, _END]):
-        if not alive[i]:
+        if fr[i] == en[i]:
             continue
         if c == 0:
-            mp = ids[i]
-            for j in range(p):
-                box[node, 0, j] = Y[i, j]
-                box[node, 1, j] = Y[i, j]
+            mp = mem[fr[i]]
+            if died:
+                for j in range(p):
+                    box[node, 0, j] = Y[i, j]
+                    box[node, 1, j] = Y[i, j]
         else:
-            mp = min(mp, ids[i])
-            for j in range(p):
-                v = Y[i, j]
-                if v < box[node, 0, j]:
-                    box[node, 0, j] = v
-                elif v > box[node, 1, j]:
-                    box[node, 1, j] = v
+            mp = min(mp, mem[fr[i]])
+            if died:
+                for j in range(p):
+                    v = Y[i, j]
+                    if v < box[node, 0, j]:
+                        box[node, 0, j] = v
+                    elif v > box[node, 1, j]:
+                        box[node, 1, j] = v
         c += 1
-    info[node, _CNT] = c
+    info[node, _CNT] -= 1
     info[node, _MINPOS] = mp
     node = info[node, _PARENT]
     while node >= 0:
@@ -227,11 +257,13 @@ def _remove(box, info, leaf_of, Y, ids, alive, pos):
         elif info[b, _CNT] == 0:
             b = a
         if info[node, _CNT] > 0:
-            for j in range(p):
-                box[node, 0, j] = min(box[a, 0, j], box[b, 0, j])
-                box[node, 1, j] = max(box[a, 1, j], box[b, 1, j])
+            if died:
+                for j in range(p):
+                    box[node, 0, j] = min(box[a, 0, j], box[b, 0, j])
+                    box[node, 1, j] = max(box[a, 1, j], box[b, 1, j])
             info[node, _MINPOS] = min(info[a, _MINPOS], info[b, _MINPOS])
         node = info[node, _PARENT]
+    return 1 if died else 0
 
 
 @nb.njit(cache=True, nogil=True)
@@ -258,10 +290,10 @@ def _far_score(Y, i, a, b):
 
 
 @nb.njit(cache=True, nogil=True)
-def _farthest(box, info, Y, ids, alive, a, b):
-    """Tree position of the live record maximising sum_j (a x_j - b_j)^2; ties: smallest original
-    position. Depth first, the more promising child first; a node is skipped when its bound is below
-    the best score, or equal to it with no smaller original position inside."""
+def _farthest(box, info, Y, mem, fr, en, a, b):
+    """Tree position of the live point maximising sum_j (a x_j - b_j)^2; ties: the point holding the
+    smallest live record position. Depth first, the more promising child first; a node is skipped
+    when its bound is below the best score, or equal to it with no smaller position inside."""
     stack = np.empty(256, np.int64)
     bound = np.empty(256)
     best = -1.0
@@ -279,12 +311,13 @@ def _farthest(box, info, Y, ids, alive, a, b):
         c1 = info[node, _LEFT]
         if c1 < 0:
             for i in range(info[node, _START], info[node, _END]):
-                if not alive[i]:
+                if fr[i] == en[i]:
                     continue
                 sc = _far_score(Y, i, a, b)
-                if sc > best or (sc == best and ids[i] < best_id):
+                idx = mem[fr[i]]
+                if sc > best or (sc == best and idx < best_id):
                     best = sc
-                    best_id = ids[i]
+                    best_id = idx
                     best_pos = i
             continue
         c2 = info[node, _RIGHT]
@@ -328,13 +361,13 @@ def _near_score(Y, i, q):
 
 
 @nb.njit(cache=True, nogil=True)
-def _nearest(box, info, Y, ids, alive, q, m, out_pos):
-    """Fill out_pos[:m] with the tree positions of the m live records nearest to q, in the order
-    (squared distance, original position). The caller guarantees at least m live records."""
+def _nearest(box, info, Y, mem, fr, en, q, m, out_pos, out_id):
+    """Fill out_pos[:m] (tree positions of points) and out_id[:m] (record positions) with the m live
+    records nearest to q, in the order (squared distance, record position); a point's records enter
+    smallest position first. The caller guarantees at least m live records."""
     if m == 0:
         return
     bd = np.empty(m)
-    bid = np.empty(m, np.int64)
     c = 0
     stack = np.empty(256, np.int64)
     bound = np.empty(256)
@@ -345,28 +378,29 @@ def _nearest(box, info, Y, ids, alive, q, m, out_pos):
         top -= 1
         node = stack[top]
         lb = bound[top]
-        if c == m and (lb > bd[m - 1] or (lb == bd[m - 1] and info[node, _MINPOS] > bid[m - 1])):
+        if c == m and (lb > bd[m - 1] or (lb == bd[m - 1] and info[node, _MINPOS] > out_id[m - 1])):
             continue
         c1 = info[node, _LEFT]
         if c1 < 0:
             for i in range(info[node, _START], info[node, _END]):
-                if not alive[i]:
+                if fr[i] == en[i]:
                     continue
                 d = _near_score(Y, i, q)
-                idx = ids[i]
-                if c == m and (d > bd[m - 1] or (d == bd[m - 1] and idx > bid[m - 1])):
-                    continue
-                t = c if c < m else m - 1  # insertion into the sorted candidates
-                while t > 0 and (bd[t - 1] > d or (bd[t - 1] == d and bid[t - 1] > idx)):
-                    bd[t] = bd[t - 1]
-                    bid[t] = bid[t - 1]
-                    out_pos[t] = out_pos[t - 1]
-                    t -= 1
-                bd[t] = d
-                bid[t] = idx
-                out_pos[t] = i
-                if c < m:
-                    c += 1
+                for r in range(fr[i], en[i]):
+                    idx = mem[r]
+                    if c == m and (d > bd[m - 1] or (d == bd[m - 1] and idx > out_id[m - 1])):
+                        break  # the point's later records come after this one too
+                    t = c if c < m else m - 1  # insertion into the sorted candidates
+                    while t > 0 and (bd[t - 1] > d or (bd[t - 1] == d and out_id[t - 1] > idx)):
+                        bd[t] = bd[t - 1]
+                        out_id[t] = out_id[t - 1]
+                        out_pos[t] = out_pos[t - 1]
+                        t -= 1
+                    bd[t] = d
+                    out_id[t] = idx
+                    out_pos[t] = i
+                    if c < m:
+                        c += 1
             continue
         c2 = info[node, _RIGHT]
         b1 = _near_bound(box, c1, q) if info[c1, _CNT] > 0 else np.inf
@@ -389,14 +423,14 @@ def _nearest(box, info, Y, ids, alive, q, m, out_pos):
 
 
 @nb.njit(cache=True, nogil=True)
-def _anchor(Y, alive, total, remaining, c0, order, d0, meta):
-    """Sort the live records by decreasing distance to c0 = their current centroid."""
+def _anchor(Y, fr, en, total, remaining, c0, order, d0, meta):
+    """Sort the live points by decreasing distance to c0 = the current centroid of the records."""
     n, p = Y.shape
     for j in range(p):
         c0[j] = total[j] / remaining
     m = 0
     for i in range(n):
-        if alive[i]:
+        if fr[i] < en[i]:
             order[m] = i
             s = 0.0
             for j in range(p):
@@ -409,19 +443,20 @@ def _anchor(Y, alive, total, remaining, c0, order, d0, meta):
     d0[:m] = -d0[:m][perm]
     meta[0] = m  # entries
     meta[1] = 0  # first entry that may be live
-    meta[2] = 0  # records scored since the anchor was set
+    meta[2] = 0  # points scored since the anchor was set
 
 
 @nb.njit(cache=True, nogil=True)
-def _farthest_from_centroid(Y, ids, alive, total, remaining, c0, order, d0, meta, budget):
-    """Tree position of the live record farthest from the centroid c = total / remaining, scored as
-    |remaining x - total|^2 (ties: smallest original position).
+def _farthest_from_centroid(Y, mem, fr, en, total, remaining, live, c0, order, d0, meta, budget):
+    """Tree position of the live point farthest from the centroid c = total / remaining of the
+    records, scored as |remaining x - total|^2 (ties: the point holding the smallest live record
+    position).
 
-    The live records are kept sorted by their distance d0 to an anchor c0 (an earlier centroid).
+    The live points are kept sorted by their distance d0 to an anchor c0 (an earlier centroid).
     By the triangle inequality |x - c| <= d0(x) + |c - c0|, so the scan in decreasing d0 stops at the
-    first record with d0 + |c - c0| below the best distance found (with a relative safety margin far
-    above rounding error, so no record that could win or tie is skipped). The anchor is moved to the
-    current centroid once the records scored since the last move exceed budget * (remaining + 64),
+    first point with d0 + |c - c0| below the best distance found (with a relative safety margin far
+    above rounding error, so no point that could win or tie is skipped). The anchor is moved to the
+    current centroid once the points scored since the last move exceed budget * (live points + 64),
     about the cost of a fresh sort for the default budget."""
     p = Y.shape[1]
     m = float(remaining)
@@ -438,7 +473,7 @@ def _farthest_from_centroid(Y, ids, alive, total, remaining, c0, order, d0, meta
     scanned = 0
     while i < meta[0]:
         pos = order[i]
-        if not alive[pos]:
+        if fr[pos] == en[pos]:
             if i == meta[1]:
                 meta[1] += 1
             i += 1
@@ -447,15 +482,16 @@ def _farthest_from_centroid(Y, ids, alive, total, remaining, c0, order, d0, meta
             break
         sc = _far_score(Y, pos, m, total)
         scanned += 1
-        if sc > best or (sc == best and ids[pos] < best_id):
+        idx = mem[fr[pos]]
+        if sc > best or (sc == best and idx < best_id):
             best = sc
-            best_id = ids[pos]
+            best_id = idx
             best_pos = pos
             limit = np.sqrt(best) / m
         i += 1
     meta[2] += scanned
-    if meta[2] > budget * (remaining + 64):
-        _anchor(Y, alive, total, remaining, c0, order, d0, meta)
+    if meta[2] > budget * (live + 64):
+        _anchor(Y, fr, en, total, remaining, c0, order, d0, meta)
     return best_pos
 
 
@@ -509,26 +545,39 @@ def _join_nearest(Y, labels, g, leftover):
 
 
 @nb.njit(cache=True, nogil=True)
-def _mdav_tree(Y, k, leaf_size, budget, join_nearest):
-    """MDAV labels (in order of group formation) of the rows of Y; see `mdav_multi_partition`."""
+def _mdav_points(Y, U, mem, starts, k, leaf_size, budget, join_nearest):
+    """MDAV labels (in order of group formation) of the records Y, whose distinct points are U with
+    the records mem[starts[u]:starts[u+1]] (increasing positions); see `mdav_multi_partition`."""
     n, p = Y.shape
-    Yt = Y.copy()
-    ids = np.arange(n)
-    box, info, leaf_of = _build_tree(Yt, ids, leaf_size)
-    alive = np.ones(n, np.bool_)
+    npts = U.shape[0]
+    Yt = U.copy()
+    pt = np.arange(npts)
+    key = np.empty(npts, np.int64)
+    count = np.empty(npts, np.int64)
+    for u in range(npts):
+        key[u] = mem[starts[u]]
+        count[u] = starts[u + 1] - starts[u]
+    box, info, leaf_of = _build_tree(Yt, pt, key, count, leaf_size)
+    fr = np.empty(npts, np.int64)
+    en = np.empty(npts, np.int64)
+    for t in range(npts):
+        fr[t] = starts[pt[t]]
+        en[t] = starts[pt[t] + 1]
     labels = np.full(n, -1, np.int64)
     total = np.zeros(p)
     for i in range(n):
         for j in range(p):
-            total[j] += Yt[i, j]
+            total[j] += Y[i, j]
     remaining = n
+    live = npts
     members = np.empty(max(k - 1, 1), np.int64)
+    member_ids = np.empty(max(k - 1, 1), np.int64)
     q = np.empty(p)
     c0 = np.empty(p)
-    order = np.empty(n, np.int64)
-    d0 = np.empty(n)
+    order = np.empty(npts, np.int64)
+    d0 = np.empty(npts)
     meta = np.zeros(3, np.int64)
-    _anchor(Yt, alive, total, remaining, c0, order, d0, meta)
+    _anchor(Yt, fr, en, total, remaining, c0, order, d0, meta)
     # textbook: pairs of groups while >= 3k remain, one more group with 2k..3k-1, the rest a group;
     # join_nearest: pairs while >= 2k remain, one more group with k..2k-1, the rest join clusters
     lowest = k if join_nearest else 2 * k
@@ -538,25 +587,25 @@ def _mdav_tree(Y, k, leaf_size, budget, join_nearest):
         two = remaining >= pair
         if remaining == 2:  # k = 1: two records are equally far from their midpoint; the first wins
             pos = -1
-            for i in range(n):
-                if alive[i] and (pos < 0 or ids[i] < ids[pos]):
+            for i in range(npts):
+                if fr[i] < en[i] and (pos < 0 or mem[fr[i]] < mem[fr[pos]]):
                     pos = i
         else:
-            pos = _farthest_from_centroid(Yt, ids, alive, total, remaining, c0, order, d0, meta, budget)
+            pos = _farthest_from_centroid(Yt, mem, fr, en, total, remaining, live, c0, order, d0, meta, budget)
         for rnd in range(2 if two else 1):
             if rnd == 1:
-                pos = _farthest(box, info, Yt, ids, alive, 1.0, q)
+                pos = _farthest(box, info, Yt, mem, fr, en, 1.0, q)
             for j in range(p):
                 q[j] = Yt[pos, j]
-            _remove(box, info, leaf_of, Yt, ids, alive, pos)
-            labels[ids[pos]] = g
+            labels[mem[fr[pos]]] = g
+            live -= _take(box, info, leaf_of, Yt, mem, fr, en, pos)
             for j in range(p):
                 total[j] -= Yt[pos, j]
-            _nearest(box, info, Yt, ids, alive, q, k - 1, members)
+            _nearest(box, info, Yt, mem, fr, en, q, k - 1, members, member_ids)
             for t in range(k - 1):
                 i = members[t]
-                _remove(box, info, leaf_of, Yt, ids, alive, i)
-                labels[ids[i]] = g
+                labels[member_ids[t]] = g  # the point's first live record (see _nearest)
+                live -= _take(box, info, leaf_of, Yt, mem, fr, en, i)
                 for j in range(p):
                     total[j] -= Yt[i, j]
             remaining -= k
@@ -575,6 +624,15 @@ def _mdav_tree(Y, k, leaf_size, budget, join_nearest):
                 if labels[i] < 0:
                     labels[i] = g
     return labels
+
+
+def _mdav_tree(Y, k, leaf_size, budget, join_nearest):
+    """MDAV labels of the rows of Y (see `mdav_multi_partition`), on the distinct points of Y."""
+    U, owner, count = distinct_rows(Y)
+    mem = np.argsort(owner, kind="stable")  # the records of every point, in increasing position
+    starts = np.zeros(U.shape[0] + 1, np.int64)
+    np.cumsum(count, out=starts[1:])
+    return _mdav_points(Y, U, mem, starts, k, leaf_size, budget, join_nearest)
 
 
 def mdav_multi_partition(X, k, *, remainder: str = "group", standardise: bool = True) -> np.ndarray:
@@ -747,6 +805,7 @@ def mondrian_partition(X, k, mode: str = "strict") -> np.ndarray:
     mode = MONDRIAN_MODE.check(mode, func, "mode")
     A = as_records(func, X)
     k = CLUSTER_SIZE.check(k, func, "k", n=A.shape[0])
+    A, _ = per_column_unit(A)  # the same cuts, and no range overflows at 1e308
     span = A.max(axis=0) - A.min(axis=0)
     return mondrian_engine(A, k, mode == "relaxed", span, np.empty((0, A.shape[1])), 1, np.zeros(A.shape[1]))
 
@@ -756,8 +815,10 @@ def mondrian_partition(X, k, mode: str = "strict") -> np.ndarray:
 
 
 def centroids(X, labels) -> np.ndarray:
-    """(g, p) matrix of the mean of every attribute over each cluster 0..g-1. Values are centred on
-    each column's lower median before summing, so a large common offset costs no precision."""
+    """(g, p) matrix of the mean of every attribute over each cluster 0..g-1. Every column is scaled
+    by a power of two (`per_column_unit`) and centred on its lower median before summing, so neither
+    a large common offset nor the scale costs precision (exact scale invariance,
+    `duckdb_sdc._numerics`)."""
     func = "centroids"
     A = as_records(func, X)
     lab = np.ascontiguousarray(labels, dtype=np.int64)
@@ -768,13 +829,14 @@ def centroids(X, labels) -> np.ndarray:
     if lab.min() < 0:
         raise fail(func, f"labels must be >= 0, got {lab.min()}")
     g = int(lab.max()) + 1
+    A, e = per_column_unit(A)
     med = _lower_median(A)
     counts = np.bincount(lab, minlength=g).astype(np.float64)
     out = np.empty((g, A.shape[1]))
     for j in range(A.shape[1]):
         with np.errstate(invalid="ignore", divide="ignore"):
             out[:, j] = np.bincount(lab, weights=A[:, j] - med[j], minlength=g) / counts + med[j]
-    return out
+    return np.ldexp(out, e)  # means lie within each column's range: no overflow
 
 
 @named

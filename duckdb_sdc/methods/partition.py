@@ -7,6 +7,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._numerics import exponent
 from .._validate import fail, finite_values, named
 from ..params import REPRESENTATIVE
 from ._order import sort_column
@@ -53,8 +54,9 @@ def group_stats_sorted(v, lab, g, median):
 
 
 def group_representatives(x, labels, representative: str = "mean") -> np.ndarray:
-    """Representative (mean or median) of each group 0..g-1 of x. Values are centred on their median
-    before summing, so a large common offset costs no precision."""
+    """Representative (mean or median) of each group 0..g-1 of x. Values are scaled by a power of two
+    (`duckdb_sdc._numerics`) and centred on their median before summing, so neither a large common
+    offset nor the scale (1e308, subnormal numbers) costs precision. An empty group gives NaN."""
     func = "group_representatives"
     rep = REPRESENTATIVE.check(representative, func, "representative")
     x = finite_values(func, "x", x)
@@ -66,8 +68,11 @@ def group_representatives(x, labels, representative: str = "mean") -> np.ndarray
     if labels.min() < 0:
         raise fail(func, f"labels must be >= 0, got {labels.min()}")
     order, v = sort_column(x)
+    e = exponent(v[[0, -1]])
+    np.ldexp(v, -e, out=v)  # scale invariance (duckdb_sdc._numerics): no sum overflows at 1e308
     center = v[(v.shape[0] - 1) // 2]
-    return group_stats_sorted(v - center, labels[order], int(labels.max()) + 1, rep == "median") + center
+    reps = group_stats_sorted(v - center, labels[order], int(labels.max()) + 1, rep == "median") + center
+    return np.ldexp(reps, e)
 
 
 @named

@@ -2,8 +2,8 @@
 self-contained HTML page (the figure inline as SVG, a table of the points, and every figure of the
 sweep as JSON in a <script type="application/json"> element; nothing is loaded from elsewhere).
 
-matplotlib is the optional extra `plot` (`pip install "duckdb-sdc[plot]"`; `tasks.py` installs it);
-`require_matplotlib` says so in one line where it is missing.
+matplotlib is the optional extra `plot` (`tasks.py` installs it); `require_matplotlib` says in one line
+how to install it where it is missing.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ from .. import __version__
 from .report import ALL
 
 DATA_ID = "tradeoff-data"
+# duckdb-sdc is installed from a clone or a wheel built there (it is not on a package index)
+INSTALL_HINT = ('plots need matplotlib: pip install matplotlib (or, in a clone of duckdb-sdc, '
+                'pip install ".[plot]")')
 
 
 class PlotUnavailable(Exception):
@@ -31,7 +34,7 @@ def require_matplotlib():
     try:
         import matplotlib
     except ImportError:
-        raise PlotUnavailable('plots need matplotlib: pip install "duckdb-sdc[plot]"') from None
+        raise PlotUnavailable(INSTALL_HINT) from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
@@ -76,17 +79,27 @@ def _scale(axis_setter, values) -> None:
 
 
 def figure(pts: pd.DataFrame, *, param: str, il: str, dr: str, title: str):
-    """Left: disclosure risk against information loss, one curve per swept column and one for all
-    columns, points labelled with the parameter. Right: both measures of all columns against the
-    parameter."""
+    """Three panels, one quantity per axis. Left: disclosure risk against information loss, one curve
+    per swept column and one for all columns, points labelled with the parameter. Right, one above the
+    other on a common parameter axis: the information loss, then the disclosure risk, of the same
+    curves. (No twin axes: two unrelated scales on one panel make curves cross at a point that
+    means nothing.)"""
     plt = require_matplotlib()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5.2), gridspec_kw={"width_ratios": [3, 2]})
+    fig = plt.figure(figsize=(12, 5.6))
+    grid = fig.add_gridspec(2, 2, width_ratios=[3, 2])
+    left = fig.add_subplot(grid[:, 0])
+    top = fig.add_subplot(grid[0, 1])
+    bottom = fig.add_subplot(grid[1, 1], sharex=top)
     curves = list(dict.fromkeys(pts["curve"]))
     for curve in curves:
         c = pts[pts["curve"] == curve]
         overall = curve == ALL
-        left.plot(c[il], c[dr], marker="o", markersize=5 if overall else 3.5, linewidth=2.2 if overall else 1.2,
-                  color="black" if overall else None, label=curve, zorder=3 if overall else 2)
+        style = dict(marker="o", markersize=5 if overall else 3.5, linewidth=2.2 if overall else 1.2,
+                     color="black" if overall else None, label=curve, zorder=3 if overall else 2)
+        line, = left.plot(c[il], c[dr], **style)
+        style.update(color=line.get_color(), markersize=3 if overall else 2.5)
+        top.plot(c["parameter_value"], c[il], **style)
+        bottom.plot(c["parameter_value"], c[dr], **style)
         # with several curves only the overall one is labelled (the columns' labels would overlap)
         shown = _labelled(list(c["parameter_value"])) if overall or len(curves) == 1 else set()
         for v, x, y in zip(c["parameter_value"], c[il], c[dr]):
@@ -98,21 +111,18 @@ def figure(pts: pd.DataFrame, *, param: str, il: str, dr: str, title: str):
     left.set_xlabel(f"information loss: {il}")
     left.set_ylabel(f"disclosure risk: {dr}")
     left.set_title(f"trade-off as {param} varies (labels: {param})", fontsize=10)
-    left.grid(True, alpha=0.3)
     left.legend(fontsize=8)
-    overall = pts[pts["curve"] == ALL]
-    right.plot(overall["parameter_value"], overall[il], marker="o", markersize=3, color="tab:blue", label=il)
-    right.set_xlabel(param)
-    right.set_ylabel(f"{il} (all columns)", color="tab:blue")
-    twin = right.twinx()
-    twin.plot(overall["parameter_value"], overall[dr], marker="s", markersize=3, color="tab:red", label=dr)
-    twin.set_ylabel(f"{dr} (all columns)", color="tab:red")
     if param == "epsilon":
-        right.set_xscale("log")
-    _scale(right.set_yscale, overall[il])
-    _scale(twin.set_yscale, overall[dr])
-    right.set_title(f"all masked columns against {param}", fontsize=10)
-    right.grid(True, alpha=0.3)
+        top.set_xscale("log")
+    _scale(top.set_yscale, pts[il])
+    _scale(bottom.set_yscale, pts[dr])
+    top.set_ylabel(f"information loss: {il}")
+    top.set_title(f"information loss and disclosure risk against {param}", fontsize=10)
+    top.tick_params(labelbottom=False)
+    bottom.set_ylabel(f"disclosure risk: {dr}")
+    bottom.set_xlabel(param)
+    for ax in (left, top, bottom):
+        ax.grid(True, alpha=0.3)
     fig.suptitle(title, fontsize=12)
     fig.tight_layout()
     return fig

@@ -1,5 +1,7 @@
 """A one-line progress bar on standard error, drawn only when that is a terminal: one step per
-statement of a release, and within a masking statement one tick per stratum masked."""
+statement of a release, per section of a report, per point of a sweep; within a masking statement one
+tick per stratum masked. While a step runs the line is redrawn twice a second, so the elapsed time
+moves even when one step (a large evaluation) takes long."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
+
+REDRAW_SECONDS = 0.5
 
 
 class Progress:
@@ -18,10 +22,16 @@ class Progress:
     @contextmanager
     def task(self, title: str, total: int):
         bar = _Bar(self, title, total)
+        ticker = None
+        if self.enabled:
+            ticker = threading.Thread(target=bar.tick, name="duckdb-sdc-progress", daemon=True)
+            ticker.start()
         try:
             yield bar
         finally:
             bar.close()
+            if ticker is not None:
+                ticker.join()
 
 
 class _Bar:
@@ -30,6 +40,7 @@ class _Bar:
         self.done, self.start, self.shown = 0, time.perf_counter(), False
         self.label, self.groups, self.groups_total, self.drawn_at = "", 0, 0, 0.0
         self.lock = threading.Lock()
+        self.closed = threading.Event()
 
     def advance(self, label: str, groups: int = 0) -> None:
         """Start the next step (named `label`), which masks `groups` strata (0: not counted)."""
@@ -45,6 +56,13 @@ class _Bar:
             if time.perf_counter() - self.drawn_at > 0.1 or self.groups == self.groups_total:
                 self._draw()
 
+    def tick(self) -> None:
+        """Redraw the running step every REDRAW_SECONDS until the task ends (a thread)."""
+        while not self.closed.wait(REDRAW_SECONDS):
+            with self.lock:
+                if self.done and not self.closed.is_set():
+                    self._draw()
+
     def _draw(self) -> None:
         if not self.p.enabled:
             return
@@ -58,6 +76,8 @@ class _Bar:
         self.shown, self.drawn_at = True, time.perf_counter()
 
     def close(self) -> None:
-        if self.shown:
-            self.p.stream.write("\r\x1b[2K")
-            self.p.stream.flush()
+        with self.lock:
+            self.closed.set()
+            if self.shown:
+                self.p.stream.write("\r\x1b[2K")
+                self.p.stream.flush()

@@ -264,9 +264,16 @@ SECTIONS: tuple[Section, ...] = (measures_section, boxes_section, k_anonymity_se
 _ORDER = (LOSS, RISK, SCORE, BOXES, K_ANONYMITY, SENSITIVE)
 
 
-def evaluate_relations(ev: Evaluation) -> pd.DataFrame:
-    """Every section's rows as one tidy DataFrame (columns COLUMNS), sections in _ORDER."""
-    rows = [r for section in SECTIONS for r in section(ev)]
+def evaluate_relations(ev: Evaluation, progress=None) -> pd.DataFrame:
+    """Every section's rows as one tidy DataFrame (columns COLUMNS), sections in _ORDER; with a
+    `progress.Progress`, one step per section."""
+    from .progress import Progress
+
+    rows = []
+    with (progress or Progress(enabled=False)).task(f"evaluate {ev.spec.name}", len(SECTIONS)) as task:
+        for section in SECTIONS:
+            task.advance(section.__name__.removesuffix("_section").replace("_", " "))
+            rows += section(ev)
     df = pd.DataFrame([(r.section, r.measure, r.column, r.value, r.note) for r in rows], columns=list(COLUMNS))
     rank = {s: i for i, s in enumerate(_ORDER)}
     order = sorted(range(len(df)), key=lambda i: (rank.get(df.at[i, "section"], len(rank)), i))
@@ -323,7 +330,7 @@ def _check_manifest(con, spec: Spec) -> None:
                         f"release it again (duckdb-sdc release {spec.name}) before evaluating")
 
 
-def report(spec: Spec) -> pd.DataFrame:
+def report(spec: Spec, *, progress=None) -> pd.DataFrame:
     """The risk/utility report of the release file written from `spec`, against its source, as a
     tidy DataFrame (section, measure, column, value, note); column None means all columns together.
     Raises SpecError when the file is missing or was written from a different spec."""
@@ -349,7 +356,7 @@ def report(spec: Spec) -> pd.DataFrame:
         released = table(spec.output.table, "main", RELEASE_DB)
         create_views(con, spec, released, by_position=spec.rules[spec.source.key].action == "drop")
         try:
-            return evaluate_relations(evaluation(con, spec))
+            return evaluate_relations(evaluation(con, spec), progress)
         except duckdb.Error as e:
             raise SpecError(f"{spec.name}: evaluating the release: {error_message(e)}") from None
     finally:

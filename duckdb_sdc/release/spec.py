@@ -10,7 +10,7 @@
     database = "release/people.duckdb"   # a separate file, replaced atomically
     table = "people"
     view_without_key = "people_public"   # optional: a view of the table without the key column
-    storage_version = "v1.5.0"           # optional: readable by older DuckDB clients
+    storage_version = "v1.5.0"           # optional; default "v1.0.0", which DuckDB 1.x clients read
 
     [masking]
     strata = ["region"]           # optional: every masked column is masked within each stratum
@@ -61,6 +61,10 @@ from .methods import BOXES, COLUMN, EPSILON, METHODS, NAMES, ROWS, SECRET_PARAMS
 RESERVED_PREFIX = "__sdc_"
 BOX_COLUMN = "box_column"  # a box rule's setting: the name of its box id column
 MANIFEST_TABLE = "release_manifest"
+# Storage 64, the oldest format DuckDB 2.0 writes that holds a release (DuckDB 0.10 to 2.0 read it;
+# "v0.9.0" names the same number but compresses doubles with ALP, which 0.9 cannot read); the 2.0
+# default (69) is unreadable by every 1.x client. docs/clients.md says what 1.x clients read.
+DEFAULT_STORAGE_VERSION = "v1.0.0"
 FILE_FORMATS = ("parquet", "csv")
 
 
@@ -356,6 +360,9 @@ def load_spec(path: str | Path) -> Spec:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise SpecError(f"{path}: cannot read the spec ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{path}: cannot read the spec: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+                        f"{e.start}); save it as UTF-8") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -410,7 +417,7 @@ def _output(c: _Checker, o: dict, base: Path) -> Output:
     for where, value in (("output.table", table), ("output.view_without_key", view)):
         if value is not None and value.lower() == MANIFEST_TABLE:
             raise c.error(where, f"{MANIFEST_TABLE!r} is the manifest's name")
-    version = o.get("storage_version")
+    version = o.get("storage_version", DEFAULT_STORAGE_VERSION)
     if version is not None and (not isinstance(version, str) or not re.fullmatch(r"v\d+\.\d+\.\d+", version)):
         raise c.error("output.storage_version", f"must look like \"v1.5.0\", got {show(version)}")
     return Output(database=database, table=table, view_without_key=view, storage_version=version)

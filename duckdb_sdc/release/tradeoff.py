@@ -10,6 +10,10 @@ dropped and every differentially private column gets epsilon = v), masked in mem
 release would mask it (the same generated SQL, no file written), and evaluated by the report's
 sections. The result is the report's tidy rows with the parameter's name and value in front.
 `plot.py` draws it.
+
+Every value is checked before the first point is computed: the values themselves when they are
+parsed (at most MAX_POINTS of them), and a swept k against the data (`check_range`), so an
+out-of-range k fails at once instead of after every smaller k has been masked and evaluated.
 """
 
 from __future__ import annotations
@@ -24,15 +28,16 @@ from sqlglot import exp
 from .._validate import SdcError
 from ..measures import OVERALL, PER_COLUMN
 from ..sql import connect
-from .methods import EPSILON, METHODS
-from .plan import DIALECT, key_step, mask_steps, mask_table, released_query, resolve, table
+from .methods import COLUMN, EPSILON, METHODS
+from .plan import DIALECT, SOURCE, column, ident, key_step, literal, mask_steps, mask_table, released_query, resolve, table
 from .progress import Progress
 from .report import LOSS, RISK, create_views, evaluate_relations, evaluation, section_of
-from .spec import Spec, SpecError, parse_spec
+from .spec import Rule, Spec, SpecError, parse_spec
 
 PARAMETERS = ("k", "c", EPSILON)  # what `tradeoff` can sweep
 INTEGER_PARAMETERS = ("k", "c")
 DEFAULT_POINTS = 10  # values of an epsilon range A..B without :N
+MAX_POINTS = 1000  # a sweep masks and evaluates the whole data once per value
 RELEASED = "__sdc_eval_released"
 
 
@@ -59,21 +64,31 @@ def parse_values(param: str, text: str) -> list:
         raise SweepError(f"cannot sweep {param!r}; the parameters are {', '.join(PARAMETERS)}")
     m = re.fullmatch(r"\s*([^:,]+?)\s*\.\.\s*([^:,]+?)\s*(?::\s*([^:,]+?)\s*)?", text)
     if m is None:
-        values = [_number(param, part.strip(), text) for part in text.split(",")]
+        parts = text.split(",")
+        _check_points(param, text, len(parts))
+        values = [_number(param, part.strip(), text) for part in parts]
     else:
         lo, hi = _number(param, m.group(1), text), _number(param, m.group(2), text)
         if hi < lo:
             raise SweepError(f"--{param} {text!r}: the range ends below its start")
         if param in INTEGER_PARAMETERS:
             step = 1 if m.group(3) is None else _number(param, m.group(3), text)
+            _check_points(param, text, (hi - lo) // step + 1)
             values = list(range(lo, hi + 1, step))
         else:
             n = DEFAULT_POINTS if m.group(3) is None else _number("k", m.group(3), text)
+            _check_points(param, text, n)
             if n == 1 or lo == hi:
                 values = [lo]
             else:
                 values = [float(lo * (hi / lo) ** (i / (n - 1))) for i in range(n)]
     return sorted(set(values))
+
+
+def _check_points(param: str, text: str, n: int) -> None:
+    if n > MAX_POINTS:
+        raise SweepError(f"--{param} {text!r}: {n} values; a sweep masks and evaluates the data once per value, "
+                         f"so it takes at most {MAX_POINTS} (give a step, e.g. 3..500:5, or fewer values)")
 
 
 def swept_columns(spec: Spec, param: str) -> list[str]:
@@ -114,6 +129,56 @@ def check_defined(data: pd.DataFrame, param: str, il: str, dr: str) -> None:
         if rows["value"].isna().all():
             notes = "; ".join(sorted(set(rows["note"].dropna()))) or "undefined for these data"
             raise SweepError(f"{option} {name!r} has no value at any {param} ({notes})")
+
+
+def _usable(rule) -> exp.Expression:
+    """The records a rule's method masks: the column non-NULL (one column), or no column of the
+    group NULL (a group of columns: one vector per record)."""
+    return exp.and_(*(exp.Not(this=exp.Is(this=column(c), expression=exp.Null())) for c in rule.columns))
+
+
+def _smallest_strata(con, spec: Spec, rule) -> list[tuple[str, int, str]]:
+    """Per column the rule's method sees alone (every column of a one-column method, the group as a
+    whole for a group method): (what, the fewest usable records of a stratum, that stratum), over
+    the strata that have any."""
+    strata = spec.strata_of(rule)
+    per = [(c, _usable(Rule(column=c, action="mask"))) for c in rule.columns] if rule.method.kind == COLUMN \
+        else [(", ".join(rule.columns), _usable(rule))]
+    out = []
+    for what, usable in per:
+        n = exp.func("count_if", usable).as_(ident("__sdc_n"))
+        query = exp.select(n, *(column(c) for c in strata)).from_(table(SOURCE))
+        if strata:
+            query = query.group_by(*(column(c) for c in strata))
+        query = exp.select("*").from_(query.subquery(ident("__sdc_s"))).where(
+            exp.GT(this=column("__sdc_n"), expression=literal(0))).order_by(column("__sdc_n")).limit(1)
+        found = con.execute(query.sql(dialect=DIALECT)).fetchall()
+        if found:
+            count, *key = found[0]
+            where = " and ".join(f"{c} = {v!r}" for c, v in zip(strata, key)) if strata else "the whole source"
+            out.append((what, count, where if not strata else f"the stratum {where}"))
+    return out
+
+
+def check_range(con, spec: Spec, param: str, values: list) -> None:
+    """Refuse, before any point is computed, a swept k larger than the smallest stratum of a swept
+    column: k is the minimum group (cluster) size of every method that has it, at most the number
+    of non-NULL values of a column (records without NULL for a group) in each stratum the method
+    masks apart (tests check that every such method refuses k = n + 1). c has no upper bound, and
+    epsilon's only bound (> 0) is checked when the values are parsed. The methods' lower bounds
+    (iDP-CBLS needs k >= 3) fail at the first, smallest, value."""
+    if param != "k":
+        return
+    top = max(values)
+    limits = [(rule, *smallest) for rule in spec.masked() if rule.method.param("k") is not None
+              for smallest in _smallest_strata(con, spec, rule)]
+    for rule, what, count, where in limits:
+        if top > count:
+            unit = "non-NULL values" if rule.method.kind == COLUMN else "records without NULL"
+            largest = min(c for _, _, c, _ in limits)
+            raise SweepError(f"{spec.name}: {rule.where}: {rule.method.name}: k = {top} is larger than the "
+                             f"number of {unit} of {what} ({count}) in {where}; nothing was computed: sweep k "
+                             f"up to {largest}")
 
 
 def _execute(con, statement: exp.Expression, spec: Spec, where: str, at: str) -> None:
@@ -167,6 +232,7 @@ def sweep(spec: Spec, param: str, values: list, *, progress: Progress | None = N
         _, source_columns = open_source(con, spec)
         resolve(spec, source_columns)
         run_step(con, key_step(spec), spec)
+        check_range(con, spec, param, values)
         frames = []
         with progress.task(f"tradeoff {param}", len(values)) as task:
             for value in values:
@@ -187,4 +253,5 @@ def sweep(spec: Spec, param: str, values: list, *, progress: Progress | None = N
         con.close()
 
 
-__all__ = ["PARAMETERS", "SweepError", "check_defined", "check_measures", "parse_values", "sweep", "swept_columns", "variant"]
+__all__ = ["MAX_POINTS", "PARAMETERS", "SweepError", "check_defined", "check_measures", "check_range", "parse_values",
+           "sweep", "swept_columns", "variant"]

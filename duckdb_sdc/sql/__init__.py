@@ -23,7 +23,9 @@ import duckdb
 import pyarrow as pa
 
 from ..params import SEED, stratum_seed
+from ..warmup import prepare_in_background
 from .arrow import _first, _single, reported
+from .comments import describe
 from .registry import REGISTRY, Param, SqlFunction, Udf
 
 __all__ = ["REGISTRY", "Param", "SqlFunction", "Udf", "connect", "register", "sql_files"]
@@ -71,6 +73,7 @@ def _existing_udfs(con) -> set[str]:
 
 def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Install every duckdb_sdc function and macro on `con` and return `con`. Idempotent."""
+    prepare_in_background()
     with _LOCK:
         existing = _existing_udfs(con)
         udfs = {row.udf_name: (row.udf.fn, ("VARCHAR",) + row.udf.types, row.udf.returns, row.udf.side_effects)
@@ -94,6 +97,7 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     for row in REGISTRY:
         if row.source is None:
             con.execute(row.macro_sql())
+    describe(con)
     return con
 
 

@@ -16,9 +16,9 @@ GROUP = "Rounding by discretisation"
 _DESCRIPTIONS = {
     "ewd": ("equal-width discretisation", "c intervals of equal width over the observed range "
                                           "(the maximum belongs to the last interval)"),
-    "efd": ("equal-frequency discretisation", "c intervals of about n/c values each; a group of equal "
-                                              "values is never split, cuts move to the nearest gap "
-                                              "between different values"),
+    "efd": ("equal-frequency discretisation", "c intervals as equal in size as ties allow (least sum of "
+                                              "squared sizes; a group of equal values is never split; "
+                                              "without ties, cuts at the gaps nearest to t n / c)"),
     "kmd": ("exact univariate k-means", "the c intervals with the smallest within-interval sum of "
                                         "squares (globally optimal, deterministic)"),
     "rbd": ("re-sampling based discretisation",

@@ -32,6 +32,7 @@ from ..params import (
     Param,
 )
 from .arrow import _first, _single, reported
+from .groups import STACKED, grouped
 from .registry import SqlFunction, Udf
 from .rows import _signature
 
@@ -66,14 +67,18 @@ def _floats(func: str, arr: pa.Array, name: str) -> np.ndarray:
     return values
 
 
+def _pair_sides(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(x, xm) as n x 1 matrices of one group's list of structs, NaN where missing."""
+    return _floats(func, group.field("x"), "x")[:, None], _floats(func, group.field("xm"), "xm")[:, None]
+
+
 def _pairs(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(x, xm) as n x 1 matrices of the complete pairs of one group's list of structs."""
-    x = _floats(func, group.field("x"), "x")
-    xm = _floats(func, group.field("xm"), "xm")
-    keep = ~(np.isnan(x) | np.isnan(xm))
+    x, xm = _pair_sides(func, group)
+    keep = ~(np.isnan(x[:, 0]) | np.isnan(xm[:, 0]))
     if keep.all():
-        return x[:, None], xm[:, None]
-    return x[keep][:, None], xm[keep][:, None]
+        return x, xm
+    return x[keep], xm[keep]
 
 
 def _vectors(func: str, side: pa.Array, name: str) -> tuple[np.ndarray, int]:
@@ -127,6 +132,7 @@ def aggregate_udf(func: str, compute, out_type: pa.DataType, n_params: int, vect
     per group. compute(X, XM, *params) -> value; no complete record or an undefined measure gives
     NULL. Errors name the reporting name (the numpy layer's parameter names mapped by `renames`)."""
     extract = _records if vectors else _pairs
+    stacked = STACKED.get(func)  # many small groups at once (sql/groups.py)
 
     def udf(name, groups, *params):
         fname = _first(name) or func
@@ -136,6 +142,10 @@ def aggregate_udf(func: str, compute, out_type: pa.DataType, n_params: int, vect
     def _aggregate_udf(func, groups, params):
         lists = _single(groups)
         rows = [_single(p).to_pylist() for p in params]
+        if stacked is not None:
+            done = grouped(func, lists, rows, _sides if vectors else _pair_sides, compute, stacked, out_type)
+            if done is not None:
+                return done
         offsets = np.asarray(lists.offsets, dtype=np.int64)
         valid = lists.is_valid().to_numpy(zero_copy_only=False)
         out = []

@@ -174,7 +174,7 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
                  "that no suppressed value follows from a published total; primary_cells and secondary_cells count "
                  f"the cells each step suppressed. Contributions are the original values in rows. {_NULLS}"),
             example=(f"SELECT {kind}_suppress(r, mdav_multi_labels(r, 5), {_RULE_EXAMPLE[kind]}) "
-                     "FROM (SELECT list([income, savings]) AS r FROM people)"),
+                     "FROM (SELECT list([income, expenses]) AS r FROM people)"),
             udf=Udf(rows_udf(f"{kind}_suppress", _suppress(kind), "suppression", len(suppress) - 2, with_clusters=True),
                     ("DOUBLE[][]", "BIGINT[]") + ("VARCHAR",) * (len(suppress) - 2), _SUPPRESSION),
             body=record_macro(f"{kind}_suppress", suppress),
@@ -186,7 +186,7 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
                  "first). Returns the new cluster ids 0..g'-1 aligned with rows; clusters only grow, so a k-anonymous "
                  "partition stays k-anonymous. An error if even one cluster of all the records is sensitive."),
             example=(f"SELECT {kind}_merge(r, mdav_multi_labels(r, 5), {_RULE_EXAMPLE[kind]}) "
-                     "FROM (SELECT list([income, savings]) AS r FROM people)"),
+                     "FROM (SELECT list([income, expenses]) AS r FROM people)"),
             udf=Udf(rows_udf(f"{kind}_merge", _merge(kind), "labels", len(merge) - 2, with_clusters=True),
                     ("DOUBLE[][]", "BIGINT[]") + ("VARCHAR",) * (len(merge) - 2), "BIGINT[]"),
             body=record_macro(f"{kind}_merge", merge),
@@ -231,7 +231,7 @@ FUNCTIONS += [
              "and overall ('(all)'), the number of cells (cluster, attribute), how many are sensitive under the "
              "(n, r) dominance rule and under the p% rule, and their shares. Records whose cluster is NULL take no "
              "part; NULL values are no contribution."),
-        example=("SELECT * FROM sensitivity_report('clustered', ['income', 'savings'], ['region', 'cluster'], "
+        example=("SELECT * FROM sensitivity_report('clustered', ['income', 'expenses'], ['region', 'cluster'], "
                  "2, 0.7, 0.1)"),
     ),
     *_mitigation_rows("dominance"),

@@ -86,10 +86,11 @@ class SqlFunction:
 
 
 def _collect() -> tuple[SqlFunction, ...]:
-    from . import boxes, discretisation, dp, measures, microaggregation, multivariate
+    from . import base_rounding, boxes, datasets, discretisation, dp, measures, microaggregation, multivariate, perturbation
 
     rows: list[SqlFunction] = []
-    for module in (microaggregation, discretisation, multivariate, dp, measures, boxes):
+    for module in (microaggregation, discretisation, base_rounding, perturbation, multivariate, dp, measures, boxes,
+                   datasets):
         rows.extend(module.FUNCTIONS)
     names = [r.name for r in rows]
     duplicates = {n for n in names if names.count(n) > 1}
