@@ -158,15 +158,15 @@ def test_equal_width_auto_with_one_huge_outlier():
 
 
 @pytest.mark.parametrize("scale", SCALES)
-@pytest.mark.parametrize("standardized", [True, False])
+@pytest.mark.parametrize("standardise", [True, False])
 @pytest.mark.parametrize("remainder", ["group", "nearest"])
-def test_mdav_multi_is_the_rescaled_normal_range_result(pair, scale, standardized, remainder):
+def test_mdav_multi_is_the_rescaled_normal_range_result(pair, scale, standardise, remainder):
     x, k = pair[0], SCALES[scale]
-    labels = mv.mdav_multi_partition(np.ldexp(x, k), 4, standardized=standardized, remainder=remainder)
-    _same(labels, mv.mdav_multi_partition(x, 4, standardized=standardized, remainder=remainder))
+    labels = mv.mdav_multi_partition(np.ldexp(x, k), 4, standardise=standardise, remainder=remainder)
+    _same(labels, mv.mdav_multi_partition(x, 4, standardise=standardise, remainder=remainder))
     assert np.bincount(labels).min() >= 4
-    got = mv.mdav_multi_round(np.ldexp(x, k), 4, standardized=standardized, remainder=remainder)
-    _same(got, np.ldexp(mv.mdav_multi_round(x, 4, standardized=standardized, remainder=remainder), k))
+    got = mv.mdav_multi_round(np.ldexp(x, k), 4, standardise=standardise, remainder=remainder)
+    _same(got, np.ldexp(mv.mdav_multi_round(x, 4, standardise=standardise, remainder=remainder), k))
 
 
 @pytest.mark.parametrize("run", [lambda x: mv.mdav_multi_round(x, 4), lambda x: mv.mdav_multi_round(x, 4, standardized=False),
