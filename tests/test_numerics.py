@@ -169,7 +169,7 @@ def test_mdav_multi_is_the_rescaled_normal_range_result(pair, scale, standardise
     _same(got, np.ldexp(mv.mdav_multi_round(x, 4, standardise=standardise, remainder=remainder), k))
 
 
-@pytest.mark.parametrize("run", [lambda x: mv.mdav_multi_round(x, 4), lambda x: mv.mdav_multi_round(x, 4, standardized=False),
+@pytest.mark.parametrize("run", [lambda x: mv.mdav_multi_round(x, 4), lambda x: mv.mdav_multi_round(x, 4, standardise=False),
                                  lambda x: mv.mondrian_round(x, 4), lambda x: mv.mondrian_round(x, 4, "relaxed")],
                          ids=["mdav", "mdav_raw", "mondrian", "mondrian_relaxed"])
 def test_multivariate_masking_of_values_near_plus_and_minus_1e308(pair, run):
@@ -182,7 +182,7 @@ def test_multivariate_masking_of_values_near_plus_and_minus_1e308(pair, run):
 def test_unstandardised_mdav_keeps_k_at_1e200():
     rng = np.random.default_rng(8)
     x = rng.normal(size=(50, 2)) * 1e200
-    assert np.bincount(mv.mdav_multi_partition(x, 5, standardized=False)).min() >= 5
+    assert np.bincount(mv.mdav_multi_partition(x, 5, standardise=False)).min() >= 5
 
 
 @pytest.mark.parametrize("scale", SCALES)
