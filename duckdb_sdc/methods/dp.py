@@ -109,7 +109,7 @@ def _epsilon(func: str, epsilon) -> float:
 
 
 def _k(func: str, k, n: int, mechanism: str) -> int:
-    kk = group_size(func, k, n)
+    kk = group_size(func, k, n, minimum=1)  # noise, not the group, protects
     if mechanism == "idp_cbls" and kk < 3:
         raise fail(func, f"k must be >= 3 (iDP-CBLS replaces the smallest and the largest value of "
                          f"each cluster, so clusters need 3 values), got {kk}")

@@ -1,0 +1,75 @@
+"""Issue 13, "No silent leaks": one test per way identifiable data got out of a release (each failed
+on the code before the fix), numbered as in the issue."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from release_helpers import base_doc, people, write_db, write_spec
+
+import duckdb_sdc
+from duckdb_sdc.release import SpecError, load_spec, release
+
+MASKING_WITH_K = ("mdav_round", "vmdav_round", "oma_round", "ranking_round")
+
+
+@pytest.fixture
+def source(tmp_path):
+    df = people()
+    write_db(tmp_path / "src.duckdb", "people", df)
+    return tmp_path, df
+
+
+# 1. k = 1 masks nothing -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", MASKING_WITH_K)
+def test_1_k_of_one_is_refused_by_a_release(source, method):
+    folder, _ = source
+    doc = base_doc()
+    doc["columns"]["income"] = {"method": method, "k": 1}
+    with pytest.raises(SpecError, match=rf"columns\.income: {method}: k must be >= 2 \(a group of one record "
+                                        r"releases its value unchanged\), got 1"):
+        release(load_spec(write_spec(folder, doc)))
+    assert not (folder / "out" / "release.duckdb").exists()
+
+
+@pytest.mark.parametrize("call", [f"{m}([1, 2, 3.5], 1)" for m in MASKING_WITH_K]
+                         + ["mdav_multi_round([[1.0], [2.0], [4.0]], 1)", "mondrian_round([[1.0], [2.0], [4.0]], 1)",
+                            "box_release([[1.0], [2.0], [4.0]], 1, 'mean(1)')"])
+def test_1_k_of_one_is_refused_in_sql(call):
+    con = duckdb_sdc.connect()
+    name = call.split("(")[0]
+    with pytest.raises(Exception, match=rf"{name}: k must be >= 2"):
+        con.execute(f"SELECT {call}").fetchall()
+    con.close()
+
+
+def test_1_noise_mechanisms_keep_k_of_one():
+    con = duckdb_sdc.connect()
+    for call in ("dp_um([1, 2, 3.5], 1, 1.0, 0, 10)", "idp_ls([1, 2, 3.5], 1, 1.0, 0, 10)"):
+        assert len(con.execute(f"SELECT {call}").fetchall()[0][0]) == 3
+    con.close()
+
+
+# 2. 'auto' resolving to k = 1 -------------------------------------------------------------------
+
+
+def test_2_auto_never_resolves_to_a_group_of_one():
+    con = duckdb_sdc.connect()
+    values = [float(v) for v in range(200)] + [1e6]
+    c, k = con.execute("SELECT fd_intervals(v), fd_group_size(v) FROM (SELECT unnest(?::DOUBLE[]) v)",
+                       [values]).fetchall()[0]
+    assert (c, k) == (29289, 2)  # the rule gives c >= n, so ceil(n / c) would be 1
+    out = con.execute("SELECT mdav_round(?::DOUBLE[], 'auto')", [values]).fetchall()[0][0]
+    con.close()
+    released, counts = np.unique(out, return_counts=True)
+    assert counts.min() >= 2  # every released value is shared by at least two records
+    assert not set(released) & {1e6}  # the outlier is not released as itself
+
+
+def test_2_auto_refuses_a_single_value():
+    con = duckdb_sdc.connect()
+    with pytest.raises(Exception, match=r"mdav_round: k = 2 is larger than the number of non-NULL values \(1\)"):
+        con.execute("SELECT mdav_round([5.0], 'auto')").fetchall()
+    con.close()
