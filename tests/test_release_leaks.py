@@ -73,3 +73,35 @@ def test_2_auto_refuses_a_single_value():
     with pytest.raises(Exception, match=r"mdav_round: k = 2 is larger than the number of non-NULL values \(1\)"):
         con.execute("SELECT mdav_round([5.0], 'auto')").fetchall()
     con.close()
+
+
+# 6. DP-UM's per-record release is not epsilon-DP ----------------------------------------------
+
+
+def _partition_event_frequency(con, x1: float, runs: int) -> float:
+    """How often, over `runs` releases, ids 1, 2, 3 share one value and id 4 has another, with
+    dp_um_table(t, 'x', 3, 1.0, 0, 10) of ids 1..6 and x = x1, 2, ..., 6."""
+    con.execute("CREATE OR REPLACE TABLE t AS SELECT i AS id, CASE WHEN i = 1 THEN ? ELSE i END::DOUBLE AS x "
+                "FROM range(1, 7) r(i)", [x1])
+    hits = 0
+    for _ in range(runs):
+        v = dict(con.execute("SELECT id, x FROM dp_um_table('t', 'x', 3, 1.0, 0, 10)").fetchall())
+        hits += v[1] == v[2] == v[3] != v[4]
+    return hits / runs
+
+
+def test_6_dp_um_records_sharing_a_value_reveal_the_partition_and_the_guarantee_says_so():
+    from duckdb_sdc import guarantees
+    from duckdb_sdc.sql.registry import REGISTRY
+
+    con = duckdb_sdc.connect()
+    assert _partition_event_frequency(con, 1.0, 300) > 0.85  # about 0.95
+    assert _partition_event_frequency(con, 10.0, 300) == 0.0  # id 1 is now in the upper cluster
+    con.close()
+    # so no epsilon holds for the per-record release: the words say what does
+    g = guarantees.of("dp_um")
+    assert g.model == guarantees.DP_FIXED_CLUSTERING
+    assert "only for the fixed clustering" in g.statement and "reveal the partition" in g.statement
+    doc = next(f.doc for f in REGISTRY if f.name == "dp_um")
+    assert g.statement in doc and "also when a record's change moves values between clusters" not in doc
+    assert guarantees.of(guarantees.CENTROIDS).model == guarantees.DP
