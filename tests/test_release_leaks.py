@@ -105,3 +105,23 @@ def test_6_dp_um_records_sharing_a_value_reveal_the_partition_and_the_guarantee_
     doc = next(f.doc for f in REGISTRY if f.name == "dp_um")
     assert g.statement in doc and "also when a record's change moves values between clusters" not in doc
     assert guarantees.of(guarantees.CENTROIDS).model == guarantees.DP
+
+
+# 8. a source column with a reserved internal name --------------------------------------------
+
+
+@pytest.mark.parametrize("call", [
+    "mdav_round_table('t', 'x', 3)", "efd_round_table('t', 'x', 3)", "dp_um_table('t', 'x', 3, 1.0, 0, 1e6)",
+    "mdav_multi_round_table('t', ['x', 'y'], 3)", "box_release_table('t', ['x', 'y'], 3, 'mean(1)')",
+    "mdav_round_table('t', 'x', 3, strata := 'g')"])
+@pytest.mark.parametrize("reserved", ["__sdc_v", "__SDC_R", "__sdc_anything"])
+def test_8_a_reserved_column_name_is_refused_and_never_reaches_a_masked_column(call, reserved):
+    con = duckdb_sdc.connect()
+    con.execute("SET enable_progress_bar = false")
+    con.execute(f'CREATE TABLE t AS SELECT i AS id, i % 2 AS g, i * 1.5 AS x, i * 2.5 AS y, '
+                f'(i * 1000 + 7)::DOUBLE AS "{reserved}" FROM range(12) r(i)')
+    name = call.split("(")[0]
+    with pytest.raises(Exception, match=rf"{name}: table t has a column named '{reserved}'; names starting with "
+                                        r"__sdc_ are reserved for duckdb_sdc's internal columns: rename it"):
+        con.execute(f"SELECT * FROM {call}").fetchall()
+    con.close()
