@@ -38,6 +38,7 @@ MODELS = (K_ANONYMITY, DP, DP_FIXED_CLUSTERING, IDP, NONE)
 
 # what the manifest says of the columns that no masking rule protects
 KEEP, KEY, REPRODUCIBLE, CENTROIDS, BOX_ID = "keep", "key", "reproducible noise", "dp_um centroids", "box id"
+UNSTATED = "unstated"  # a masking method this module states nothing for (a new family, before its entry)
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,11 @@ _KEY = Guarantee(KEY, NONE, "The row key, released as in the source: it links ev
                             "the source record.", "none: the row key, released as in the source")
 _BOX_ID = Guarantee(BOX_ID, K_ANONYMITY, "The id of a record's box, numbered over the release: shared by the "
                                          "box's records.", "{k}-anonymity: shared by the {k} or more records of a box")
+_UNSTATED = Guarantee(
+    UNSTATED, NONE,
+    "none stated: a masking method without an entry here guarantees nothing that a release may claim; "
+    "add its entry (model, condition, words) before relying on it.",
+    "none stated: {method} has no entry in duckdb_sdc.guarantees")
 _REPRODUCIBLE = Guarantee(
     REPRODUCIBLE, NONE,
     "none: reproducible noise. A seed regenerates the noise, so whoever holds it can subtract it; the "
@@ -150,6 +156,7 @@ GUARANTEES: dict[str, Guarantee] = {
     KEY: _KEY,
     BOX_ID: _BOX_ID,
     REPRODUCIBLE: _REPRODUCIBLE,
+    UNSTATED: _UNSTATED,
 }
 
 
