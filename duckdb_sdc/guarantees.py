@@ -108,8 +108,8 @@ _DP_UM_CENTROIDS = Guarantee(
     CENTROIDS, DP,
     "epsilon-differential privacy of the vector of DP-UM cluster means in rank order, released "
     "unlinked from records: the sizes are a function of n and k only, one changed value moves the "
-    "sorted column by at most ub - lb in L1, and each cluster's noise has scale (ub - lb) / (|C| "
-    "epsilon) (Sanchez, Domingo-Ferrer, Martinez & Soria-Comas 2016).",
+    "sorted column by at most ub - lb in L1, and the noise of cluster C has scale (ub - lb) / "
+    "(size of C times epsilon) (Sanchez, Domingo-Ferrer, Martinez & Soria-Comas 2016).",
     "{epsilon:g}-differential privacy of the cluster means of {columns} (values in [{lb:g}, {ub:g}]){within}, "
     "released in table {table} unlinked from records",
     "duckdb_sdc.methods.dp.dp_um_centroids states the proof")
@@ -185,14 +185,19 @@ def sentence(subject: str, **facts) -> str:
     return of(subject).sentence.format(**facts)
 
 
+_LABELS = {KEEP: "a kept column (`keep`)", KEY: "the row key, kept", BOX_ID: "a box id column",
+           CENTROIDS: "`dp_um` with `centroids_table`", REPRODUCIBLE: "any noise with a seed (`reproducible_noise = true`)",
+           UNSTATED: "a method without an entry here"}
+
+
 def markdown() -> str:
-    """The table of docs/releases/guarantees.md: one row per guarantee, its methods, model and
-    statement."""
+    """The table of docs/releases/guarantees.md: one row per guarantee, what it covers, its model and
+    its statement."""
     rows = {}
     for name, g in GUARANTEES.items():
         rows.setdefault(id(g), (g, []))[1].append(name)
-    lines = ["| methods | privacy model | what holds |", "|---|---|---|"]
+    lines = ["| released as | privacy model | what holds |", "|---|---|---|"]
     for g, names in rows.values():
-        shown = ", ".join(f"`{n}`" if "_" in n or n.isidentifier() else n for n in names)
-        lines.append(f"| {shown} | {g.model} | {g.statement.replace('|', '/')} |")
+        shown = ", ".join(_LABELS.get(n, f"`{n}`") for n in names)
+        lines.append(f"| {shown} | {g.model} | {g.statement} |")
     return "\n".join(lines) + "\n"

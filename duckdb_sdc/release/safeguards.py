@@ -292,7 +292,8 @@ def _clusters(spec: Spec, rule: Rule, i: int) -> exp.Select:
                       order=exp.Order(expressions=[exp.Ordered(this=clamped), exp.Ordered(this=column(ROW_KEY, "__sdc_s"))]))
     count = exp.Window(this=exp.Count(this=exp.Star()), partition_by=[p.copy() for p in part])
     k_lit = literal(int(k))
-    t = exp.Add(this=exp.Least(this=exp.IntDiv(this=exp.Sub(this=rank, expression=literal(1)), expression=k_lit),
+    t = exp.Add(this=exp.Least(this=exp.IntDiv(this=exp.Paren(this=exp.Sub(this=rank, expression=literal(1))),
+                                               expression=k_lit),
                                expressions=[exp.Sub(this=exp.IntDiv(this=count, expression=k_lit.copy()),
                                                     expression=literal(1))]),
                 expression=literal(1))
