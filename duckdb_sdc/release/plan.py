@@ -28,7 +28,6 @@ The source's column names and types come from `DESCRIBE`; `resolve` checks them 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
