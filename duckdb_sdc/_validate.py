@@ -71,13 +71,20 @@ def _as_integer(func: str, param: str, value) -> int:
     raise fail(func, f"{param} must be an integer, got {show(value)}")
 
 
-def group_size(func: str, k, n: int, param: str = "k", *, what: str = "non-NULL values") -> int:
-    """Validate a minimum group size k against n values (or records, `what`): 1 <= k <= n."""
+MIN_GROUP = 2  # the smallest group a deterministic masking method may form: k = 1 masks nothing
+
+
+def group_size(func: str, k, n: int, param: str = "k", *, what: str = "non-NULL values",
+               minimum: int = MIN_GROUP) -> int:
+    """Validate a minimum group size k against n values (or records, `what`): minimum <= k <= n.
+    The default minimum, 2, is that of deterministic masking (a group of one releases its value
+    unchanged); noise-based mechanisms and ranks pass minimum=1."""
     if k is None:
         raise fail(func, f"{param} must not be NULL")
     kk = _as_integer(func, param, k)
-    if kk < 1:
-        raise fail(func, f"{param} must be >= 1, got {kk}")
+    if kk < minimum:
+        why = " (a group of one record releases its value unchanged)" if minimum == MIN_GROUP else ""
+        raise fail(func, f"{param} must be >= {minimum}{why}, got {kk}")
     if kk > n:
         raise fail(func, f"{param} = {kk} is larger than the number of {what} ({n})")
     return kk

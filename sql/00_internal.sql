@@ -59,13 +59,20 @@ CREATE OR REPLACE MACRO __sdc_unnest_call_sql(fname, elem, args, alias) AS
 -- columns, so LIST and STRUCT columns of the table come back as they were. The columns `names` are
 -- bound on their own first, so a missing column is reported as such. With `sorted` each stratum's
 -- rows are listed in the order of their whole content; with `hashed` the stratum's hash (0 without
--- strata) comes along as __sdc_h.
-CREATE OR REPLACE MACRO __sdc_beside_sql(tbl, names, vs, strata, sorted := false, hashed := false) AS
+-- strata) comes along as __sdc_h. A table with a column whose name starts with __sdc_ is refused,
+-- naming `fname`: such a column would take the place of an internal one (a column named __sdc_v came
+-- back raw in the masked column's place); it is left out of the rows, so that the refusal, not a
+-- binder error about an internal column, is what the caller sees.
+CREATE OR REPLACE MACRO __sdc_beside_sql(tbl, names, vs, strata, sorted := false, hashed := false,
+                                         fname := 'duckdb_sdc') AS
     format(
         'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
         || 'SELECT unnest(__sdc_l) AS __sdc_r, {1} '
-        || 'FROM (SELECT list(__sdc_src{2}) AS __sdc_l{3} FROM {0} AS __sdc_src '
-        || 'WHERE (SELECT 1 FROM (SELECT {4} FROM {0} LIMIT 0)) IS NULL {5}))',
+        || 'FROM (SELECT list(__sdc_src{2}) AS __sdc_l{3} '
+        || 'FROM (SELECT COLUMNS(lambda __sdc_c: NOT starts_with(lower(__sdc_c), ''__sdc_'')) FROM {0}) AS __sdc_src '
+        || 'WHERE (SELECT 1 FROM (SELECT {4} FROM {0} LIMIT 0)) IS NULL '
+        || 'AND (SELECT CASE WHEN count(*) > 0 THEN error({6} || first(column_name) || {7}) END '
+        || 'FROM (DESCRIBE SELECT * FROM {0}) WHERE starts_with(lower(column_name), ''__sdc_'')) IS NULL {5}))',
         __sdc_qt(tbl),
         vs,
         CASE WHEN sorted THEN ' ORDER BY __sdc_src' ELSE '' END,
@@ -74,7 +81,9 @@ CREATE OR REPLACE MACRO __sdc_beside_sql(tbl, names, vs, strata, sorted := false
              ELSE ', hash(' || __sdc_qi_list(__sdc_names(strata)) || ') AS __sdc_h'
         END,
         __sdc_qi_list(names),
-        CASE WHEN strata IS NULL THEN '' ELSE 'GROUP BY ' || __sdc_qi_list(__sdc_names(strata)) END);
+        CASE WHEN strata IS NULL THEN '' ELSE 'GROUP BY ' || __sdc_qi_list(__sdc_names(strata)) END,
+        __sdc_ql(fname || ': table ' || tbl || ' has a column named '''),
+        __sdc_ql('''; names starting with __sdc_ are reserved for duckdb_sdc''s internal columns: rename it'));
 
 -- SQL text of the table form: mask column `col` of table `tbl` in place with the list function
 -- `fname` (called with the quoted literal arguments `args`), optionally per stratum.
@@ -84,4 +93,4 @@ CREATE OR REPLACE MACRO __sdc_mask_column_sql(fname, tbl, col, args, strata) AS
            __sdc_beside_sql(tbl, [col],
                             __sdc_unnest_call_sql(fname, '__sdc_s.' || __sdc_qi(col),
                                                   list_transform(args, lambda a: __sdc_ql(a)), '__sdc_v'),
-                            strata));
+                            strata, fname := fname || '_table'));

@@ -24,4 +24,4 @@ CREATE OR REPLACE MACRO fd_intervals(x) AS
                                   0.001953125, 0.998046875]));
 
 CREATE OR REPLACE MACRO fd_group_size(x) AS
-    greatest(1, ceil(count(x) / fd_intervals(x)))::BIGINT;
+    greatest(2, ceil(count(x) / fd_intervals(x)))::BIGINT;  -- never a group of one

@@ -38,7 +38,7 @@ CREATE OR REPLACE MACRO __sdc_rows_beside_sql(fname, tbl, names, args, strata) A
     __sdc_beside_sql(tbl, names,
                      __sdc_unnest_call_sql(fname, __sdc_record_of(fname, names),
                                            list_transform(args, lambda a: __sdc_ql(a)), '__sdc_v'),
-                     strata);
+                     strata, fname := fname || '_table');
 
 -- SQL of the table form that masks the columns `cols` of `tbl` in place with the multivariate list
 -- function fname (a record with a NULL in any of them gets NULL in all of them).

@@ -53,4 +53,4 @@ CREATE OR REPLACE MACRO __sdc_dp_table_sql(fname, tbl, names, fixed, eps, lbs, u
                         CASE WHEN seed IS NULL THEN 'NULL'
                              ELSE 'hash(' || __sdc_ql(seed) || ', ' || __sdc_j || ', __sdc_h)' END],
                     '__sdc_v' || __sdc_j)), ', '),
-            strata, sorted := seed IS NOT NULL, hashed := true));
+            strata, sorted := seed IS NOT NULL, hashed := true, fname := fname || '_table'));

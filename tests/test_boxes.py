@@ -206,8 +206,8 @@ def test_density_neighbours_default_to_k():
     default = bx.optimal_boxes(X, "corr(1, 2)", 6)
     explicit = bx.optimal_half_widths(a, bx.density(X, 6), 6)
     np.testing.assert_allclose(default.half_widths, explicit.half_widths, rtol=1e-12)
-    np.testing.assert_allclose(bx.optimal_boxes(X, "corr(1, 2)", 1).c,
-                               bx.optimal_half_widths(a, bx.density(X, 2), 1).c, rtol=1e-12)  # m >= 2
+    np.testing.assert_allclose(bx.optimal_boxes(X, "corr(1, 2)", 2).c,
+                               bx.optimal_half_widths(a, bx.density(X, 2), 2).c, rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,7 +305,7 @@ def test_aware_mondrian_matches_the_plain_recursion(seed):
     N = int(rng.integers(2, 70))
     n = int(rng.integers(1, 4))
     X = rng.integers(0, 8, size=(N, n)).astype(float) if seed % 2 else rng.lognormal(size=(N, n))
-    k = int(rng.integers(1, max(2, N // 3)))
+    k = int(rng.integers(2, max(3, N // 3)))
     a = rng.choice([0.0, 1.0, 2.5], size=(N, n)) if seed % 3 == 0 else rng.lognormal(size=(N, n))
     l, eps = 1, None
     if seed % 4 in (1, 2) and k >= 2:  # l-diversity refuses cuts
@@ -342,7 +342,7 @@ def test_aware_mondrian_with_inverse_ranges_is_plain_mondrian():
         N, n = int(rng.integers(10, 400)), int(rng.integers(1, 5))
         X = rng.integers(0, 33, size=(N, n)).astype(float)
         X[0], X[1] = 0, 32  # every range 32: 1/range and the scores are exact, so ties stay ties
-        k = int(rng.integers(1, 8))
+        k = int(rng.integers(2, 8))
         a = np.full((N, n), 1 / 32)
         np.testing.assert_array_equal(bx.aware_mondrian_partition(X, a, k), mv.mondrian_partition(X, k))
 
@@ -400,7 +400,9 @@ def test_box_uncertainty_of_the_mean_is_the_half_width_of_the_mean_bounds():
                                                  "without NULL attributes (10)"),
     (lambda X: bx.optimal_boxes(X, "mean(1)", 3, m=1), "optimal_boxes: m must be an integer >= 2, got 1"),
     (lambda X: bx.optimal_boxes(X, "mean(1)", 3, m=11), "optimal_boxes: m = 11 is larger than the number of records"),
-    (lambda X: bx.optimal_boxes(X[:1], "mean(1)", 1), "optimal_boxes: m = 2 is larger than the number of records (1)"),
+    (lambda X: bx.optimal_boxes(X[:1], "mean(1)", 2), "optimal_boxes: k = 2 is larger than the number of records"),
+    (lambda X: bx.box_release(X, "mean(1)", 1), "box_release: k must be >= 2 (a group of one record releases its "
+                                                "value unchanged), got 1"),
     (lambda X: bx.fuzzy_weights([1, 2], 2, 0), "fuzzy_weights: A must be a finite number > 0, got 0"),
     (lambda X: bx.fuzzy_weights([1, 2], 2, -1), "fuzzy_weights: A must be a finite number > 0, got -1"),
     (lambda X: bx.fuzzy_weights([1, -2], 2, 1), "fuzzy_weights: cs must be >= 0"),
@@ -417,7 +419,6 @@ def test_bad_input(call, message):
 
 
 def test_one_record():
-    X = np.array([[3.0, 4.0]])
-    rel = bx.box_release(X, "mean(1)", 1)
-    assert rel.labels.tolist() == [0] and rel.lower.tolist() == [[3.0, 4.0]]
+    with pytest.raises(SdcError, match=r"box_release: k must be >= 2"):  # a box of one record is its values
+        bx.box_release(np.array([[3.0, 4.0]]), "mean(1)", 1)
     assert bx.fuzzy_weights([2.0], 2, 1).tolist() == [1.0] and bx.crisp_weights([2.0], 2, 1).tolist() == [1.0]

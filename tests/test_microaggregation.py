@@ -31,9 +31,10 @@ from reference import (
 
 
 def _random_inputs(seed: int, count: int, max_n: int = 40):
-    """Random columns with a group size k in 1..min(n, 7)."""
+    """Random columns of at least 2 values with a group size k in 2..min(n, 7)."""
     for rng, x in random_columns(seed, count, max_n):
-        yield x, int(rng.integers(1, min(len(x), 7) + 1))
+        if len(x) >= 2:
+            yield x, int(rng.integers(2, min(len(x), 7) + 1))
 
 
 def _sizes(labels):
@@ -88,7 +89,7 @@ def test_mdav_equal_values_are_taken_in_input_order():
     np.testing.assert_array_equal(canonical(labels), canonical(mdav_reference(x, 3)))
 
 
-@given(st.lists(st.integers(-20, 20), min_size=1, max_size=30), st.integers(1, 5))
+@given(st.lists(st.integers(-20, 20), min_size=2, max_size=30), st.integers(2, 5))
 @settings(max_examples=300, deadline=None)
 def test_mdav_property_matches_reference(values, k):
     x = np.array(values, dtype=float)
@@ -111,7 +112,7 @@ def test_vmdav_group_sizes():
     rng = np.random.default_rng(4)
     for _ in range(200):
         n = int(rng.integers(5, 300))
-        k = int(rng.integers(1, 6))
+        k = int(rng.integers(2, 6))
         x = rng.exponential(1, n)
         sizes = _sizes(vmdav_partition(x, k, 1.5))
         assert sizes.min() >= k
@@ -135,8 +136,8 @@ def test_vmdav_gamma_grows_a_group_over_a_small_gap():
 def test_oma_equals_bruteforce_over_all_partitions():
     rng = np.random.default_rng(5)
     for i in range(400):
-        n = int(rng.integers(1, 15))
-        k = int(rng.integers(1, min(n, 5) + 1))
+        n = int(rng.integers(2, 15))
+        k = int(rng.integers(2, min(n, 5) + 1))
         x = rng.integers(0, 6, n).astype(float) if i % 2 else rng.normal(0, 1, n)
         labels = oma_partition(x, k)
         assert sse(x, labels) == pytest.approx(optimal_sse_bruteforce(x, k), rel=1e-9, abs=1e-9)
@@ -199,7 +200,7 @@ def test_same_partition_when_shifted_or_scaled(method):
     rng = np.random.default_rng(11)
     for _ in range(50):
         n = int(rng.integers(2, 200))
-        k = int(rng.integers(1, min(n, 6) + 1))
+        k = int(rng.integers(2, min(n, 6) + 1))
         grid = rng.integers(0, 64, n) / 8.0  # exact after a shift by 1e9
         base = canonical(partition(grid, k, method))
         np.testing.assert_array_equal(base, canonical(partition(grid + 1e9, k, method)))
@@ -249,20 +250,20 @@ def test_parallel_path_matches_serial_path():
 @pytest.mark.parametrize("func", [mdav_partition, oma_partition, ranking_partition, vmdav_partition])
 def test_bad_input_is_refused_with_a_clear_message(func):
     name = func.__name__
-    with pytest.raises(SdcError, match=rf"{name}: k must be >= 1, got 0"):
-        func([1.0, 2.0], 0)
+    with pytest.raises(SdcError, match=rf"{name}: k must be >= 2 \(a group of one record releases its value unchanged\), got 1"):
+        func([1.0, 2.0], 1)
     with pytest.raises(SdcError, match=rf"{name}: k = 3 is larger than the number of non-NULL values \(2\)"):
         func([1.0, 2.0], 3)
     with pytest.raises(SdcError, match=rf"{name}: k must be an integer, got 2.5"):
         func([1.0, 2.0], 2.5)
     with pytest.raises(SdcError, match=rf"{name}: x contains nan"):
-        func([1.0, np.nan], 1)
+        func([1.0, np.nan], 2)
     with pytest.raises(SdcError, match=rf"{name}: x contains inf"):
-        func([1.0, np.inf], 1)
+        func([1.0, np.inf], 2)
 
 
 def test_bad_representative_and_gamma():
     with pytest.raises(SdcError, match=r"mdav_round: representative must be one of 'mean', 'median', got 'mode'"):
-        microaggregate([1.0, 2.0], 1, "mdav", "mode")
+        microaggregate([1.0, 2.0], 2, "mdav", "mode")
     with pytest.raises(SdcError, match=r"vmdav_partition: gamma must be a finite number >= 0, got -1"):
-        vmdav_partition([1.0, 2.0], 1, -1)
+        vmdav_partition([1.0, 2.0], 2, -1)

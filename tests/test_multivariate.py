@@ -23,9 +23,9 @@ from reference import (
 def _cases(seed, count, max_n=45):
     rng = np.random.default_rng(seed)
     for i in range(count):
-        n = int(rng.integers(1, max_n))
+        n = int(rng.integers(2, max_n))
         p = int(rng.integers(1, 5))
-        k = int(rng.integers(1, n + 1)) if i % 3 else int(rng.integers(1, max(2, n // 3 + 1)))
+        k = int(rng.integers(2, n + 1)) if i % 3 else int(rng.integers(2, max(3, n // 3 + 1)))
         if i % 2:
             X = rng.integers(0, 4, size=(n, p)).astype(float)  # many exact ties
         else:
@@ -70,7 +70,7 @@ def test_mdav_on_larger_inputs_equals_the_scan_whatever_the_anchor_moves(budget)
 
 def test_mdav_group_sizes_and_formation_order():
     rng = np.random.default_rng(4)
-    for n, k in [(100, 3), (101, 5), (59, 20), (39, 20), (7, 7), (5, 1)]:
+    for n, k in [(100, 3), (101, 5), (59, 20), (39, 20), (7, 7), (5, 2)]:
         lab = mv.mdav_multi_partition(rng.normal(size=(n, 3)), k)
         sizes = np.bincount(lab)
         if n >= 2 * k:
@@ -137,12 +137,13 @@ def test_round_keeps_the_totals():
 @pytest.mark.parametrize("call, message", [
     (lambda: mv.mdav_multi_partition(np.ones((5, 2)), 7),
      "mdav_multi_partition: k = 7 is larger than the number of records without NULL attributes (5)"),
-    (lambda: mv.mdav_multi_partition(np.ones((5, 2)), 0), "mdav_multi_partition: k must be >= 1, got 0"),
+    (lambda: mv.mdav_multi_partition(np.ones((5, 2)), 1),
+     "mdav_multi_partition: k must be >= 2 (a group of one record releases its value unchanged), got 1"),
     (lambda: mv.mondrian_partition(np.ones((5, 2)), 2, "loose"),
      "mondrian_partition: mode must be one of 'strict', 'relaxed', got 'loose'"),
-    (lambda: mv.mdav_multi_round([[1.0, np.nan]], 1), "mdav_multi_round: rows contains nan"),
-    (lambda: mv.mdav_multi_round([1.0, 2.0], 1), "mdav_multi_round: rows must be a matrix"),
-    (lambda: mv.mondrian_round(np.ones((3, 0)), 1), "mondrian_round: rows must have at least one attribute"),
+    (lambda: mv.mdav_multi_round([[1.0, np.nan]], 2), "mdav_multi_round: rows contains nan"),
+    (lambda: mv.mdav_multi_round([1.0, 2.0], 2), "mdav_multi_round: rows must be a matrix"),
+    (lambda: mv.mondrian_round(np.ones((3, 0)), 2), "mondrian_round: rows must have at least one attribute"),
 ])
 def test_bad_input(call, message):
     with pytest.raises(SdcError) as info:

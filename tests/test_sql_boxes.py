@@ -90,11 +90,11 @@ def test_null_empty_and_incomplete_lists(con):
 
 
 def test_rows_of_one_chunk_stay_apart(con):
-    got = con.execute("SELECT box_release(r, 1, 'mean(1)'), box_density(r, 2) FROM (VALUES (NULL), ([[1, 2], [3, 4]]), "
+    got = con.execute("SELECT box_release(r, 2, 'mean(1)'), box_density(r, 2) FROM (VALUES (NULL), ([[1, 2], [3, 4]]), "
                       "([]), ([NULL, [5, 6], [7, 8]])) t(r)").fetchall()
-    one = lambda i, v: {"box": i, "lower": v, "upper": v}  # noqa: E731
-    assert got == [(None, None), ([one(0, [1.0, 2.0]), one(1, [3.0, 4.0])], [0.125, 0.125]), ([], []),
-                   ([None, one(0, [5.0, 6.0]), one(1, [7.0, 8.0])], [None, 0.125, 0.125])]
+    box = lambda lo, hi: {"box": 0, "lower": lo, "upper": hi}  # noqa: E731
+    assert got == [(None, None), ([box([1.0, 2.0], [3.0, 4.0])] * 2, [0.125, 0.125]), ([], []),
+                   ([None] + [box([5.0, 6.0], [7.0, 8.0])] * 2, [None, 0.125, 0.125])]
 
 
 def test_half_widths_keep_the_infinite_limit(con):
@@ -218,10 +218,10 @@ def test_box_release_is_the_only_box_release_method():
     ("SELECT box_release([[1, 2], [3, 4]], 2, 'mean(x)')",
      "box_release: characteristic 'mean(x)': unknown attribute 'x'; use positions 1..2"),
     ("SELECT box_release([[1, 2], [3, 4]], 2, NULL)", "box_release: characteristic must not be NULL"),
-    ("SELECT box_c([[1, 2], [3, 4]], 1, 'mean(1)', m := 3)",
+    ("SELECT box_c([[1, 2], [3, 4]], 2, 'mean(1)', m := 3)",
      "box_c: m = 3 is larger than the number of records (2)"),
     ("SELECT box_density([[1, 2]], 2)", "box_density: m = 2 is larger than the number of records (1)"),
-    ("SELECT box_c([[1, 2], [3, 4]], 1, 'mean(a)', names := 'a')", "box_c: names must be a list of attribute names"),
+    ("SELECT box_c([[1, 2], [3, 4]], 2, 'mean(a)', names := 'a')", "box_c: names must be a list of attribute names"),
     ("SELECT fuzzy_weights([1, 2], 2, 0)", "fuzzy_weights: A must be a finite number > 0, got 0"),
     ("SELECT fuzzy_weights([1, -2], 2, 1)", "fuzzy_weights: cs must be >= 0"),
     ("SELECT fuzzy_weights(['a'], 2, 1)", "fuzzy_weights: cs must be a list of numbers such as box_c gives, got VARCHAR[]"),

@@ -107,7 +107,7 @@ def test_numeric_record_types_are_accepted(con, sql_type):
      "the first non-NULL one has 2"),
     ("SELECT mdav_multi_labels([[1, 2], [3, 4], [5, NULL]], 3)",
      "mdav_multi_labels: k = 3 is larger than the number of records without NULL attributes (2)"),
-    ("SELECT mdav_multi_round([[1], [2]], 0)", "mdav_multi_round: k must be >= 1, got 0"),
+    ("SELECT mdav_multi_round([[1], [2]], 1)", "mdav_multi_round: k must be >= 2 (a group of one record releases its value unchanged), got 1"),
     ("SELECT mdav_multi_round([[1], [2]], NULL)", "mdav_multi_round: k must not be NULL"),
     ("SELECT mdav_multi_round([[1], ['nan'::DOUBLE]], 1)", "mdav_multi_round: rows contains nan"),
     ("SELECT mdav_multi_round([[], []]::INT[][], 1)", "mdav_multi_round: the records in rows must have at least one attribute"),

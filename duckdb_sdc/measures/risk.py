@@ -285,7 +285,7 @@ def record_linkage(x, xm, rank: int = 1) -> float:
     """
     X, XM = pair("record_linkage", x, xm)
     n = X.shape[0]
-    rank = group_size("record_linkage", rank, n, param="rank")
+    rank = group_size("record_linkage", rank, n, param="rank", minimum=1)
     Z, ZM = standardise("record_linkage", X, XM)
     if Z.shape[1] == 0:  # every original record is the same point
         return 1.0 / n

@@ -162,8 +162,8 @@ FREEDMAN_DIACONIS = [
         params=(Param("x", "numeric", doc="the column"),),
         returns="BIGINT",
         group=GROUP,
-        doc=("Minimum group size k = ceil(n / fd_intervals(x)) that 'auto' gives the microaggregation "
-             "functions. Pure SQL."),
+        doc=("Minimum group size k = max(2, ceil(n / fd_intervals(x))) that 'auto' gives the "
+             "microaggregation functions (never 1: a group of one record is its raw value). Pure SQL."),
         example="SELECT fd_group_size(income) FROM people",
         source=_FD_SOURCE,
     ),

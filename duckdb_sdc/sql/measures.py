@@ -171,7 +171,7 @@ def _idr(func, x, xm, k, max_outside):
 
 
 def _linkage(func, x, xm, rank):
-    return measures.record_linkage(x, xm, group_size(func, rank, x.shape[0], param="rank"))
+    return measures.record_linkage(x, xm, group_size(func, rank, x.shape[0], param="rank", minimum=1))
 
 
 def _regression(func, x, xm):

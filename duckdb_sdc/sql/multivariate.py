@@ -165,8 +165,9 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
             name=f"{kind}_suppress", kind="scalar", params=suppress, returns=_SUPPRESSION, group=GROUP,
             doc=(f"Cell suppression under {text}: release is every record's cluster centroid with the sensitive "
                  "cells (cluster, attribute) NULL (primary suppression) and, for each of them, the same attribute of "
-                 "the nearest cluster (centroids on the standardised attributes) NULL too (secondary suppression), so "
-                 "that no suppressed value follows from a published total; primary_cells and secondary_cells count "
+                 "the nearest cluster (centroids on the standardised attributes) whose cell is not itself sensitive "
+                 "NULL too (secondary suppression), so that no suppressed value follows from a published total; "
+                 "primary_cells and secondary_cells count "
                  f"the cells each step suppressed. Contributions are the original values in rows. {_NULLS}"),
             example=(f"SELECT {kind}_suppress(r, mdav_multi_labels(r, 5), {_RULE_EXAMPLE[kind]}) "
                      "FROM (SELECT list([income, expenses]) AS r FROM people)"),
