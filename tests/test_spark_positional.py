@@ -216,3 +216,21 @@ def test_mdav_exact_tie_at_the_last_decision_with_the_top_run_cut():
         np.testing.assert_array_equal(got, want)
         seen.add(tuple(want[x == 0.0]))
     assert len(seen) == 2  # both ends won the tie in some orders
+
+
+def test_laplace_in_buckets_equals_numpy_up_to_the_draw(no_noise):
+    from duckdb_sdc.spark.positional import LaplacePlan
+
+    rng = np.random.default_rng(9)
+    x = np.round(rng.normal(50, 30, 300), 1)
+    want = np_dp.release(x, "dp_laplace", None, 0.5, 0.0, 100.0)
+    plan = LaplacePlan(300, 0.5, 0.0, 100.0)
+    keys = np.arange(300)
+    cuts = [37, 100, 101, 250]
+    got = masked_in_buckets_x(plan, np.zeros(300), keys, x, cuts)
+    np.testing.assert_array_equal(got, want)
+
+
+def masked_in_buckets_x(plan, v, keys, x, cuts):
+    bounds = [0, *cuts, v.shape[0]]
+    return np.concatenate([plan.mask(Bucket(a), v[a:b], keys[a:b], x[a:b]) for a, b in zip(bounds[:-1], bounds[1:])])

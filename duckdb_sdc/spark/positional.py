@@ -18,6 +18,7 @@ therefore equal to the numpy method's value for value, not merely close.
 
 * individual ranking (`RankingPlan`): groups of k consecutive positions, the last one also takes the
   remainder; a cut is allowed at any multiple of k up to the last group's start.
+* plain Laplace noise (`LaplacePlan`): per record, records in key order, cuts anywhere.
 * the DP mechanisms on ranking clusters (`DpPlan`): the same clusters, on values clamped to the domain;
   cluster statistics come from `methods.dp._cluster_stats` on the bucket's slice (identical to the
   whole column's, because the bucket starts at a cluster boundary), noise from `draw_noise`.
@@ -86,9 +87,9 @@ class StratumPlan:
         at positions p - 1 and p (None if unknown: then only a cut that does not depend on them)."""
         raise NotImplementedError
 
-    def mask(self, bucket: Bucket, v: np.ndarray, keys) -> np.ndarray:
-        """Masked values of the bucket's records (v: their values in the bucket's order, ascending;
-        keys: their release keys, aligned), aligned with v."""
+    def mask(self, bucket: Bucket, v: np.ndarray, keys, x=None) -> np.ndarray:
+        """Masked values of the bucket's records (v: their sort values in the bucket's order, ascending;
+        keys: their release keys; x: their values, where they differ from v), aligned with v."""
         raise NotImplementedError
 
 
@@ -113,7 +114,7 @@ class RankingPlan(StratumPlan):
     def cut_allowed(self, p, before=None, after=None) -> bool:
         return 0 < p <= (self.groups - 1) * self.k and p % self.k == 0
 
-    def mask(self, bucket, v, keys=None) -> np.ndarray:
+    def mask(self, bucket, v, keys=None, x=None) -> np.ndarray:
         pos = bucket.offset + np.arange(v.shape[0], dtype=np.int64)
         gid = np.minimum(pos // self.k, self.groups - 1)
         uniq, local = _dense(gid)
@@ -162,7 +163,7 @@ class DpPlan(StratumPlan):
     def cut_allowed(self, p, before=None, after=None) -> bool:
         return 0 < p <= (self.groups - 1) * self.k and p % self.k == 0
 
-    def mask(self, bucket, v, keys=None) -> np.ndarray:
+    def mask(self, bucket, v, keys=None, x=None) -> np.ndarray:
         """v: the clamped values, ascending; the bucket starts at a cluster boundary, so the clusters of
         `_cluster_stats` on the slice are the stratum's (the last one takes the remainder only in the
         stratum's last bucket, whose length is then a multiple of k plus the remainder)."""
@@ -173,6 +174,31 @@ class DpPlan(StratumPlan):
         allowed = np.where(sens > 0, sens * (1 + 2.0**-48) + _dp._rounding_allowance(sizes, mag), 0.0)
         noisy = draw_noise(centre, allowed, self.epsilon, mag, self.seed, bucket.offset // self.k, self.mechanism)
         return np.repeat(_dp._clamp(noisy, self.lb, self.ub), sizes)
+
+
+@dataclass(frozen=True)
+class LaplacePlan(StratumPlan):
+    """dp_laplace (`methods.dp.release`): every value clamped to [lb, ub] gets its own Laplace noise of
+    scale (ub - lb) / epsilon. Records are ordered by key alone (their sort value is a constant), so a
+    record's position is its index in key order, which a seeded stream is a function of; any cut is
+    allowed."""
+    n: int
+    epsilon: float
+    lb: float
+    ub: float
+    seed: int | None = None
+    kind = DP
+    k: int = 1
+
+    def cut_allowed(self, p, before=None, after=None) -> bool:
+        return 0 < p < self.n
+
+    def mask(self, bucket, v, keys=None, x=None) -> np.ndarray:
+        x = np.clip(np.asarray(x, np.float64), self.lb, self.ub)
+        sens = np.full(x.shape[0], (self.ub - self.lb) * (1 + 2.0**-48))
+        mag = max(abs(self.lb), abs(self.ub))
+        out = draw_noise(x, sens, self.epsilon, mag, self.seed, bucket.offset, "dp_laplace")
+        return np.clip(out, self.lb, self.ub)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,7 +277,7 @@ class MdavPlan(StratumPlan):
 
     # -- per bucket ---------------------------------------------------------------------------
 
-    def mask(self, bucket, v, keys) -> np.ndarray:
+    def mask(self, bucket, v, keys, x=None) -> np.ndarray:
         m = v.shape[0]
         if m == 0:
             return v.copy()
@@ -357,4 +383,4 @@ class MdavPlan(StratumPlan):
         return bool(key_lo <= key_hi)
 
 
-__all__ = ["Bucket", "DpPlan", "MdavPlan", "RankingPlan", "StratumPlan", "draw_noise", "runs"]
+__all__ = ["Bucket", "DpPlan", "LaplacePlan", "MdavPlan", "RankingPlan", "StratumPlan", "draw_noise", "runs"]
