@@ -35,9 +35,11 @@ def java_available() -> bool:
     return shutil.which("java") is not None
 
 
-def local_session(master: str = "local[2]", *, app_name: str = "duckdb-sdc", config: dict | None = None):
-    """A SparkSession on `master` with the Python workers running this interpreter, the web UI off and
-    Arrow batches of 100,000 rows (the masking functions get whole batches)."""
+def local_session(master: str = "local[2]", *, app_name: str = "duckdb-sdc", config: dict | None = None,
+                  quiet: bool = False):
+    """A SparkSession on `master` with the Python workers running this interpreter, the web UI and the
+    console progress bar off, and Arrow batches of 100,000 rows. quiet: Spark logs nothing (the
+    command line prints duckdb_sdc's one-line errors, not executors' stack traces)."""
     require_pyspark()
     if not java_available():
         raise SparkUnavailable(JAVA_HINT)
@@ -53,7 +55,7 @@ def local_session(master: str = "local[2]", *, app_name: str = "duckdb-sdc", con
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel("OFF" if quiet else "ERROR")
     return spark
 
 
