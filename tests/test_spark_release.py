@@ -252,3 +252,26 @@ def test_release_row_order_is_not_the_key_order(source, spark):
     con.close()
     assert sorted(ids) != ids and abs(np.corrcoef(np.argsort(np.argsort(ids)), np.arange(len(ids)))[0, 1]) < 0.2
     assert sorted(os.listdir(folder / "out")) == ["people", "release_manifest"]
+
+
+def test_a_check_on_the_would_be_release_can_refuse_it(source, spark):
+    """The policy gate's hook: it sees the written table before it is put in place; refusing leaves
+    nothing at the target. The source here is a DataFrame given by the caller."""
+    from duckdb_sdc.spark.evaluate import evaluate
+
+    folder, df = source
+    spec = parse_spec(doc("gated", SMALL), base=folder)
+    seen = {}
+
+    def gate(spark, released, original):
+        rows = evaluate(spec, spark, released=released, original=original)
+        k = rows[(rows["measure"] == "k_anonymity") & (rows["column"] == "income")]["value"].iloc[0]
+        seen["k"] = k
+        if k < 6:
+            raise SpecError(f"policy: min_k = 6, but k_anonymity of income is {k:g}")
+
+    frame = spark.read.parquet(str(folder / "people.parquet"))
+    with pytest.raises(SpecError, match=r"policy: min_k = 6, but k_anonymity of income is 5"):
+        spark_release(spec, spark, source=frame, check=gate)
+    assert seen["k"] == 5
+    assert not (folder / "gated").exists() and _leftovers(folder) == []
