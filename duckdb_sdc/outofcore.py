@@ -47,6 +47,7 @@ import math
 import os
 import tempfile
 
+import duckdb
 import numba as nb
 import numpy as np
 import pyarrow as pa
@@ -60,7 +61,9 @@ from .spark.positional import Bucket, MdavPlan, RankingPlan
 
 METHODS = ("ranking_round", "mdav_round", "efd_round", "ewd_round")
 CHUNK_ROWS = 1 << 20  # records a chunk holds (and the largest stratum masked whole in memory)
-BRACKET = 0.004  # half-width, as a fraction of the stratum, of the first approx_quantile bracket
+BRACKET = 0.01  # half-width, as a fraction of the stratum, of the first bracket around a quantile
+CASE_INTERVALS = 4096  # up to this many intervals a CASE tree finds a record's point, above an ASOF join
+SAMPLE = 100_000  # reservoir sample that places the bracket (its rank error is about 0.0016 n at the median)
 
 
 def _qi(name: str) -> str:
@@ -78,9 +81,10 @@ def _ql(value) -> str:
 class OrderStatistics:
     """The sorted non-NULL values of `column` in the rows `where` of `relation` (n of them), as an
     array-like (shape, integer indexing), for numpy code written for a sorted array. Value i is found
-    exactly: approx_quantile gives a bracket of values around it, one query counts the values below
-    the bracket and sorts the few inside it; a bracket that misses position i is widened and tried
-    again. Each lookup costs two scans of the column."""
+    exactly: a reservoir sample gives a bracket of values around it (six standard deviations of the
+    sample's rank error wide), one query counts the values below the bracket and sorts the few inside
+    it; a bracket that misses position i is widened and tried again. Each lookup costs two scans of
+    the column."""
 
     def __init__(self, con, relation: str, column: str, where: str, n: int):
         self.con, self.relation, self.column, self.where = con, relation, column, where
@@ -98,24 +102,23 @@ class OrderStatistics:
 
     def _fetch(self, i: int) -> None:
         n = self.shape[0]
-        x = _qi(self.column)
-        base = f"FROM {self.relation} WHERE {self.where} AND {x} IS NOT NULL"
+        x = f"{_qi(self.column)}::DOUBLE"
+        base = f"FROM {self.relation} WHERE {self.where} AND {_qi(self.column)} IS NOT NULL"
         q = i / max(n - 1, 1)
         half = BRACKET
         while True:
             lo_q, hi_q = max(0.0, q - half), min(1.0, q + half)
-            lo, hi = self.con.execute(f"SELECT approx_quantile({x}::DOUBLE, [{lo_q!r}, {hi_q!r}]) {base}").fetchall()[0][0]
-            if lo_q == 0.0:
-                lo = -math.inf
-            if hi_q == 1.0:
-                hi = math.inf
-            below = self.con.execute(f"SELECT count(*) {base} AND {x}::DOUBLE < ?", [lo]).fetchall()[0][0]
-            inside = self.con.execute(f"SELECT {x}::DOUBLE {base} AND {x}::DOUBLE >= ? AND {x}::DOUBLE <= ? "
-                                      f"ORDER BY 1", [lo, hi]).fetchnumpy()
-            values = next(iter(inside.values()))
-            if below <= i < below + values.shape[0]:
-                for j in range(values.shape[0]):
-                    self._known[below + j] = float(values[j])
+            lo, hi = self.con.execute(f"SELECT reservoir_quantile({x}, [{lo_q!r}, {hi_q!r}], {SAMPLE}) {base}"
+                                      ).fetchall()[0][0]
+            lo = -math.inf if lo_q == 0.0 else lo
+            hi = math.inf if hi_q == 1.0 else hi
+            below, inside = self.con.execute(
+                f"SELECT count(*) FILTER (WHERE {x} < $1), list({x} ORDER BY {x}) FILTER (WHERE {x} >= $1 AND {x} <= $2) "
+                f"{base}", [lo, hi]).fetchall()[0]
+            inside = inside or []
+            if below <= i < below + len(inside):
+                for j, value in enumerate(inside):
+                    self._known[below + j] = float(value)
                 return
             if lo_q == 0.0 and hi_q == 1.0:
                 raise RuntimeError(f"outofcore: position {i} of {n} values not found")
@@ -140,22 +143,27 @@ def _plan(method: str, params: dict, n: int, values) -> RankingPlan | MdavPlan:
     return MdavPlan(n, k, centre, tie_split=math.inf, median=rep == "median")
 
 
+def _candidates(plan, first: int, last: int):
+    """Group boundaries p with first < p <= last, largest first (a plan's cuts fall only on them)."""
+    k = plan.k
+    if isinstance(plan, RankingPlan):
+        top = min(last, (plan.groups - 1) * k)
+        yield from range(top - top % k, first, -k)
+        return
+    lo, hi = plan.middle
+    n = plan.n
+    if last >= hi:  # top side: n - multiples of k
+        p = n - ((n - last + k - 1) // k) * k
+        while p > first and p >= hi:
+            yield p
+            p -= k
+    top = min(last, lo)
+    yield from range(top - top % k, first, -k)
+
+
 def _last_cut(plan, offset: int, v: np.ndarray) -> int:
     """The largest allowed cut inside the buffer (a local index 0 < j < len(v)), or 0."""
-    k = plan.k
-    m = v.shape[0]
-    candidates = []
-    if isinstance(plan, RankingPlan):
-        top = min(offset + m - 1, (plan.groups - 1) * k)
-        p = top - top % k
-        if p > offset:
-            candidates = [p]
-    else:
-        lo, hi = plan.middle
-        # group boundaries in the buffer: bottom side multiples of k, top side n - multiples of k
-        ends = range(offset + m - 1, offset, -1)
-        candidates = [p for p in ends if (p <= lo and p % k == 0) or (p >= hi and (plan.n - p) % k == 0)]
-    for p in candidates:
+    for p in _candidates(plan, offset, offset + v.shape[0] - 1):
         j = p - offset
         if plan.cut_allowed(p, float(v[j - 1]), float(v[j])):
             return j
@@ -261,15 +269,35 @@ def mask_positional(con, relation: str, *, key: str, column: str, method: str, p
             where = _where(strata, values)
             plans[s] = _plan(method, params, n, OrderStatistics(con, relation, column, where, n))
     order = ", ".join([*(_qi(c) + " ASC NULLS LAST" for c in strata), _qi(column), _qi(key)])
-    spill = _spill_dir(con)
-    reader = con.sql(f"SELECT {_qi(key)}, {_qi(column)}::DOUBLE FROM {relation} "
-                     f"WHERE {_qi(column)} IS NOT NULL ORDER BY {order}").to_arrow_reader(CHUNK_ROWS)
+    query = (f"SELECT {_qi(key)}, {_qi(column)}::DOUBLE FROM {relation} "
+             f"WHERE {_qi(column)} IS NOT NULL ORDER BY {order}")
+    reader_con = con.cursor()
+    try:
+        reader = reader_con.sql(query).to_arrow_reader(CHUNK_ROWS)
+    except duckdb.CatalogException:  # a TEMP relation of `con` (the planner's source): read it there
+        reader_con.close()
+        return _through_parquet(con, query, sizes, plans, method, params, chunk_rows, key, column, target)
     schema = pa.schema([("key", reader.schema.field(0).type), ("value", pa.float64())])
-    # the masked rows go to a temporary Parquet file while the sorted stream is read on this same
-    # connection (the planner's source is a TEMP view, which other connections cannot see)
+    stream = pa.RecordBatchReader.from_batches(schema, _masked_stream(reader, sizes, plans, method, params,
+                                                                      chunk_rows, schema))
+    try:
+        con.register("__sdc_masked_stream", stream)
+        con.execute(f"CREATE OR REPLACE TABLE {_qi(target)} AS SELECT key AS {_qi(key)}, value AS {_qi(column)} "
+                    "FROM __sdc_masked_stream")
+    finally:
+        con.unregister("__sdc_masked_stream")
+        reader_con.close()
+
+
+def _through_parquet(con, query, sizes, plans, method, params, chunk_rows, key, column, target) -> None:
+    """The stream read on `con` itself, the masked rows spilled to a temporary Parquet file (memory stays
+    bounded), then loaded: for a relation only `con` can see."""
+    spill = _spill_dir(con)
+    reader = con.sql(query).to_arrow_reader(CHUNK_ROWS)
+    schema = pa.schema([("key", reader.schema.field(0).type), ("value", pa.float64())])
     with tempfile.TemporaryDirectory(prefix="duckdb_sdc_ooc_", dir=spill) as folder:
         path = f"{folder}/masked.parquet"
-        with pq.ParquetWriter(path, schema, compression="zstd") as writer:
+        with pq.ParquetWriter(path, schema, compression="lz4") as writer:
             for batch in _masked_stream(reader, sizes, plans, method, params, chunk_rows, schema):
                 writer.write_batch(batch)
         con.execute(f"CREATE OR REPLACE TABLE {_qi(target)} AS SELECT key AS {_qi(key)}, value AS {_qi(column)} "
@@ -323,6 +351,11 @@ def mask_intervals(con, relation: str, *, key: str, column: str, method: str, pa
             rows += [(s, -math.inf if t == 0 else float(lows[t - 1]), float(points[t])) for t in range(len(points))]
         else:
             rows += _ewd_rows(con, relation, key, column, where, params, s, method)
+    if len(rows) <= CASE_INTERVALS:
+        # few intervals: each record's point is a CASE tree on its value (no join, no sort)
+        con.execute(f"CREATE OR REPLACE TABLE {_qi(target)} AS SELECT {_qi(key)}, "
+                    f"{_points_sql(rows, strata, labels, x)} AS {x} FROM {relation} WHERE {x} IS NOT NULL")
+        return
     table = pa.table({"s": pa.array([r[0] for r in rows], pa.int64()), "low": [r[1] for r in rows],
                       "point": [r[2] for r in rows]})
     con.register("__sdc_intervals", table)
@@ -334,6 +367,24 @@ def mask_intervals(con, relation: str, *, key: str, column: str, method: str, pa
                     "ASOF JOIN __sdc_intervals i ON r.s = i.s AND r.v >= i.low")
     finally:
         con.unregister("__sdc_intervals")
+
+
+def _points_sql(rows, strata, labels, x: str) -> str:
+    """SQL of a record's point: per stratum a binary CASE tree over its intervals' lower bounds."""
+
+    def tree(items):
+        if len(items) == 1:
+            return repr(float(items[0][2])) + "::DOUBLE"
+        mid = len(items) // 2
+        return f"CASE WHEN {x}::DOUBLE < {float(items[mid][1])!r} THEN {tree(items[:mid])} ELSE {tree(items[mid:])} END"
+
+    by_stratum = {}
+    for r in rows:
+        by_stratum.setdefault(r[0], []).append(r)
+    if not strata:
+        return tree(by_stratum[0])
+    cases = " ".join(f"WHEN {_where(strata, labels[s])} THEN {tree(items)}" for s, items in by_stratum.items())
+    return f"CASE {cases} END"
 
 
 def _strata_index_sql(strata: list[str], labels: list[tuple]) -> str:

@@ -129,3 +129,17 @@ def test_mask_rule_gives_the_planner_its_mask_table(tmp_path):
     got = dict(con.execute("SELECT __sdc_key, __sdc_value FROM __sdc_mask_1").fetchall())
     want = expected(df, lambda x: methods.mdav_round(x, 4), strata=True)
     assert got == want
+
+
+@pytest.mark.parametrize("method, params, fn", [
+    ("efd_round", {"c": 9}, lambda x: methods.efd_round(x, 9)),
+    ("ewd_round", {"c": 4}, lambda x: methods.ewd_round(x, 4)),
+])
+def test_many_intervals_go_through_an_asof_join(monkeypatch, method, params, fn):
+    """Above CASE_INTERVALS intervals a record's point comes from an ASOF join: the same values."""
+    monkeypatch.setattr(outofcore, "CASE_INTERVALS", 0)
+    con = duckdb.connect()
+    df = table(con, 2000, seed=5, kind="cents")
+    got = masked(con, method=method, params=params, strata=["region"])
+    want = expected(df, fn, strata=True)
+    assert got == want

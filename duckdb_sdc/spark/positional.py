@@ -60,9 +60,18 @@ def _representatives(v: np.ndarray, local: np.ndarray, g: int, centre: float, me
 
 
 def _dense(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct ids ascending, local label of each entry) for a non-decreasing or arbitrary id array."""
-    uniq, local = np.unique(ids, return_inverse=True)
-    return uniq, local.astype(np.int64)
+    """(distinct ids ascending, rank of each entry's id among them), for ids that come in blocks (a
+    group's positions are consecutive): only the blocks' ids are sorted."""
+    starts = np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1))
+    block = ids[starts]
+    order = np.argsort(block, kind="stable")
+    uniq = block[order]
+    if uniq.shape[0] > 1 and (uniq[1:] == uniq[:-1]).any():  # an id in two blocks: rank them all
+        uniq, local = np.unique(ids, return_inverse=True)
+        return uniq, local.astype(np.int64)
+    rank = np.empty(block.shape[0], np.int64)
+    rank[order] = np.arange(block.shape[0])
+    return uniq, np.repeat(rank, np.diff(np.concatenate((starts, [ids.shape[0]]))))
 
 
 @dataclass(frozen=True)
@@ -115,10 +124,12 @@ class RankingPlan(StratumPlan):
         return 0 < p <= (self.groups - 1) * self.k and p % self.k == 0
 
     def mask(self, bucket, v, keys=None, x=None) -> np.ndarray:
+        if v.shape[0] == 0:
+            return v.copy()
         pos = bucket.offset + np.arange(v.shape[0], dtype=np.int64)
         gid = np.minimum(pos // self.k, self.groups - 1)
-        uniq, local = _dense(gid)
-        return _representatives(v, local, uniq.shape[0], self.centre, self.median)[local]
+        local = gid - gid[0]  # group numbers increase by one along the positions
+        return _representatives(v, local, int(local[-1]) + 1, self.centre, self.median)[local]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,27 +294,33 @@ class MdavPlan(StratumPlan):
             return v.copy()
         keys = np.asarray(keys)
         bounds = runs(v)
-        whole = [not ((a == 0 and bucket.first_continues) or (b == m and bucket.last_continues))
-                 for a, b in zip(bounds[:-1], bounds[1:])]
+        length = np.diff(bounds)
+        a = np.repeat(bounds[:-1], length)  # per position: its run [a, b)
+        b = np.repeat(bounds[1:], length)
+        idx = np.arange(m, dtype=np.int64)
+        whole = ~(((a == 0) & bucket.first_continues) | ((b == m) & bucket.last_continues))
+        mirror = a + b - 1 - idx  # the position's mirror image in its run
         # canonical order: ties in key order inside every run held whole (those above tie_split come
         # in reverse key order); a run split by a cut keeps the bucket's order, its tie rule's order
-        perm = np.arange(m, dtype=np.int64)
-        for (a, b), w in zip(zip(bounds[:-1], bounds[1:]), whole):
-            if w and b - a > 1 and v[a] > self.tie_split:
-                perm[a:b] = perm[a:b][::-1]
+        perm = np.where(whole & (v > self.tie_split), mirror, idx)
         vc = v[perm]
         kc = keys[perm]
-        pos = bucket.offset + np.arange(m, dtype=np.int64)
+        pos = bucket.offset + idx
         bottom_first, f_bottom = self._decisions(bucket, vc, kc)
         step = self._group_step(pos, bottom_first, f_bottom)
         uniq, local = _dense(step)  # local labels are ranks of the formation steps
         reps = _representatives(vc, local, uniq.shape[0], self.centre, self.median)
-        # runs held whole: their groups take the records in formation order (`_finish_labels`)
-        for (a, b), w in zip(zip(bounds[:-1], bounds[1:]), whole):
-            if w and b - a > 1:
-                local[a:b] = np.sort(local[a:b])
+        # runs held whole: their groups take the records in formation order (`_finish_labels`): the
+        # position order below the middle, the reverse of it above, a sort where a run meets the middle
+        lo, hi = self.middle
+        top = whole & (bucket.offset + a >= hi)
+        dealt = np.where(top, local[mirror], local)
+        meets = whole & (bucket.offset + b > lo) & (bucket.offset + a < hi) & (b - a > 1)
+        for start in np.unique(a[meets]):
+            end = int(b[start])
+            dealt[start:end] = np.sort(local[start:end])
         out = np.empty(m, np.float64)
-        out[perm] = reps[local]
+        out[perm] = reps[dealt]
         return out
 
     def _group_step(self, pos: np.ndarray, bottom_first: np.ndarray, f_bottom: bool | None) -> np.ndarray:
