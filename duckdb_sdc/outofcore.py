@@ -29,7 +29,7 @@ Methods (`METHODS`):
   run of the median value, or a run above it), so a chunk holds whole groups;
 * equal frequency, and equal width with c = 'auto' or medians (`efd_round`, `ewd_round`): the
   stratum's (distinct value, count) summary from a GROUP BY, the intervals and points computed from it
-  exactly as the numpy method (`spark.intervals.summary_points`), and each record's point found by an
+  exactly as the numpy method (`spark.summary.summary_points`), and each record's point found by an
   ASOF join on its value;
 * equal width with a given c and means or midpoints: each bin's sum of (x - min) added in key order
   (the numpy method's order), streamed in (strata, bin, key) order.
@@ -54,9 +54,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._validate import SdcError, choice, fail, group_size, interval_count, is_auto
+from .methods import discretisation as disc
 from .methods.freedman_diaconis import group_size_sorted
 from .methods.partition import REPRESENTATIVES
-from .spark import intervals as iv
+from .spark import summary as iv
 from .spark.positional import Bucket, MdavPlan, RankingPlan
 
 METHODS = ("ranking_round", "mdav_round", "efd_round", "ewd_round")
@@ -399,7 +400,7 @@ def _ewd_rows(con, relation, key, column, where, params, s, method):
     """Equal width with a given c (`discretisation._run_ewd`): each occupied bin's smallest value and
     point, its sum of (x - min) added in key order, the order in which the numpy method adds."""
     c = interval_count(method, params.get("c"))
-    rep = choice(method, "representative", params.get("representative", "mean"), iv.disc.POINTS)
+    rep = choice(method, "representative", params.get("representative", "mean"), disc.POINTS)
     x = _qi(column)
     lo, hi = con.execute(f"SELECT min({x}::DOUBLE), max({x}::DOUBLE) FROM {relation} WHERE {where}").fetchall()[0]
     width = (hi - lo) / c
@@ -410,7 +411,7 @@ def _ewd_rows(con, relation, key, column, where, params, s, method):
                      f"ORDER BY {_qi(key)}").to_arrow_reader(CHUNK_ROWS)
     for batch in reader:
         v = batch.column(0).to_numpy(zero_copy_only=False)
-        bins = iv.disc._ewd_bins(v, lo, width, c) if width > 0 else np.zeros(v.shape[0], np.int64)
+        bins = disc._ewd_bins(v, lo, width, c) if width > 0 else np.zeros(v.shape[0], np.int64)
         _bin_sums(bins, v, lo, sums, counts, smallest)
     out = []
     for t, b in enumerate(np.flatnonzero(counts)):

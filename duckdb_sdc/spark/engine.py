@@ -50,7 +50,7 @@ from .._validate import SdcError
 from ..release.methods import BOXES, COLUMN
 from ..release.plan import MANIFEST_COLUMNS, key_step, manifest_rows, released_columns, resolve
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
-from . import intervals
+from . import intervals, summary
 from .files import FileSystem, normalise, sibling
 from .kernel import WHOLE, BucketTask, Part, StageKernel
 from .ordering import B, S, V, Order, per_stratum, qcol
@@ -283,14 +283,14 @@ class IntervalPlan:
 def plan_intervals(spark, src, spec: Spec, rule: Rule, strata: Strata, options: Options) -> IntervalPlan | None:
     """The interval path for a discretisation rule with a stratum above max_stratum_rows, or None."""
     counts = strata.counts[rule.where]
-    route = intervals.route(rule.method.name, rule.params)
+    route = summary.route(rule.method.name, rule.params)
     if route is None or max(counts, default=0) <= options.max_stratum_rows:
         return None
     present = [s for s, n in enumerate(counts) if n > 0]
     rule_src = src.withColumn(S, F.col(strata.index_column)).withColumn(V, _value_expr(rule))
     func = rule.method.name
     try:
-        if route == intervals.WINDOW:
+        if route == summary.WINDOW:
             expr, table = intervals.window_table(spark, rule_src, rule.params, spec.source.key, present, func)
             return IntervalPlan(rule, strata, expr, table)
         expr = intervals.summary_expr(rule_src, func, rule.params, present, options.max_summary_rows, func)
