@@ -10,18 +10,19 @@ What is written (`output.database` names the release folder; it is replaced atom
     <folder>/<output.table>/part-*.parquet      the released table, in a secret random row order
     <folder>/release_manifest/part-*.parquet    the manifest: the DuckDB release's columns and words
 
-How a masking rule runs (one Spark job for the whole release; the planning passes before it read
-the source only):
+How the masking runs (one Spark job writes the release; the planning passes before it read the
+source only). The rules are grouped into stages (`plan_stages`), each one shuffle and one kernel:
 
-* its records are given a bucket and shuffled by bucket, sorted by (value, key) inside each partition,
-  and masked by `kernel.RuleKernel` in the executors' Python workers (mapInArrow);
+* a stage's records are given a bucket, shuffled by bucket, sorted inside each partition and masked
+  by `kernel.StageKernel` in the executors' Python workers (mapInArrow);
 * a stratum is one bucket, masked by the numpy layer on its values in key order
-  (`stratum.mask_stratum`, the function the DuckDB release calls): methods that need a whole stratum
-  (optimal, V-MDAV, k-means, re-sampling, multivariate MDAV, Mondrian, boxes, stochastic rounding)
-  refuse a stratum of more than `Options.max_stratum_rows` records;
+  (`stratum.mask_stratum`, the function the DuckDB release calls); the rules with the same strata
+  share one stage. Methods that need a whole stratum (optimal, V-MDAV, k-means, re-sampling,
+  multivariate MDAV, Mondrian, boxes, stochastic rounding) refuse a stratum of more than
+  `Options.max_stratum_rows` records;
 * a stratum of more than `Options.bucket_rows` values of a position-based method (individual
-  ranking, univariate MDAV, iDP-CBLS, iDP-LS, DP-UM) is split into buckets (`planner`), each masked
-  from its offset (`positional`); plain Laplace noise is drawn per record;
+  ranking, univariate MDAV, iDP-CBLS, iDP-LS, DP-UM, plain Laplace noise) is split into buckets
+  (`planner`), each masked from its offset (`positional`): one stage per such rule;
 * equal-width and equal-frequency discretisation of a stratum above `Options.max_stratum_rows` run as
   Spark SQL from per-stratum statistics (`intervals`).
 
@@ -512,6 +513,11 @@ def unique_labels(buckets: int, partitions: int) -> dict[int, int]:
 # errors from the executors
 
 
+def _first_line(error: Exception) -> str:
+    text = str(error).strip().splitlines()
+    return text[0][:500] if text else type(error).__name__
+
+
 def executor_message(error: Exception) -> str | None:
     """The duckdb_sdc message of an error raised in a Python worker, if there is one."""
     text = str(error)
@@ -617,7 +623,7 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
             message = executor_message(e)
             if message is not None:
                 raise SpecError(f"{spec.name}: {message}") from None
-            raise
+            raise SpecError(f"{spec.name}: the Spark job failed: {_first_line(e)}") from e
         LOG.info("table written: %.1f s", time.perf_counter() - start)
         created = datetime.now(timezone.utc)
         manifest = manifest_rows(spec, source_columns, package_version=__version__,

@@ -24,7 +24,9 @@ that bucket holds more records.
 from __future__ import annotations
 
 import bisect
+import logging
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +41,7 @@ from .ordering import S, V, Order, per_stratum, qcol
 from .positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan
 
 INTERVAL = "__sdc_i"
+LOG = logging.getLogger("duckdb_sdc.spark")
 SIGMAS = 6.0
 
 
@@ -293,12 +296,17 @@ def plan_rule(src, *, method: str, params: dict, key: str, strata: dict[int, int
     BucketTask, bucket id expression of a non-NULL record, next free bucket id)."""
     order = Order(key)
     mdav = method == "mdav_round"
+    start = time.perf_counter()
     order, samples = plan_huge_strata(src, method=method, params=params, key=key, order=order, strata=strata,
                                       options=options, func=func, median_tie_split=mdav)
     auto = method in ("ranking_round", "mdav_round") and is_auto(params.get("k"))
     quantiles = _quantile_needs(auto) if method in ("ranking_round", "mdav_round") else []
+    LOG.info("%s: sample of %d records in %.1f s", func, sum(len(v) for v in samples.values()),
+             time.perf_counter() - start)
     layout = count_pass(src, key=key, order=order, strata=strata, samples=samples, options=options,
                         quantiles=quantiles)
+    LOG.info("%s: counting pass with %d intervals in %.1f s", func, sum(len(v.counts) for v in layout.values()),
+             time.perf_counter() - start)
     tasks, cases = {}, {}
     for s in sorted(strata):
         n = strata[s]
