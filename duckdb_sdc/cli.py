@@ -109,6 +109,11 @@ def _parser() -> argparse.ArgumentParser:
     rel.add_argument("spec", help="the release spec (TOML)")
     rel.add_argument("--dry-run", action="store_true", help="print the SQL that would run; write nothing")
     rel.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
+    rel.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
+                     help="duckdb (default): a DuckDB file; spark: Parquet files and the manifest written by Spark "
+                          "(output.database names the folder; needs pyspark and Java)")
+    rel.add_argument("--master", default="local[2]",
+                     help="with --engine spark: the Spark master (default local[2]; e.g. yarn, spark://host:7077)")
 
     ev = sub.add_parser("evaluate", help="report every information loss and disclosure risk measure and the "
                                          "k-anonymity of the release written from a spec")
@@ -188,6 +193,8 @@ def _release(args) -> int:
     from .release.progress import Progress
 
     spec = load_spec(args.spec)
+    if args.engine == "spark":
+        return _release_spark(spec, args)
     if args.dry_run:
         print(dry_run(spec))
         return 0
@@ -205,6 +212,19 @@ def _release(args) -> int:
         print(f"released {result.rows} rows x {result.columns} columns ({len(result.masked)} masked: "
               f"{', '.join(result.masked) or 'none'}) to {result.path} table {result.table!r} "
               f"in {result.seconds:.1f} s" + (f"; linkage (keep it secret) in {result.linkage}" if result.linkage else ""))
+    return 0
+
+
+def _release_spark(spec, args) -> int:
+    from .spark import local_session, release
+
+    if args.dry_run:
+        raise UserError("--dry-run prints the DuckDB script; a Spark release has no script to print")
+    result = release(spec, local_session(args.master, quiet=True))
+    if not args.quiet:
+        print(f"released {result.rows} rows x {result.columns} columns ({len(result.masked)} masked: "
+              f"{', '.join(result.masked) or 'none'}) with Spark to {result.path} table {result.table!r} "
+              f"in {result.seconds:.1f} s")
     return 0
 
 
