@@ -2,7 +2,7 @@
 
     duckdb-sdc demo [--k 5] [--out DIR]      the README's main job, on generated demo data
     duckdb-sdc release SPEC [--dry-run]      write the release declared by a TOML spec
-    duckdb-sdc evaluate SPEC [--csv]         risk/utility report of that release
+    duckdb-sdc evaluate SPEC [--csv] [--check]  risk/utility report of that release
     duckdb-sdc tradeoff SPEC --k 3..50       sweep k (or --c, --epsilon): plot loss against risk
     duckdb-sdc sql [DB] [-c SQL] [-f FILE]   SQL with every duckdb_sdc function registered
     duckdb-sdc warmup                        compile every kernel into the cache (run once after install)
@@ -10,9 +10,11 @@
 
 Exit codes: 0 success; 2 a user error (bad arguments, a bad spec, a masking parameter the data
 refuse, a failing query, a file that is not UTF-8 text), printed as one line on standard error, never
-a traceback; 130 interrupted (SIGINT, Ctrl-C) and 143 terminated (SIGTERM), after cleaning up: a
-release being written leaves no file behind. In the interactive prompt a failing statement prints its
-error and Ctrl-C cancels the current statement; the prompt goes on.
+a traceback; 3 the release breaches its [policy] (`release` writes nothing; `evaluate --check` judges
+an existing release), each failed limit printed with its measured value; 130 interrupted (SIGINT,
+Ctrl-C) and 143 terminated (SIGTERM), after cleaning up: a release being written leaves no file
+behind. In the interactive prompt a failing statement prints its error and Ctrl-C cancels the current
+statement; the prompt goes on.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 USER_ERROR = 2
+POLICY_BREACH = 3
 STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}  # exit code 128 + signal number
 
 
@@ -106,12 +109,19 @@ def _parser() -> argparse.ArgumentParser:
     rel.add_argument("spec", help="the release spec (TOML)")
     rel.add_argument("--dry-run", action="store_true", help="print the SQL that would run; write nothing")
     rel.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
+    rel.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
+                     help="duckdb (default): a DuckDB file; spark: Parquet files and the manifest written by Spark "
+                          "(output.database names the folder; needs pyspark and Java)")
+    rel.add_argument("--master", default="local[2]",
+                     help="with --engine spark: the Spark master (default local[2]; e.g. yarn, spark://host:7077)")
 
     ev = sub.add_parser("evaluate", help="report every information loss and disclosure risk measure and the "
                                          "k-anonymity of the release written from a spec")
     ev.add_argument("spec", help="the release spec (TOML); its release file must have been written")
     ev.add_argument("--csv", action="store_true", help="print the tidy report as CSV instead of tables")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    ev.add_argument("--check", action="store_true", help="apply the spec's [policy] to the release: exit 3, "
+                                                        "naming each failed limit, when it is breached")
 
     tr = sub.add_parser("tradeoff", help="sweep k, c or epsilon of the masked columns and plot information "
                                          "loss against disclosure risk (PNG and HTML)")
@@ -172,24 +182,48 @@ def _demo(args) -> int:
     from .demo import run_demo
     from .release.progress import Progress
 
-    if args.k < 1:
-        raise UserError(f"--k must be >= 1, got {args.k}")
+    if args.k < 2:
+        raise UserError(f"--k must be >= 2 (a group of one record is not masked), got {args.k}")
     print(run_demo(k=args.k, out_dir=Path(args.out), progress=Progress(enabled=False if args.quiet else None)))
     return 0
 
 
 def _release(args) -> int:
-    from .release import dry_run, load_spec, release
+    from .release import PolicyBreach, dry_run, load_spec, release
     from .release.progress import Progress
 
     spec = load_spec(args.spec)
+    if args.engine == "spark":
+        return _release_spark(spec, args)
     if args.dry_run:
         print(dry_run(spec))
         return 0
-    result = release(spec, progress=Progress(enabled=False if args.quiet else None))
+    try:
+        result = release(spec, progress=Progress(enabled=False if args.quiet else None))
+    except PolicyBreach as e:
+        print(f"duckdb-sdc release: {e}", file=sys.stderr)
+        return POLICY_BREACH
+    if result.not_private:
+        # always, also with --quiet: the spec opted in, and the manifest says so too
+        print(f"duckdb-sdc release: warning: {', '.join(result.not_private)} released with reproducible noise "
+              "(reproducible_noise = true): whoever holds the seed can remove the noise; the manifest marks "
+              "them \"none: reproducible noise\"", file=sys.stderr)
     if not args.quiet:
         print(f"released {result.rows} rows x {result.columns} columns ({len(result.masked)} masked: "
               f"{', '.join(result.masked) or 'none'}) to {result.path} table {result.table!r} "
+              f"in {result.seconds:.1f} s" + (f"; linkage (keep it secret) in {result.linkage}" if result.linkage else ""))
+    return 0
+
+
+def _release_spark(spec, args) -> int:
+    from .spark import local_session, release
+
+    if args.dry_run:
+        raise UserError("--dry-run prints the DuckDB script; a Spark release has no script to print")
+    result = release(spec, local_session(args.master, quiet=True))
+    if not args.quiet:
+        print(f"released {result.rows} rows x {result.columns} columns ({len(result.masked)} masked: "
+              f"{', '.join(result.masked) or 'none'}) with Spark to {result.path} table {result.table!r} "
               f"in {result.seconds:.1f} s")
     return 0
 
@@ -197,10 +231,21 @@ def _release(args) -> int:
 def _evaluate(args) -> int:
     from .release import format_report, load_spec, report
     from .release.progress import Progress
+    from .release.report import verdicts
 
     spec = load_spec(args.spec)
+    if args.check and (spec.policy is None or not spec.policy.limits()):
+        raise UserError(f"{spec.name}: --check applies the spec's [policy], and it has none")
     df = report(spec, progress=Progress(enabled=False if args.quiet else None))
     print(df.to_csv(index=False) if args.csv else format_report(df), end="")
+    if args.check:
+        failed = verdicts(df)
+        failed = failed[failed["value"] == 0]
+        if len(failed):
+            lines = [f"duckdb-sdc evaluate: {spec.name}: the release breaches its policy"]
+            lines += [f"  {section}: {note}" for section, note in zip(failed["section"], failed["note"])]
+            print("\n".join(lines), file=sys.stderr)
+            return POLICY_BREACH
     return 0
 
 

@@ -44,7 +44,7 @@ def make_microdata(n: int = 5000, seed: int = 20261122) -> pd.DataFrame:
 
 DEMO_SPEC = """\
 # The demo's release spec (written by `duckdb-sdc demo`; release it again with
-# `duckdb-sdc release {spec_name}`).
+# `duckdb-sdc release {spec_name}`, check the release with `duckdb-sdc evaluate --check {spec_name}`).
 [source]
 database = "demo_source.duckdb"
 table = "people"
@@ -53,19 +53,25 @@ key = "person_id"
 [output]
 database = "demo_release.duckdb"
 table = "people"
-view_without_key = "people_public"
+linkage = "private/demo_linkage.duckdb"   # secret: release row -> person_id, for evaluation only
 
 [masking]
 strata = ["region"]             # every masked column is masked within each region
 
 [columns]
-person_id = "keep"
+person_id = "drop"              # the key links to the source: never released
 region = "keep"
-age = "keep"
-household_size = "keep"
-income = {{ method = "mdav_round", k = {k} }}
-expenses = {{ method = "mdav_round", k = {k} }}
-savings = {{ method = "mdav_round", k = {k} }}
+
+[[groups]]                      # the numeric columns together: {k}-anonymous as a whole
+columns = ["age", "household_size", "income", "expenses", "savings"]
+method = "mdav_multi_round"
+k = {k}
+
+[policy]                        # nothing is written unless the release meets these
+min_k = {k}                     # k-anonymity over region and the five columns together
+max_unique_share = 0.0
+max_record_linkage = {linkage}       # a random pick in a class of {k} is right 1 / {k} of the time
+max_interval_disclosure = 0.1
 """
 
 SUMMARY_SQL = """
@@ -74,20 +80,34 @@ SELECT '{col}' AS "column",
        round(stddev_samp(o.{col}), 1) AS sd_before, round(stddev_samp(m.{col}), 1) AS sd_after,
        count(DISTINCT o.{col}) AS distinct_before, count(DISTINCT m.{col}) AS distinct_after,
        round(corr(o.{col}, m.{col}), 4) AS corr
-FROM src.people o JOIN rel.people m USING (person_id)
+FROM src.people o JOIN link.release_linkage l ON l.key = o.person_id
+JOIN (SELECT rowid + 1 AS position, * FROM rel.people) m USING (position)
 """
-MASKED = ("income", "expenses", "savings")
-# the same release with the three columns masked together by multivariate MDAV
-GROUP_SPEC_CHANGES = (
-    ('database = "demo_release.duckdb"', 'database = "demo_release_group.duckdb"'),
-    ('income = {{ method = "mdav_round", k = {k} }}\nexpenses = {{ method = "mdav_round", k = {k} }}\n'
-     'savings = {{ method = "mdav_round", k = {k} }}\n',
-     '\n[[groups]]\ncolumns = ["income", "expenses", "savings"]\nmethod = "mdav_multi_round"\nk = {k}\n'),
+MASKED = ("age", "household_size", "income", "expenses", "savings")
+# the alternative the policy refuses: income, expenses and savings masked one column at a time, age
+# and household size kept
+PER_COLUMN_CHANGES = (
+    ('database = "demo_release.duckdb"', 'database = "demo_release_per_column.duckdb"'),
+    ('linkage = "private/demo_linkage.duckdb"', 'linkage = "private/demo_linkage_per_column.duckdb"'),
+    ('\n[[groups]]                      # the numeric columns together: {k}-anonymous as a whole\n'
+     'columns = ["age", "household_size", "income", "expenses", "savings"]\nmethod = "mdav_multi_round"\n'
+     'k = {k}\n',
+     'age = "keep"\nhousehold_size = "keep"\nincome = {{ method = "mdav_round", k = {k} }}\n'
+     'expenses = {{ method = "mdav_round", k = {k} }}\nsavings = {{ method = "mdav_round", k = {k} }}\n'),
 )
 COMPARED = (("information loss", "il1s"), ("information loss", "sse_sst"), ("disclosure risk", "record_linkage"),
             ("disclosure risk", "interval_disclosure"), ("k-anonymity", "k_anonymity"),
-            ("sensitive cells", "dominance_cells"))
+            ("k-anonymity", "unique_share"), ("sensitive cells", "dominance_cells"))
 SWEEP = "3..50:2"  # the demo's trade-off: k = 3, 5, ..., 49 (25 maskings of the 5000 people)
+
+
+def spec_text(k: int, spec_name, per_column: bool = False) -> str:
+    """The demo's spec for group size k (per_column: the alternative the policy refuses)."""
+    text = DEMO_SPEC
+    if per_column:
+        for before, after in PER_COLUMN_CHANGES:
+            text = text.replace(before, after)
+    return text.format(k=int(k), spec_name=spec_name, linkage=round(1 / int(k), 4))
 
 
 def write_source(path: Path, n: int = 5000) -> None:
@@ -103,35 +123,37 @@ def write_source(path: Path, n: int = 5000) -> None:
         con.close()
 
 
-def _comparison(univariate, multivariate, k: int) -> str:
-    """Key figures over all masked columns of the two demo releases, side by side."""
+def _comparison(grouped, per_column, k: int) -> str:
+    """Key figures over all columns of the demo release and of the per-column alternative."""
     def pick(df, section, measure):
         row = df[(df["section"] == section) & (df["measure"] == measure) & df["column"].isna()]
         return float(row["value"].iloc[0])
 
-    rows = [("measure", "mdav_round per column", f"mdav_multi_round (k = {k})")]
-    rows += [(f"{measure} ({section})", f"{pick(univariate, section, measure):.4g}",
-              f"{pick(multivariate, section, measure):.4g}") for section, measure in COMPARED]
+    rows = [("measure", f"mdav_multi_round (k = {k})", "mdav_round per column")]
+    rows += [(f"{measure} ({section})", f"{pick(grouped, section, measure):.4g}",
+              f"{pick(per_column, section, measure):.4g}") for section, measure in COMPARED]
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
                      for r in rows)
 
 
 def run_demo(k: int = 5, out_dir: Path | str = "duckdb_sdc_demo", progress=None) -> str:
-    """Write the demo data and the example spec into `out_dir`, release income, expenses and
-    savings masked with mdav_round per region into a separate database file, evaluate the release
-    (the report of `duckdb-sdc evaluate`) and, where matplotlib is installed, plot the trade-off of
-    k (as `duckdb-sdc tradeoff`). Returns the text to print."""
+    """Write the demo data and the example spec into `out_dir`, release the five numeric columns
+    masked together by multivariate MDAV per region into a separate database file (with the private
+    linkage file), gated by the spec's policy; evaluate the release (the report of `duckdb-sdc
+    evaluate`); show that the policy refuses the per-column alternative, and compare the two; and,
+    where matplotlib is installed, plot the trade-off of k (as `duckdb-sdc tradeoff`). Returns the
+    text to print."""
     import duckdb
 
-    from .release import format_report, load_spec, parse_values, release, report, sweep
+    from .release import PolicyBreach, format_report, load_spec, parse_spec, parse_values, release, report, sweep
     from .release.plot import PlotUnavailable, plot_paths, plot_sweep, require_matplotlib
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_source(out / "demo_source.duckdb")
     spec_path = out / "demo_release.toml"
-    spec_path.write_text(DEMO_SPEC.format(k=int(k), spec_name=spec_path), encoding="utf-8")
+    spec_path.write_text(spec_text(k, spec_path), encoding="utf-8")
     spec = load_spec(spec_path)
     result = release(spec, progress=progress)
 
@@ -139,35 +161,38 @@ def run_demo(k: int = 5, out_dir: Path | str = "duckdb_sdc_demo", progress=None)
     con.execute("SET enable_progress_bar = false")
     con.execute("ATTACH ? AS src (READ_ONLY)", [str(out / "demo_source.duckdb")])
     con.execute("ATTACH ? AS rel (READ_ONLY)", [str(result.path)])
-    lines = [f"duckdb_sdc demo: {result.rows} generated people, income, expenses and savings masked with "
-             f"mdav_round(k = {k}) per region", f"spec {spec_path} -> release {result.path} "
-             f"(table people, view people_public, release_manifest) in {result.seconds:.1f} s", ""]
+    con.execute("ATTACH ? AS link (READ_ONLY)", [str(result.linkage)])
+    lines = [f"duckdb_sdc demo: {result.rows} generated people; age, household_size, income, expenses and "
+             f"savings masked together with mdav_multi_round(k = {k}) per region, gated by a policy",
+             f"spec {spec_path} -> release {result.path} (table people, release_manifest; rows in a secret "
+             f"random order) and the private linkage {result.linkage} in {result.seconds:.1f} s", ""]
     lines.append(str(con.sql(" UNION ALL ".join(SUMMARY_SQL.format(col=c) for c in MASKED))))
     nulls = con.execute("SELECT count(*) FILTER (income IS NULL), count(*) FILTER (expenses IS NULL) "
                         "FROM rel.people").fetchall()[0]
-    lines.append(f"NULL incomes / expenses kept in place: {nulls[0]} / {nulls[1]}")
+    lines.append(f"records with a NULL income / expenses (none of their five columns masked, all NULL): "
+                 f"{nulls[0]} / {nulls[1]}")
     lines.append("")
-    lines.append(str(con.sql("SELECT o.person_id, o.region, o.income AS income_before, m.income AS income_after, "
-                             "o.savings AS savings_before, m.savings AS savings_after "
-                             "FROM src.people o JOIN rel.people m USING (person_id) ORDER BY person_id LIMIT 5")))
+    lines.append(str(con.sql("SELECT column_name, privacy_model, guarantee FROM rel.release_manifest "
+                             "WHERE rule = 'mask' OR column_name = 'person_id' ORDER BY rowid")))
     con.close()
 
-    per_column = report(spec)
-    lines += [f"Risk/utility report of the release (duckdb-sdc evaluate {spec_path}):", "",
-              format_report(per_column),
-              f"Each masked column alone is {k}-anonymous within its region (k-anonymity row); the three "
-              "together are not, and\nrecord linkage on all of them is high: univariate methods mask "
-              "one column at a time.", ""]
-    group_text = DEMO_SPEC
-    for before, after in GROUP_SPEC_CHANGES:
-        group_text = group_text.replace(before, after)
-    group_path = out / "demo_release_group.toml"
-    group_path.write_text(group_text.format(k=int(k), spec_name=group_path), encoding="utf-8")
-    group_spec = load_spec(group_path)
-    release(group_spec, progress=progress)
-    lines += [f"The same three columns masked together by multivariate MDAV ([[groups]] method = "
-              f"\"mdav_multi_round\", {group_path.name}), all columns:", "",
-              _comparison(per_column, report(group_spec), k), ""]
+    grouped = report(spec)
+    lines += [f"Risk/utility report of the release (duckdb-sdc evaluate {spec_path}; each section ends with its "
+              "verdict against the spec's [policy]):", "", format_report(grouped)]
+    alternative_path = out / "demo_release_per_column.toml"
+    alternative_path.write_text(spec_text(k, alternative_path, per_column=True), encoding="utf-8")
+    try:
+        release(load_spec(alternative_path), progress=progress)
+        lines.append(f"the per-column alternative {alternative_path.name} met the policy too")
+    except PolicyBreach as e:
+        lines += [f"The same policy refuses the per-column alternative ({alternative_path.name}: income, expenses "
+                  "and savings masked one column at a time, age and household_size kept); duckdb-sdc release "
+                  "exits with 3 and writes nothing:", str(e), ""]
+    in_memory = parse_spec({key: value for key, value in load_spec(alternative_path).text.items() if key != "policy"},
+                           base=out, name=alternative_path.name)
+    per_column = sweep(in_memory, "k", [int(k)]).drop(columns=["parameter", "parameter_value"])
+    lines += ["All columns together, the release against the per-column alternative (masked in memory):", "",
+              _comparison(grouped, per_column, k), ""]
     try:
         require_matplotlib()
     except PlotUnavailable as e:

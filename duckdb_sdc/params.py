@@ -706,6 +706,8 @@ INTEGER_1 = Integer(1, doc="an integer >= 1")
 NONNEGATIVE_INTEGER = Integer(0, doc="an integer >= 0")
 POSITIVE = Number(lower=0, lower_open=True, doc="a finite number > 0")
 NONNEGATIVE = Number(lower=0, doc="a finite number >= 0")
+P_PERCENT = Number(lower=0, upper=1e6, lower_open=True,
+                   doc="the p% rule's p, a fraction: 0 < p <= 1e6 (0.1 for the 10% rule; taken to 9 decimals)")
 PERCENT = Number(lower=0, upper=100, lower_open=True, doc="a percentage, 0 < p <= 100")
 FRACTION = Number(lower=0, upper=1, lower_open=True, doc="a fraction, 0 < r <= 1")
 EPSILON = Number(lower=0, lower_open=True, doc="privacy budget, > 0")

@@ -281,6 +281,11 @@ CREATE OR REPLACE MACRO __sdc_check_integer(v, fname, pname, minimum) AS
          ELSE TRY_CAST(v AS DOUBLE)::BIGINT
     END;
 
+-- A bound as the kinds' messages show it: an integral value without decimals (0, 1000000), else as
+-- DuckDB prints it (0.5).
+CREATE OR REPLACE MACRO __sdc_num(v) AS
+    CASE WHEN v = floor(v) AND abs(v) < 1e15 THEN v::BIGINT::VARCHAR ELSE v::DOUBLE::VARCHAR END;
+
 -- A finite number > lower (kind Number with an open lower bound), <= upper unless upper is NULL.
 CREATE OR REPLACE MACRO __sdc_check_number(v, fname, pname, lower, upper) AS
     CASE WHEN v IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
@@ -288,8 +293,8 @@ CREATE OR REPLACE MACRO __sdc_check_number(v, fname, pname, lower, upper) AS
          WHEN NOT isfinite(TRY_CAST(v AS DOUBLE)) OR NOT TRY_CAST(v AS DOUBLE) > lower
               OR (upper IS NOT NULL AND TRY_CAST(v AS DOUBLE) > upper)
              THEN error(fname || ': ' || pname || ' must be '
-                        || CASE WHEN upper IS NULL THEN 'a finite number > ' || lower
-                                ELSE 'in (' || lower || ', ' || upper || ']' END
+                        || CASE WHEN upper IS NULL THEN 'a finite number > ' || __sdc_num(lower)
+                                ELSE 'in (' || __sdc_num(lower) || ', ' || __sdc_num(upper) || ']' END
                         || ', got ' || __sdc_shown(v))
          ELSE TRY_CAST(v AS DOUBLE)
     END;

@@ -17,44 +17,72 @@ CREATE OR REPLACE MACRO __sdc_product_gt(x, y, u, v) AS
 CREATE OR REPLACE MACRO __sdc_contribution(value, absolute) AS
     (CASE WHEN absolute THEN abs(value) ELSE value END)::DOUBLE;
 
--- Refuses a negative contribution unless absolute := true.
+-- Refuses what no rule can decide (NaN or an infinite contribution), and a negative contribution
+-- unless absolute := true.
 CREATE OR REPLACE MACRO __sdc_contributions_ok(value, absolute, fname) AS
     CASE WHEN absolute IS NULL THEN error(fname || ': absolute must not be NULL')
+         WHEN bool_or(NOT isfinite(value::DOUBLE))
+             THEN error(fname || ': value contains ' || first(value::DOUBLE) FILTER (NOT isfinite(value::DOUBLE))
+                        || '; a rule cannot decide on NaN or an infinite contribution (use NULL for a missing one)')
          WHEN NOT absolute AND min(value) < 0
              THEN error(fname || ': value contains ' || min(value)
                         || '; the rule needs contributions >= 0 (absolute := true applies it to absolute values)')
          ELSE true
     END;
 
+-- The cell's scale: 2^-600 when its largest contribution m exceeds 2^900, 2^600 when 0 < m < 2^-900,
+-- else 1. Multiplying by a power of two is exact, both sides of every comparison scale alike, and
+-- the scaled totals and products can neither overflow (two contributions of 1e308 add up to 2e308)
+-- nor lose their low bits to underflow.
+CREATE OR REPLACE MACRO __sdc_cell_scale(m) AS
+    CASE WHEN m > power(2::DOUBLE, 900) THEN power(2::DOUBLE, -600)
+         WHEN m > 0 AND m < power(2::DOUBLE, -900) THEN power(2::DOUBLE, 600)
+         ELSE 1::DOUBLE
+    END;
+
+-- The total of the contributions c (an aggregate over the cell) times __sdc_cell_scale(max(c)): the
+-- scaled contributions are summed, so the total of large ones does not overflow.
+CREATE OR REPLACE MACRO __sdc_scaled_total(c) AS
+    CASE WHEN max(c) > power(2::DOUBLE, 900) THEN sum(c * power(2::DOUBLE, -600))
+         WHEN max(c) > 0 AND max(c) < power(2::DOUBLE, -900) THEN sum(c * power(2::DOUBLE, 600))
+         ELSE sum(c)
+    END;
+
+-- The n largest contributions c of the cell, scaled as __sdc_scaled_total.
+CREATE OR REPLACE MACRO __sdc_scaled_top(c, n) AS
+    list_transform(max(c, n), lambda __sdc_y: __sdc_y * __sdc_cell_scale(max(c)));
+
 -- (n, r) dominance rule: true when the n largest contributions exceed the fraction r of the cell total
 -- (strictly), or when the cell has n or fewer contributions; NULL for a cell without contributions;
 -- a zero total is not sensitive. r is taken to 9 decimals (0.7 means 7/10) and compared exactly.
+-- NaN and infinite contributions are refused: a rule that cannot decide never answers "not sensitive".
 CREATE OR REPLACE MACRO __sdc_dominance_sensitive(value, n, r, absolute) AS
     CASE
-        WHEN n IS NULL OR n::DOUBLE < 1 OR n::DOUBLE != floor(n::DOUBLE)
+        WHEN n IS NULL OR NOT isfinite(n::DOUBLE) OR n::DOUBLE < 1 OR n::DOUBLE != floor(n::DOUBLE)
             THEN error('dominance_sensitive: n must be an integer >= 1, got ' || coalesce(n::VARCHAR, 'NULL'))
-        WHEN r IS NULL OR NOT (r::DOUBLE > 0 AND r::DOUBLE <= 1)
+        WHEN r IS NULL OR NOT isfinite(r::DOUBLE) OR NOT (r::DOUBLE > 0 AND r::DOUBLE <= 1)
             THEN error('dominance_sensitive: r must be in (0, 1], got ' || coalesce(r::VARCHAR, 'NULL'))
         WHEN NOT __sdc_contributions_ok(value, absolute, 'dominance_sensitive') THEN NULL
         WHEN count(value) = 0 THEN NULL
         WHEN count(value) <= n::DOUBLE THEN true
-        ELSE __sdc_product_gt(list_sum(max(__sdc_contribution(value, absolute), n::BIGINT)), 1e9::DOUBLE,
-                              round(r::DOUBLE * 1e9), sum(__sdc_contribution(value, absolute)))
+        ELSE __sdc_product_gt(list_sum(__sdc_scaled_top(__sdc_contribution(value, absolute), n::BIGINT)), 1e9::DOUBLE,
+                              round(r::DOUBLE * 1e9), __sdc_scaled_total(__sdc_contribution(value, absolute)))
     END;
 
 -- p% rule: true when T - c(1) - c(2) < p c(1), c(1) >= c(2) the two largest contributions (c(2) = 0 for a
 -- single one) and T their total: the second largest contributor could estimate the largest to within
--- p of its value. NULL for a cell without contributions; p is taken to 9 decimals.
+-- p of its value. NULL for a cell without contributions; p is taken to 9 decimals, 0 < p <= 1e6 (a
+-- fraction: 0.1 is the 10% rule). NaN and infinite contributions are refused.
 CREATE OR REPLACE MACRO __sdc_p_percent_sensitive(value, p, absolute) AS
     CASE
-        WHEN p IS NULL OR NOT (p::DOUBLE > 0) OR isinf(p::DOUBLE)
+        WHEN p IS NULL OR NOT isfinite(p::DOUBLE) OR NOT (p::DOUBLE > 0)
             THEN error('p_percent_sensitive: p must be a finite number > 0, got ' || coalesce(p::VARCHAR, 'NULL'))
         WHEN NOT __sdc_contributions_ok(value, absolute, 'p_percent_sensitive') THEN NULL
         WHEN count(value) = 0 THEN NULL
-        ELSE __sdc_product_gt(round(p::DOUBLE * 1e9), max(__sdc_contribution(value, absolute)),
-                              sum(__sdc_contribution(value, absolute))
-                                  - max(__sdc_contribution(value, absolute))
-                                  - coalesce(max(__sdc_contribution(value, absolute), 2)[2], 0),
+        ELSE __sdc_product_gt(round(p::DOUBLE * 1e9), __sdc_scaled_top(__sdc_contribution(value, absolute), 2)[1],
+                              __sdc_scaled_total(__sdc_contribution(value, absolute))
+                                  - __sdc_scaled_top(__sdc_contribution(value, absolute), 2)[1]
+                                  - coalesce(__sdc_scaled_top(__sdc_contribution(value, absolute), 2)[2], 0),
                               1e9::DOUBLE)
     END;
 
@@ -75,7 +103,7 @@ CREATE OR REPLACE MACRO dominance_sensitive(value, n, r, absolute := false) AS
 
 CREATE OR REPLACE MACRO p_percent_sensitive(value, p, absolute := false) AS
     __sdc_p_percent_sensitive(__sdc_check_value(value, 'p_percent_sensitive', 'value'),
-                              __sdc_check_number(p, 'p_percent_sensitive', 'p', 0, NULL),
+                              __sdc_check_number(p, 'p_percent_sensitive', 'p', 0, 1e6),
                               __sdc_check_flag(absolute, 'p_percent_sensitive', 'absolute'));
 
 CREATE OR REPLACE MACRO dominance_to_p_percent(r) AS

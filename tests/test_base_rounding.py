@@ -4,6 +4,8 @@ its documented properties, extreme scales and the SQL forms."""
 
 from __future__ import annotations
 
+import re
+
 import math
 from fractions import Fraction
 
@@ -150,7 +152,7 @@ def test_extremes_round_or_refuse_clearly():
     (lambda: br.base_round([1.0, np.inf], 1), "base_round: x contains inf"),
 ])
 def test_bad_input_is_refused(call, message):
-    with pytest.raises(SdcError, match=message):
+    with pytest.raises(SdcError, match=re.escape(message)):
         call()
 
 

@@ -187,9 +187,12 @@ def test_laplace_mechanism_law_over_many_scales_and_magnitudes():
 def test_discrete_laplace_has_its_exact_law_on_a_coarse_grid():
     """For j = 0, 1, 2 the grid is coarse enough to compare every frequency with
     P(z) = (1 - q) / (1 + q) q^|z|, q = 2^(-1/2^j): a chi-square test over |z| <= 12."""
-    for j in (0, 1, 2):
+    for j, keyed in ((0, False), (1, True), (2, False), (2, True)):
         n = 200_000
-        z = noise.discrete_laplace(n, j, noise.RandomWords(100 + j))
+        if keyed:  # seeded: one stream per counter, streams of consecutive counters side by side
+            z = noise.discrete_laplace_keyed(100 + j, np.arange(n), j)
+        else:  # operating-system randomness
+            z = noise.discrete_laplace(n, j)
         q = 2.0 ** (-1 / 2**j)
         support = np.arange(-12, 13)
         p = (1 - q) / (1 + q) * q ** np.abs(support)
@@ -219,16 +222,21 @@ def test_bernoulli_decides_at_the_first_differing_bit_even_past_the_first_word()
     p0 = int(table[0, 0])
     below = _stream(p0 - 1, 0)  # uniform below p: success
     above = _stream(p0 + 1, 0)
-    assert noise._bernoulli(below, 0, table, 0)[0] == 1
-    assert noise._bernoulli(above, 0, table, 0)[0] == 0
+    key = np.uint64(0)
+
+    def bernoulli(buf):
+        return noise._bernoulli(buf, key, False, 0, table, 0)
+
+    assert bernoulli(below)[0] == 1
+    assert bernoulli(above)[0] == 0
     p1 = int(table[0, 1])
-    assert noise._bernoulli(_stream(p0, p1 - 1, 0), 0, table, 0)[0] == 1
-    assert noise._bernoulli(_stream(p0, p1 + 1, 0), 0, table, 0)[0] == 0
+    assert bernoulli(_stream(p0, p1 - 1, 0))[0] == 1
+    assert bernoulli(_stream(p0, p1 + 1, 0))[0] == 0
     # the position advances past the deciding bit only
-    bit, pos = noise._bernoulli(_stream(p0 ^ (1 << 60), 0), 0, table, 0)
+    bit, pos = bernoulli(_stream(p0 ^ (1 << 60), 0))
     assert pos == 4
     tie = _stream(*[int(w) for w in table[0]], 0)
-    assert noise._bernoulli(tie, 0, table, 0)[0] == -1
+    assert bernoulli(tie)[0] == -1
 
 
 def test_a_256_bit_tie_refuses_instead_of_guessing():
@@ -354,3 +362,98 @@ def test_split_epsilon_and_multi_attribute_release():
     for name in cols:
         np.testing.assert_array_equal(out[name], again[name])
     assert not np.array_equal(out["a"] - cols["a"], out["b"] - cols["b"])
+
+
+# ---------------------------------------------------------------------------------------------
+# scale, underflow and counter-based seeds (issue 13 leak 10, issue 16)
+
+
+@pytest.mark.parametrize("mechanism", dp.MECHANISMS)
+def test_noise_never_vanishes_with_an_underflowing_sensitivity(mechanism):
+    x = np.array([1e-320, 2e-320, 3e-320])
+    for _ in range(20):  # before: the sensitivity 1e-318 underflowed and every call returned x
+        out = dp.release(x, mechanism, 3, 0.01, 0, 1e-318)
+        assert not np.array_equal(out, x)
+        assert out.min() >= 0 and out.max() <= 1e-318
+
+
+@pytest.mark.parametrize("mechanism", dp.MECHANISMS)
+@pytest.mark.parametrize("power", [1000, -1000, 900, -1020])
+def test_extreme_scales_give_the_rescaled_release_bit_for_bit(mechanism, power):
+    rng = np.random.default_rng(abs(power))
+    x = np.round(rng.lognormal(3, 1, 200), 3)
+    x[:3] = [0.0, -5.0, 300.0]  # clamped into [0, 200]
+    base = dp.release(x, mechanism, 4, 0.5, 0, 200, seed=11)
+    got = dp.release(np.ldexp(x, power), mechanism, 4, 0.5, 0, np.ldexp(200.0, power), seed=11)
+    expected = np.ldexp(base, power)
+    normal = np.abs(expected) >= 2.0**-1022  # below, the scaled release is rounded (subnormal)
+    np.testing.assert_array_equal(got[normal], expected[normal])
+    assert np.isfinite(got).all()
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_idp_cbls_on_data_near_the_largest_double_returns_the_rescaled_answer(sign):
+    rng = np.random.default_rng(5)
+    x = sign * rng.uniform(0.1, 1.0, 300) * 1.7e308  # cluster sums overflowed to inf before
+    got = dp.idp_cbls(x, 3, 1.0, seed=3)
+    small = dp.idp_cbls(np.ldexp(x, -600), 3, 1.0, seed=3)
+    big = np.finfo(np.float64).max
+    with np.errstate(over="ignore"):
+        expected = np.clip(np.ldexp(small, 600), -big, big)  # clamped to the finite range
+    assert np.isfinite(got).all()
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_a_domain_as_wide_as_the_doubles_is_accepted():
+    # before: "sensitivity must be finite" (ub - lb overflowed), naming neither lb nor ub
+    x = np.array([1.0, -3e307, 5e307, 2.0])
+    out = dp.dp_laplace(x, 1.0, -1e308, 1e308, seed=1)
+    expected = np.ldexp(dp.dp_laplace(np.ldexp(x, -100), 1.0, np.ldexp(-1e308, -100), np.ldexp(1e308, -100),
+                                      seed=1), 100)
+    np.testing.assert_array_equal(out, expected)
+    assert np.abs(out).max() <= 1e308
+
+
+def test_the_sampler_refuses_a_grid_finer_than_the_smallest_normal_double():
+    with pytest.raises(SdcError, match=r"laplace_mechanism: the noise scale underflows"):
+        noise.laplace_mechanism(np.array([1e-320]), np.array([1e-320]), 1.0, 1e-320)
+    with pytest.raises(SdcError, match=r"laplace_mechanism: a noisy value exceeds the largest double"):
+        noise.laplace_mechanism(np.array([1.7e308] * 50), np.array([1e308] * 50), 0.01, 1.8e308, seed=1)
+
+
+def test_seeded_noise_of_draw_t_is_a_function_of_the_seed_and_t_only():
+    all_draws = noise.discrete_laplace_keyed(42, np.arange(1000), 20)
+    some = noise.discrete_laplace_keyed(42, [999, 3, 500], 20)
+    assert some.tolist() == [all_draws[999], all_draws[3], all_draws[500]]
+    assert not np.array_equal(noise.discrete_laplace_keyed(43, np.arange(1000), 20), all_draws)
+    values = np.arange(10.0)
+    sens = np.ones(10)
+    full = noise.laplace_mechanism(values, sens, 1.0, 10.0, seed=7)
+    part = noise.laplace_mechanism(values[[2, 7]], sens[[2, 7]], 1.0, 10.0, seed=7, counters=[2, 7])
+    assert part.tolist() == full[[2, 7]].tolist()
+    # dp_laplace: record t's noise depends on (seed, t); a prefix of the column gets the same noise
+    x = np.random.default_rng(1).uniform(0, 100, 300)
+    np.testing.assert_array_equal(dp.dp_laplace(x[:40], 1.0, 0, 100, seed=9), dp.dp_laplace(x, 1.0, 0, 100, seed=9)[:40])
+
+
+def test_cluster_t_draws_its_own_noise_whatever_comes_before():
+    """The noise of cluster t is drawn from (seed, t), not from the position of its draw in one stream:
+    a first cluster that needs no noise (all equal: sensitivity 0) or needs some leaves the second
+    cluster's noise alone."""
+    rest = [10.0, 11.0, 13.0, 20.0, 21.0, 25.0]
+    constant = dp.idp_cbls(np.array([5.0, 5.0, 5.0] + rest), 3, 1.0, seed=4)
+    varied = dp.idp_cbls(np.array([4.0, 5.0, 6.0] + rest), 3, 1.0, seed=4)
+    assert constant[0] == 5.0 and varied[0] != 5.0
+    np.testing.assert_array_equal(constant[3:], varied[3:])
+
+
+def test_dp_um_centroids_are_the_per_record_means_in_rank_order():
+    rng = np.random.default_rng(12)
+    x = rng.uniform(0, 1000, 103)
+    sizes, means = dp.dp_um_centroids(x, 10, 1.0, 0, 1000, seed=6)
+    assert sizes.tolist() == [10] * 9 + [13]  # a function of n and k only
+    per_record = dp.dp_um(x, 10, 1.0, 0, 1000, seed=6)
+    ranked = per_record[np.argsort(x, kind="stable")]
+    np.testing.assert_array_equal(ranked, np.repeat(means, sizes))
+    with pytest.raises(SdcError, match="dp_um_centroids: lb and ub are required"):
+        dp.dp_um_centroids(x, 10, 1.0, None, 1000)

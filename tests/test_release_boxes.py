@@ -101,7 +101,7 @@ def test_a_box_group_is_released_as_bounds_and_box_ids(source, settings):
     assert view == ["region", "age", *BOUNDS, BOX]
     rel = _table(path)
     expected = _expected_boxes(df, 5, settings.get("l"), settings.get("eps"))
-    assert list(rel["id"]) == sorted(expected)
+    assert sorted(rel["id"]) == sorted(expected)
     for row in rel.itertuples(index=False):
         want = expected[row.id]
         if want is None:  # a NULL income: no box, no bounds
@@ -144,16 +144,16 @@ def test_box_releases_are_reproducible_and_the_script_parses_back(source):
     plan = plan_release(con, spec)
     con.close()
     parsed = parse_back(plan.sql())
-    assert len(parsed) == len(plan.statements()) == len(parse_back(script)) == 15
+    assert len(parsed) == len(plan.statements()) == len(parse_back(script)) == 19
     for original, back in zip(plan.statements(), parsed):
         if original.key != "detach":  # sqlglot reads DETACH's name as a bare word
             assert back.sql(DIALECT, comments=False) == original.sql(DIALECT, comments=False)
     assert 'DENSE_RANK() OVER (ORDER BY "__sdc_s1", STRUCT_EXTRACT("__sdc_value", \'box\'))' in script
     assert "names := ['income', 'expenses']" in script
     release(spec)
-    first = _table(spec.output.database)
+    first = _table(spec.output.database).sort_values("id").reset_index(drop=True)
     release(spec)
-    assert _table(spec.output.database).equals(first)
+    assert _table(spec.output.database).sort_values("id").reset_index(drop=True).equals(first)
 
 
 def test_one_column_boxed_in_columns_is_interval_rounding(source):
@@ -234,9 +234,9 @@ def test_hostile_names_in_a_box_group(tmp_path):
     doc["groups"] = [{"columns": hostile, "method": "box_release", "k": 4, "strata": [],
                       "characteristic": f"corr({hostile[0]}, {hostile[1]})"}]
     spec = _load(tmp_path, doc)
-    assert len(parse_back(dry_run(spec))) == 14
+    assert len(parse_back(dry_run(spec))) == 17
     release(spec)
-    rel = _table(tmp_path / "out" / "release.duckdb")
+    rel = _table(tmp_path / "out" / "release.duckdb").sort_values("id")
     box = "_".join(hostile) + "_box"
     assert list(rel.columns) == ["id", "region", "age", f"{hostile[0]}_lower", f"{hostile[0]}_upper",
                                  f"{hostile[1]}_lower", f"{hostile[1]}_upper", box]
@@ -360,7 +360,7 @@ def test_the_report_of_a_box_release(source, capsys):
     release(spec)
     rep = report(spec)
     rel = _table(folder / "out" / "release.duckdb")
-    got = {(s, m, None if pd.isna(c) else c): (v, n) for s, m, c, v, n in rep.itertuples(index=False)}
+    got = {(s, m, None if pd.isna(c) else c): (v, n) for s, m, c, v, n, *_ in rep.itertuples(index=False)}
     # the measures comparing values judge the column released as values; the boxed ones get a note
     measured = {c for (s, m, c) in got if s == LOSS and m != "measures"}
     assert measured == {"age", None}

@@ -18,6 +18,7 @@ from duckdb_sdc.release import SpecError, format_report, load_spec, release, rep
 from duckdb_sdc.release.report import K_ANONYMITY, LOSS, RISK, SCORE, section_of
 
 MASKED = ["income", "expenses"]
+RISK_COLUMNS = ["income", "expenses", "age"]  # disclosure risk: the masked and the numeric kept quasi-identifiers
 
 
 @pytest.fixture
@@ -49,9 +50,19 @@ def _same(a, b) -> bool:
 
 
 def _rows(rep: pd.DataFrame, sections) -> list[tuple]:
-    part = rep[rep["section"].isin(sections)]
+    part = rep[rep["section"].isin(sections) & (rep["measure"] != "verdict")]
     return [(m, None if pd.isna(c) else c, None if pd.isna(v) else float(v))
             for m, c, v in zip(part["measure"], part["column"], part["value"])]
+
+
+def _direct(df, rel):
+    """{(measure, column): value}: information loss and the score of the masked columns, disclosure
+    risk of the masked columns and the kept numeric quasi-identifier age, from measures.evaluate."""
+    x, xm = _aligned(df, rel)
+    xr, xmr = _aligned(df, rel, RISK_COLUMNS)
+    loss = {(r.measure, r.column): r.value for r in measures.evaluate(x, xm, MASKED) if section_of(r.measure) != RISK}
+    risk = {(r.measure, r.column): r.value for r in measures.evaluate(xr, xmr, RISK_COLUMNS) if section_of(r.measure) == RISK}
+    return {**loss, **risk}
 
 
 def test_the_reports_measures_equal_the_measures_called_directly(source):
@@ -60,9 +71,8 @@ def test_the_reports_measures_equal_the_measures_called_directly(source):
     release(spec)
     rep = report(spec)
     x, xm = _aligned(df, _released(folder))
-    direct = measures.evaluate(x, xm, MASKED)
     got = _rows(rep, (LOSS, RISK, SCORE))
-    expected = {(r.measure, r.column): r.value for r in direct}
+    expected = _direct(df, _released(folder))
     assert len(got) == len(expected) and {(m, c) for m, c, _ in got} == set(expected)
     for m, c, v in got:
         assert _same(v, expected[(m, c)]), (m, c, v, expected[(m, c)])
@@ -72,8 +82,12 @@ def test_the_reports_measures_equal_the_measures_called_directly(source):
     assert value[("il1s", "income")] == pytest.approx(measures.il1s(x[ok, 0], xm[ok, 0]), rel=1e-12)
     assert value[("mae", "expenses")] == pytest.approx(measures.mae(x[:, 1], xm[:, 1]), rel=1e-12)
     complete = ~np.isnan(x).any(axis=1)
-    assert value[("record_linkage", None)] == pytest.approx(measures.record_linkage(x[complete], xm[complete]))
     assert value[("il_dr_score", None)] == pytest.approx(measures.il_dr_score(x[complete], xm[complete]))
+    # the kept age takes part in disclosure risk as it is released: exactly
+    xr, xmr = _aligned(df, _released(folder), RISK_COLUMNS)
+    complete = ~np.isnan(xr).any(axis=1)
+    assert value[("record_linkage", None)] == pytest.approx(measures.record_linkage(xr[complete], xmr[complete]))
+    assert value[("interval_disclosure", "age")] == 1.0
     assert value[("interval_disclosure", "expenses")] == pytest.approx(
         measures.interval_disclosure(x[:, 1], xm[:, 1], 0.05))
     # sections: what each measure is
@@ -84,7 +98,8 @@ def test_the_reports_measures_equal_the_measures_called_directly(source):
 
 
 def _k_anonymity(rel: pd.DataFrame, by: list[str], present: list[str]) -> tuple[int, int, float]:
-    """Brute force: smallest group, number of groups and share of records alone in their group."""
+    """Brute force: smallest group, number of groups and share of records alone in their group, over
+    the records where `present` is non-NULL (NULL, as NaN, is a value of its own in `by`)."""
     rows = rel.dropna(subset=present)
     sizes = {}
     for values in zip(*(rows[c] for c in by)):
@@ -101,20 +116,24 @@ def _k_rows(rep: pd.DataFrame) -> dict:
 def test_k_anonymity_of_the_default_quasi_identifiers(source):
     folder, _ = source
     spec = load_spec(write_spec(folder, base_doc()))
-    # default: the masked columns and the released strata column
-    assert spec.quasi_identifiers() == ("region", "income", "expenses")
+    # default: every released numeric column (masked or kept, not the key) and the released strata
+    types = {"id": "BIGINT", "region": "VARCHAR", "age": "BIGINT", "income": "DOUBLE", "expenses": "DOUBLE",
+             "note": "VARCHAR"}
+    assert spec.quasi_identifiers(types) == ("region", "age", "income", "expenses")
     release(spec)
     rep = report(spec)
     rel = _released(folder)
     got = _k_rows(rep)
-    for col in MASKED:  # each masked column within the strata
+    for col in ["age", *MASKED]:  # each column within the strata
         k, classes, alone = _k_anonymity(rel, ["region", col], [col])
         assert (got[("k_anonymity", col)], got[("classes", col)], got[("unique_share", col)]) == (
             k, classes, pytest.approx(alone))
     assert got[("k_anonymity", "income")] >= 5 and got[("k_anonymity", "expenses")] >= 4
-    k, classes, alone = _k_anonymity(rel, ["region", *MASKED], ["region", *MASKED])
+    # all together: a NULL is a value (the policy's figure)
+    k, classes, alone = _k_anonymity(rel.fillna({"income": -1.0}), ["region", "age", *MASKED], [])
     assert (got[("k_anonymity", None)], got[("classes", None)], got[("unique_share", None)]) == (
         k, classes, pytest.approx(alone))
+    assert k == 1 and alone > 0.5  # the kept age makes most records unique: the report shows it
     notes = rep[rep["section"] == K_ANONYMITY]["note"].dropna().unique()
     missing = int(rel["income"].isna().sum())
     assert f"{missing} of 240 records with a NULL 'income' left out" in notes
@@ -125,7 +144,7 @@ def test_declared_quasi_identifiers(source):
     doc = base_doc()
     doc["evaluation"] = {"quasi_identifiers": ["age", "expenses"]}
     spec = load_spec(write_spec(folder, doc))
-    assert spec.quasi_identifiers() == ("age", "expenses")
+    assert spec.quasi_identifiers({}) == ("age", "expenses")
     release(spec)
     got = _k_rows(report(spec))
     rel = _released(folder)
@@ -165,7 +184,7 @@ def test_a_release_is_needed_and_must_come_from_the_same_spec(source):
     assert len(report(load_spec(write_spec(folder, doc)))) > 0
 
 
-def test_without_the_key_records_are_matched_by_their_position_in_key_order(source):
+def test_without_the_key_records_are_matched_through_the_linkage_file_never_by_position(source):
     folder, _ = source
     with_key = load_spec(write_spec(folder, base_doc()))
     release(with_key)
@@ -174,11 +193,27 @@ def test_without_the_key_records_are_matched_by_their_position_in_key_order(sour
     doc["columns"]["id"] = "drop"
     del doc["output"]["view_without_key"]
     doc["output"]["database"] = "out/nokey.duckdb"
-    no_key = load_spec(write_spec(folder, doc, "nokey.toml"))
-    release(no_key)
-    got = report(no_key)
+    no_link = load_spec(write_spec(folder, doc, "nokey.toml"))
+    release(no_link)
+    with pytest.raises(SpecError, match=r"nokey\.toml: the release table 'people' has no key column \(the key 'id' is "
+                                        r"dropped\) and the spec writes no linkage file, .*never by their position"):
+        report(no_link)
+    doc["output"]["linkage"] = "private/link.duckdb"
+    linked = load_spec(write_spec(folder, doc, "nokey.toml"))
+    release(linked)
+    got = report(linked)
     for (m, c, v), (m2, c2, v2) in zip(_rows(got, (LOSS, RISK, SCORE)), _rows(expected, (LOSS, RISK, SCORE))):
         assert (m, c) == (m2, c2) and _same(v, v2)
+    # a linkage file of another release is refused, not used
+    other = folder / "private" / "link.duckdb"
+    kept = other.read_bytes()
+    release(linked)
+    newer = other.read_bytes()
+    other.write_bytes(kept)
+    with pytest.raises(SpecError, match=r"output\.linkage: .* belongs to another release"):
+        report(linked)
+    other.write_bytes(newer)
+    assert len(report(linked)) == len(got)
 
 
 def test_section_of_every_measure():
@@ -189,16 +224,22 @@ def test_section_of_every_measure():
 
 def test_format_report_lays_out_sections_and_notes():
     df = pd.DataFrame([
-        (LOSS, "mae", "a", 1.5, None), (LOSS, "mae", "b", 2.0, None), (LOSS, "mae", None, 1.75, None),
-        (LOSS, "il1s", "a", None, "il1s: column 0 of x is constant"), (LOSS, "il_metrics", None, 0.123456, None),
-        (K_ANONYMITY, "k_anonymity", "a", 5.0, "2 of 9 records with a NULL 'a' left out"),
-    ], columns=["section", "measure", "column", "value", "note"])
+        (LOSS, "mae", "a", 1.5, None, "lower", "units of the column"), (LOSS, "mae", "b", 2.0, None, "lower", "units of the column"),
+        (LOSS, "mae", None, 1.75, None, "lower", "units of the column"),
+        (LOSS, "il1s", "a", None, "il1s: column 0 of x is constant", "lower", "sd units / sqrt(2)"),
+        (LOSS, "il_metrics", None, 0.123456, None, "lower", "percent"),
+        (LOSS, "verdict", None, None, "not judged: no limit applies", "", ""),
+        (K_ANONYMITY, "k_anonymity", "a", 5.0, "2 of 9 records with a NULL 'a' left out", "higher", "records"),
+        (K_ANONYMITY, "verdict", None, 1.0, "pass against [policy]: k_anonymity = 5 meets min_k = 5 (>=)", "", ""),
+    ], columns=["section", "measure", "column", "value", "note", "direction", "unit"])
     text = format_report(df)
     lines = text.splitlines()
-    assert lines[0].split() == ["information", "loss", "a", "b", "all", "columns"]
-    assert lines[2].split() == ["mae", "1.5", "2", "1.75"]
-    assert lines[3].split() == ["il1s", "n/a"]
-    assert lines[4].split() == ["il_metrics", "0.1235"]
+    assert lines[0].split() == ["information", "loss", "a", "b", "all", "columns", "better", "unit"]
+    assert lines[2].split() == ["mae", "1.5", "2", "1.75", "lower", "units", "of", "the", "column"]
+    assert lines[3].split() == ["il1s", "n/a", "lower", "sd", "units", "/", "sqrt(2)"]
+    assert lines[4].split() == ["il_metrics", "0.1235", "lower", "percent"]
+    assert lines[5] == "verdict (information loss): not judged: no limit applies"
+    assert "verdict (k-anonymity): pass against [policy]: k_anonymity = 5 meets min_k = 5 (>=)" in lines
     assert "note: information loss: il1s: column 0 of x is constant" in lines
     assert "note: k-anonymity: 2 of 9 records with a NULL 'a' left out" in lines
 
@@ -220,7 +261,8 @@ def test_evaluate_command(source, capsys):
 
     csv = pd.read_csv(io.StringIO(capsys.readouterr().out))
     expected = report(load_spec(path))
-    assert list(csv.columns) == ["section", "measure", "column", "value", "note"] and len(csv) == len(expected)
+    assert list(csv.columns) == ["section", "measure", "column", "value", "note", "direction", "unit"]
+    assert len(csv) == len(expected)
     assert np.allclose(csv["value"].to_numpy(float), expected["value"].to_numpy(float), equal_nan=True, rtol=1e-12)
 
 
@@ -236,8 +278,7 @@ def test_a_release_from_csv_files_is_evaluated_against_them(tmp_path):
     spec = load_spec(write_spec(tmp_path, doc))
     release(spec)
     rep = report(spec)
-    x, xm = _aligned(df, _released(tmp_path))
-    direct = {(r.measure, r.column): r.value for r in measures.evaluate(x, xm, MASKED)}
+    direct = _direct(df, _released(tmp_path))
     for m, c, v in _rows(rep, (LOSS, RISK, SCORE)):
         assert _same(v, direct[(m, c)]), (m, c)
 

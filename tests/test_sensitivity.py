@@ -119,6 +119,12 @@ def test_negative_contributions_are_refused_or_taken_absolute():
     (lambda: sv.p_percent_sensitive([1], 0), "p_percent_sensitive: p must be a finite number > 0, got 0"),
     (lambda: sv.p_percent_sensitive([1], -0.1), "p_percent_sensitive: p must be a finite number > 0, got -0.1"),
     (lambda: sv.p_percent_sensitive([1, float("nan")], 0.1), "p_percent_sensitive: value contains nan"),
+    (lambda: sv.p_percent_sensitive([1], float("nan")), "p_percent_sensitive: p must be a finite number > 0, got nan"),
+    (lambda: sv.p_percent_sensitive([1], 2e6), r"p_percent_sensitive: p must be in \(0, 1000000\], got 2000000.0"),
+    (lambda: sv.dominance_sensitive([1, float("inf")], 1, 0.5), "dominance_sensitive: value contains inf"),
+    (lambda: sv.dominance_sensitive([1], float("nan"), 0.5), "dominance_sensitive: n must be an integer, got nan"),
+    (lambda: sv.dominance_sensitive([1], 1, float("nan")), "dominance_sensitive: r must be in (0, 1], got nan"),
+    (lambda: sv.sensitive_cells([[1.0], [float("nan")]], [0, 0], sv.p_percent_rule(0.1)), "sensitive_cells: rows contains nan"),
 ])
 def test_bad_parameters(call, message):
     with pytest.raises(SdcError) as info:
@@ -187,12 +193,7 @@ def test_suppression_releases_no_sensitive_cell(rule):
                 assert np.isnan(released).all()
             else:
                 assert released == pytest.approx(X[labels == c, j].mean()) and not ref[c, j]
-    # each primary cell's nearest cluster has that attribute suppressed too, and no other cell is
-    expected = np.zeros_like(out.secondary)
-    for c, j in zip(*np.nonzero(out.primary)):
-        b = nearest_cluster_reference(X, labels, c, [o for o in range(g) if o != c])
-        expected[b, j] = not out.primary[b, j]
-    assert (out.secondary == expected).all()
+    assert (out.secondary == secondary_reference(X, labels, out.primary)).all()
     suppressed = (out.primary | out.secondary).sum(axis=0)
     assert all(s == 0 or s >= 2 for s in suppressed)
     no_secondary = sv.suppress(X, labels, rule, secondary=False)
@@ -220,3 +221,69 @@ def test_dynamic_k_keeps_compliant_partitions_and_reports_impossible_ones():
     dominated = np.array([[1.0], [1.0], [1.0], [1000.0], [1.0], [1.0]])
     with pytest.raises(SdcError, match="merge_sensitive: all 6 records in one cluster still leave a sensitive cell"):
         sv.merge_sensitive(dominated, labels, sv.dominance_rule(1, 0.6))
+
+
+def secondary_reference(X, labels, primary):
+    """The secondary cells by the obvious loop: for each primary cell (c, j), the cluster nearest to c
+    among those whose cell j is not primary (first minimum wins)."""
+    g = primary.shape[0]
+    expected = np.zeros_like(primary)
+    for c, j in zip(*np.nonzero(primary)):
+        candidates = [o for o in range(g) if o != c and not primary[o, j]]
+        if candidates:
+            expected[nearest_cluster_reference(X, labels, c, candidates), j] = True
+    return expected
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_secondary_cells_equal_the_slow_rule_on_random_partitions(seed):
+    rng = np.random.default_rng(500 + seed)
+    g, k, p = int(rng.integers(2, 25)), int(rng.integers(2, 5)), int(rng.integers(1, 4))
+    X = np.round(rng.lognormal(3, 1.5, size=(g * k, p)))
+    X[rng.random(X.shape) < 0.2] *= 40  # dominant contributions: many primary cells, also neighbours
+    labels = rng.permutation(np.repeat(np.arange(g), k))
+    rule = [sv.dominance_rule(1, 0.6), sv.p_percent_rule(0.3)][seed % 2]
+    out = sv.suppress(X, labels, rule)
+    assert (out.secondary == secondary_reference(X, labels, out.primary)).all()
+    assert not (out.primary & out.secondary).any()
+    suppressed = (out.primary | out.secondary).sum(axis=0)
+    assert all(s == 0 or s >= 2 for s in suppressed)
+
+
+def test_two_sensitive_clusters_that_are_each_others_nearest_still_get_secondary_cells():
+    # clusters 0 and 1 are close and both dominated; cluster 2 (far) is safe: before, each one's
+    # nearest cluster was the other, already suppressed, and no secondary cell was chosen at all
+    X = np.array([[100.0], [1.0], [1.0], [101.0], [1.0], [1.0], [900.0], [905.0], [910.0]])
+    labels = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2])
+    out = sv.suppress(X, labels, sv.dominance_rule(1, 0.6))
+    assert out.primary[:, 0].tolist() == [True, True, False]
+    assert out.secondary[:, 0].tolist() == [False, False, True]
+    assert np.isnan(out.release).all()  # with one safe cell left, its value would give both away
+
+
+@pytest.mark.parametrize("scale", [2.0**990, 2.0**-1040, 1.0])
+def test_rules_answer_at_any_scale_as_in_exact_arithmetic(scale):
+    cells = [np.asarray(c) * scale for c in _random_cells(31, 200)] + [np.array([1e308, 1e308, 1.0])]
+    for c in cells:
+        for n, r in ((1, 0.6), (2, 0.7)):
+            assert sv.dominance_sensitive(c, n, r) == dominance_reference(c, n, r), (c, n, r)
+        assert sv.p_percent_sensitive(c, 0.25) == p_percent_reference(c, 0.25), c
+    # two contributions of 1e308 (and a third): the total 2e308 overflows; the cell is dominated
+    assert sv.dominance_sensitive([1e308, 1e308, 1.0], 2, 0.7) is True
+    assert sv.p_percent_sensitive([1e308, 1e308, 1.0], 0.1) is True
+
+
+def test_cells_and_merging_at_extreme_scales_equal_the_normal_range():
+    X, labels = _clustered(40, n=90, k=3)
+    for rule in RULES:
+        base = sv.sensitive_cells(X, labels, rule)
+        for scale in (2.0**1000, 2.0**-1050):
+            np.testing.assert_array_equal(sv.sensitive_cells(X * scale, labels, rule), base)
+        # merging also standardises the attributes to find nearest clusters, which squares them
+        merged = sv.merge_sensitive(X, labels, rule)
+        for scale in (2.0**400, 2.0**-400):
+            np.testing.assert_array_equal(sv.merge_sensitive(X * scale, labels, rule), merged)
+    # cells of very different scales merge without overflow: a cluster of huge values beside small ones
+    X = np.array([[1e308], [1.0], [1.0], [1e307], [1e307], [1e307]])
+    got = sv.merge_sensitive(X, [0, 0, 0, 1, 1, 1], sv.dominance_rule(1, 0.8))
+    assert got.tolist() == [0, 0, 0, 0, 0, 0]  # 1e308 dominates its cluster; 1e308 / 1.3e308 < 0.8

@@ -72,6 +72,19 @@ def test_negative_contributions(con):
     ("SELECT p_percent_sensitive(v, 0) FROM (VALUES (1)) t(v)", "p_percent_sensitive: p must be a finite number > 0, got 0"),
     ("SELECT p_percent_sensitive(v, -0.5) FROM (VALUES (1)) t(v)",
      "p_percent_sensitive: p must be a finite number > 0, got -0.5"),
+    ("SELECT p_percent_sensitive(v, 'nan') FROM (VALUES (1)) t(v)", "p_percent_sensitive: p must be a finite number > 0, got nan"),
+    ("SELECT p_percent_sensitive(v, 'inf'::DOUBLE) FROM (VALUES (1)) t(v)",
+     "p_percent_sensitive: p must be a finite number > 0, got inf"),
+    ("SELECT p_percent_sensitive(v, 2e6) FROM (VALUES (1)) t(v)", r"p_percent_sensitive: p must be in \(0, 1000000\], got 2000000.0"),
+    ("SELECT dominance_sensitive(v, 'nan', 0.5) FROM (VALUES (1)) t(v)",
+     "dominance_sensitive: n must be an integer >= 1, got nan"),
+    ("SELECT dominance_sensitive(v, 1, 'nan') FROM (VALUES (1)) t(v)", "dominance_sensitive: r must be in (0, 1], got nan"),
+    ("SELECT dominance_sensitive(v, 1, 0.5) FROM (VALUES (1.0), ('nan'::DOUBLE)) t(v)",
+     "dominance_sensitive: value contains nan; a rule cannot decide on NaN or an infinite contribution"),
+    ("SELECT p_percent_sensitive(v, 0.1) FROM (VALUES (1.0), ('-inf'::DOUBLE)) t(v)",
+     "p_percent_sensitive: value contains -inf; a rule cannot decide"),
+    ("SELECT p_percent_sensitive(v, 0.1, absolute := true) FROM (VALUES (1.0), ('inf'::DOUBLE)) t(v)",
+     "p_percent_sensitive: value contains inf; a rule cannot decide"),
     ("SELECT p_percent_sensitive(v, 0.1, absolute := NULL) FROM (VALUES (1)) t(v)",
      "p_percent_sensitive: absolute must not be NULL"),
     ("SELECT dominance_to_p_percent(0)", "dominance_to_p_percent: r must be in (0, 1], got 0"),
@@ -155,3 +168,17 @@ def test_rules_and_report_work_in_a_plain_duckdb_connection():
     assert plain.execute("SELECT cells, dominance_cells FROM sensitivity_report('c', 'x', 'k', 1, 0.6, 0.1)").fetchall() \
         == [(2, 1), (2, 1)]
     plain.close()
+
+
+@pytest.mark.parametrize("scale", [2.0**990, 2.0**-1040])
+def test_macros_answer_at_extreme_scales_as_the_numpy_layer(con, scale):
+    cells = [np.asarray(c) * scale for c in _random_cells(12, 120)] + [np.array([1e308, 1e308, 1.0])]
+    rows = [(i, float(v)) for i, c in enumerate(cells) for v in c]
+    con.execute("CREATE TABLE cells AS SELECT * FROM (SELECT unnest(?) AS cell, unnest(?) AS value)",
+                [[r[0] for r in rows], [r[1] for r in rows]])
+    got = con.execute("SELECT cell, dominance_sensitive(value, 1, 0.6), dominance_sensitive(value, 2, 0.7), "
+                      "p_percent_sensitive(value, 0.25) FROM cells GROUP BY cell ORDER BY cell").fetchall()
+    assert got == [(i, sv.dominance_sensitive(c, 1, 0.6), sv.dominance_sensitive(c, 2, 0.7),
+                    sv.p_percent_sensitive(c, 0.25)) for i, c in enumerate(cells)]
+    # the total of two contributions of 1e308 overflows; the cell is dominated by its two largest
+    assert got[-1][1:] == (False, True, True)

@@ -15,12 +15,20 @@ mechanism guarantees, per attribute and with budget epsilon:
 
 * `dp_laplace` (the baseline; no microaggregation): each value + Laplace((ub - lb) / epsilon).
   epsilon-differential privacy (Dwork, McSherry, Nissim & Smith 2006).
-* `dp_um`: centroid + Laplace(GS / epsilon) with GS = (ub - lb) / |C|. epsilon-differential
-  privacy, also when the record's change moves values between clusters: the sorted column moves by
-  at most ub - lb in L1 when one value changes, and the clusters are fixed ranges of ranks, so the
-  centroids move by at most sum_C |change of C's sum| / |C|, which the per-cluster scales absorb
-  (Sanchez, Domingo-Ferrer, Martinez & Soria-Comas, "Utility-preserving differentially private data
-  releases via individual ranking microaggregation", Information Fusion 30, 2016).
+* `dp_um`: centroid + Laplace(GS / epsilon) with GS = (ub - lb) / |C| (Sanchez, Domingo-Ferrer,
+  Martinez & Soria-Comas, "Utility-preserving differentially private data releases via individual
+  ranking microaggregation", Information Fusion 30, 2016). What is proved, and what is not:
+  - The vector of noisy cluster means in rank order, released unlinked from records
+    (`dp_um_centroids`), is epsilon-differentially private, also when a change moves values between
+    clusters: the sorted column moves by at most ub - lb in L1 when one value changes, and the
+    clusters are fixed ranges of ranks, so the centroids move by at most sum_C |change of C's sum| /
+    |C|, which the per-cluster scales absorb.
+  - Released one value per record (`dp_um`), it is epsilon-DP only for the fixed clustering: for
+    neighbours whose change keeps every record in its cluster. Records that share a noisy value
+    reveal the partition, which a neighbouring data set changes: for ids 1..6 with x = 1..6, k = 3,
+    [lb, ub] = [0, 10], the event "ids 1, 2, 3 share one value and id 4 has another" has probability
+    about 0.95 at epsilon = 1 (0.62 at epsilon = 0.1) and 0 when x1 = 10, so no epsilon bounds the
+    per-record release. A release gives a DP-UM column epsilon-DP by writing its centroids unlinked.
 * `idp_ls`: centroid + Laplace(LS / epsilon) with the local sensitivity of the centroid at the
   actual data, LS = max(ub - min(C), max(C) - lb) / |C|. epsilon-individual differential privacy
   (Soria-Comas, Domingo-Ferrer, Sanchez & Megias, "Individual differential privacy: a
@@ -50,7 +58,17 @@ Choices where the papers are silent:
   domain, and bounds taken from the data would void the guarantee. `idp_cbls` takes none, one or
   both bounds.
 * k >= 1 for `dp_um` and `idp_ls` (k = 1 is plain Laplace noise with its own sensitivity);
-  k >= 3 for `idp_cbls`, whose clusters need three values.
+  k >= 3 for `idp_cbls`, whose clusters need three values. Noise, not the group, protects, so the
+  minimum group size 2 of deterministic masking does not apply.
+* Scale: each mechanism runs on its values times a power of two 2^-e (exact) that puts the domain's
+  largest magnitude (or, for `idp_cbls` without both bounds, the data's) in [1/2, 1), and the release
+  is multiplied back by 2^e: sums cannot overflow at 1e308, and a sensitivity cannot underflow (at
+  1e-318 the noise used to vanish and the raw values came back). For the DP mechanisms e depends on
+  the public domain only, so the output grid does too. `idp_cbls` without a domain clamps its
+  release to the largest finite double (post-processing). The sampler refuses, rather than releasing
+  raw values, any noise scale that would still not fit a normal double.
+* Seeded noise (reproducible, not private) is counter-based: the noise of cluster t, or of record t
+  for `dp_laplace`, is a pure function of (seed, t) (`noise.discrete_laplace_keyed`).
 * Floating point: the sensitivity handed to the sampler is the formula's value plus a bound on the
   rounding error of the computed centroid, (m + 1) 2^-51 times the largest magnitude the centroid
   can have on any neighbour (max(|lb|, |ub|), or the cluster's extreme values for `idp_cbls`, whose
@@ -59,6 +77,7 @@ Choices where the papers are silent:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numba as nb
@@ -95,6 +114,7 @@ def _domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | No
 
 
 def _k(func: str, k, n: int, mechanism: str) -> int:
+    # noise, not the group, protects: k >= 1 (k >= 3 for iDP-CBLS, which needs 3 values per cluster)
     return (CBLS_CLUSTER_SIZE if mechanism == "idp_cbls" else DP_CLUSTER_SIZE).check(k, func, "k", n=n)
 
 
@@ -154,24 +174,60 @@ def _sizes(n: int, k: int) -> np.ndarray:
 
 def _rounding_allowance(sizes, mag) -> np.ndarray:
     """Bound on the rounding error of a computed centroid (sum of m terms, then a division),
-    counted twice (this data set and a neighbour): (m + 1) 2^-51 times the magnitude bound."""
-    return (sizes + 1) * 2.0**-51 * mag
+    counted twice (this data set and a neighbour): (m + 1) 2^-51 times the magnitude bound, plus
+    (m + 1) 2^-1074 for operations whose result is subnormal (absolute error up to 2^-1075 each)."""
+    return (sizes + 1) * (2.0**-51 * mag + 2.0**-1074)
 
 
 def _prepare(func: str, mechanism: str, x, k, lb, ub):
+    """The validated values clamped to the domain, k, and the domain."""
     x = finite_values(func, "x", x)
     lo, hi = _domain(func, lb, ub, required=mechanism != "idp_cbls")
-    if mechanism == "dp_laplace":
-        return _clamp(x, lo, hi), None, lo, hi, None
-    kk = _k(func, k, x.shape[0], mechanism)
-    order, v = sort_column(_clamp(x, lo, hi))
-    return x, kk, lo, hi, (order, v)
+    kk = None if mechanism == "dp_laplace" else _k(func, k, x.shape[0], mechanism)
+    return _clamp(x, lo, hi), kk, lo, hi
 
 
 def _stats(mechanism, k, lo, hi, v):
     lb = 0.0 if lo is None else lo
     ub = 0.0 if hi is None else hi
     return _cluster_stats(v, k, _KIND[mechanism], lb, ub)
+
+
+def scale_exponent(x: np.ndarray, lo: float | None, hi: float | None) -> int:
+    """e such that the largest magnitude of the domain [lo, hi] (both bounds given), else of the
+    clamped values x, times 2^-e lies in [1/2, 1); 0 when it is 0. With both bounds the exponent is a
+    function of the public domain only, never of the data (so the output grid is too)."""
+    if lo is not None and hi is not None:
+        m = max(abs(lo), abs(hi))
+    else:
+        m = float(np.abs(x).max()) if x.shape[0] else 0.0
+    return math.frexp(m)[1] if m > 0 else 0
+
+
+def _scaled(x, lo, hi, e):
+    """x, lo, hi times 2^-e (exact, but for values below 2^-1074 of the largest: a per-record change,
+    which the guarantees allow)."""
+    def down(b):
+        return None if b is None else float(np.ldexp(b, -e))
+    return np.ldexp(x, -e), down(lo), down(hi)
+
+
+def _back(out: np.ndarray, e: int) -> np.ndarray:
+    """Released values of the scaled problem in the data's units: times 2^e, first clamped to the
+    largest finite magnitude (post-processing: only idp_cbls without a domain can exceed it)."""
+    limit = np.ldexp(np.finfo(np.float64).max, -e) if e > 0 else np.inf
+    return np.ldexp(np.clip(out, -limit, limit), e)
+
+
+def _clusters(mechanism: str, v: np.ndarray, k: int, eps: float, lo, hi, seed):
+    """(sizes, noisy centroids) of the sorted, clamped, scaled values v: one draw per cluster t,
+    counter t for seeded noise."""
+    centre, sens, mag = _stats(mechanism, k, lo, hi, v)
+    sizes = _sizes(v.shape[0], k)
+    allowed = np.where(sens > 0, sens * (1 + 2.0**-48) + _rounding_allowance(sizes, mag), 0.0)
+    counters = np.arange(sizes.shape[0], dtype=np.uint64)
+    noisy = laplace_mechanism(centre, allowed, eps, mag, seed=seed, counters=counters)
+    return sizes, _clamp(noisy, lo, hi)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,28 +239,63 @@ def release(x, mechanism: str, k, epsilon, lb=None, ub=None, seed=None) -> np.nd
     each guarantees). Returns the released values aligned with x. k is ignored by 'dp_laplace'.
     Errors name the mechanism's function (`idp_cbls`, ...).
 
+    Scale: the problem is solved on the values times 2^-e (`scale_exponent`: the domain's largest
+    magnitude, or the data's for idp_cbls without both bounds, brought into [1/2, 1)), exactly, and the
+    release is multiplied back by 2^e; so data at 1e308 or 1e-300 get the rescaled answer of the same
+    data in the normal range (with a seed: bit for bit, while the results are normal numbers), never
+    an overflowed sum or noise that vanished with an underflowing sensitivity. Seeded noise: the draw
+    of cluster t (of record t for dp_laplace, in the order of x) is a pure function of (seed, t).
+
     Cost: one sort of x (O(n log n)), then O(n) and one noise draw per cluster.
     """
     func = mechanism if mechanism in MECHANISMS else "release"
     mechanism = MECHANISM.check(mechanism, func, "mechanism")
     eps = EPSILON.check(epsilon, func, "epsilon")
     s = SEED.check(seed, func, "seed")
-    x, kk, lo, hi, sorted_x = _prepare(func, mechanism, x, k, lb, ub)
+    x, kk, lo, hi = _prepare(func, mechanism, x, k, lb, ub)
     if x.shape[0] == 0:
         return x.copy()
+    e = scale_exponent(x, lo, hi)
+    x, lo, hi = _scaled(x, lo, hi, e)
     if mechanism == "dp_laplace":
         # the value itself is released: no computation to round, only the width (hi - lo)
         sens = np.full(x.shape[0], (hi - lo) * (1 + 2.0**-48))
+        counters = np.arange(x.shape[0], dtype=np.uint64)
         with reporting(func):
-            out = laplace_mechanism(x, sens, eps, max(abs(lo), abs(hi)), seed=s)
-        return np.clip(out, lo, hi)
-    order, v = sorted_x
-    centre, sens, mag = _stats(mechanism, kk, lo, hi, v)
-    sizes = _sizes(v.shape[0], kk)
-    allowed = np.where(sens > 0, sens * (1 + 2.0**-48) + _rounding_allowance(sizes, mag), 0.0)
+            out = laplace_mechanism(x, sens, eps, max(abs(lo), abs(hi)), seed=s, counters=counters)
+        return _back(np.clip(out, lo, hi), e)
+    order, v = sort_column(x)
     with reporting(func):
-        noisy = _clamp(laplace_mechanism(centre, allowed, eps, mag, seed=s), lo, hi)
-    return unsort(order, np.repeat(noisy, sizes))
+        sizes, noisy = _clusters(mechanism, v, kk, eps, lo, hi, s)
+    return _back(unsort(order, np.repeat(noisy, sizes)), e)
+
+
+def dp_um_centroids(x, k, epsilon, lb, ub, seed=None) -> tuple[np.ndarray, np.ndarray]:
+    """DP-UM's noisy cluster means released on their own, unlinked from records: (sizes, means) of
+    the clusters in rank order (cluster 1 holds the k smallest values; the last one also the n mod k
+    remaining), with exactly the noise `dp_um` gives each cluster (the same seed draws the same
+    noise: dp_um(x)[i] is the mean of record i's cluster).
+
+    Guarantee: epsilon-differential privacy of the vector of means, for neighbouring data sets of the
+    same size n that differ in one value (Sanchez, Domingo-Ferrer, Martinez & Soria-Comas 2016). Proof:
+    the sizes are a function of n and k only; changing one value inside [lb, ub] moves the sorted
+    column by at most ub - lb in L1 (it shifts the ranks between the old and the new position by at
+    most the change in total), so the cluster sums move by at most ub - lb in L1 together, and cluster
+    t's mean by |change of its sum| / |C_t|; Laplace noise of scale (ub - lb) / (|C_t| epsilon) per
+    cluster therefore gives a privacy loss of at most sum_t epsilon |change of sum_t| / (ub - lb) <=
+    epsilon. Released linked to records (`dp_um`), the same values also reveal which records share a
+    cluster, which is not protected: see the module docstring."""
+    func = "dp_um_centroids"
+    eps = EPSILON.check(epsilon, func, "epsilon")
+    s = SEED.check(seed, func, "seed")
+    x, kk, lo, hi = _prepare(func, "dp_um", x, k, lb, ub)
+    if x.shape[0] == 0:
+        return np.zeros(0, np.int64), np.zeros(0)
+    e = scale_exponent(x, lo, hi)
+    x, lo, hi = _scaled(x, lo, hi, e)
+    with reporting(func):
+        sizes, noisy = _clusters("dp_um", np.sort(x), kk, eps, lo, hi, s)
+    return sizes, _back(noisy, e)
 
 
 def idp_cbls(x, k, epsilon, lb=None, ub=None, seed=None) -> np.ndarray:
@@ -224,8 +315,10 @@ def idp_ls(x, k, epsilon, lb, ub, seed=None) -> np.ndarray:
 
 
 def dp_um(x, k, epsilon, lb, ub, seed=None) -> np.ndarray:
-    """DP-UM release: cluster mean + Laplace(GS / epsilon), GS = (ub - lb) / |C|. epsilon-DP, also
-    across re-clustering (individual ranking, Sanchez et al. 2016)."""
+    """DP-UM release, one value per record: cluster mean + Laplace(GS / epsilon), GS = (ub - lb) / |C|
+    (individual ranking, Sanchez et al. 2016). epsilon-DP for the fixed clustering only: records that
+    share a value reveal the partition (module docstring); `dp_um_centroids` releases the same means
+    unlinked, which is epsilon-DP."""
     return release(x, "dp_um", k, epsilon, lb, ub, seed)
 
 
@@ -238,15 +331,28 @@ def idp_sensitivity(x, k, mechanism: str, lb=None, ub=None) -> np.ndarray:
     """For each value, the sensitivity of its cluster's released statistic under `mechanism`
     (the paper's formula, on the clamped values; the sampler adds only a rounding allowance of about
     1e-15 relative). The noise scale is this divided by the attribute's epsilon. A diagnostic: it is
-    computed from the raw data (for iDP it reveals cluster extremes) and must not be released."""
+    computed from the raw data (for iDP it reveals cluster extremes) and must not be released.
+    Computed on the rescaled values as `release` does; a sensitivity beyond the largest double (a
+    cluster spanning about 1e308) is refused."""
     func = "idp_sensitivity"
     mechanism = MECHANISM.check(mechanism, func, "mechanism")
-    x, kk, lo, hi, sorted_x = _prepare(func, mechanism, x, k, lb, ub)
+    x, kk, lo, hi = _prepare(func, mechanism, x, k, lb, ub)
+    if x.shape[0] == 0:
+        return x.copy()
+    e = scale_exponent(x, lo, hi)
+    x, lo, hi = _scaled(x, lo, hi, e)
     if mechanism == "dp_laplace":
-        return np.full(x.shape[0], hi - lo)
-    order, v = sorted_x
-    _, sens, _ = _stats(mechanism, kk, lo, hi, v)
-    return unsort(order, np.repeat(sens, _sizes(v.shape[0], kk)))
+        out = np.full(x.shape[0], hi - lo)
+    else:
+        order, v = sort_column(x)
+        _, sens, _ = _stats(mechanism, kk, lo, hi, v)
+        out = unsort(order, np.repeat(sens, _sizes(v.shape[0], kk)))
+    with np.errstate(over="ignore"):
+        out = np.ldexp(out, e)
+    if not np.isfinite(out).all():
+        raise fail(func, "a sensitivity exceeds the largest double (a cluster spans about 1e308); "
+                         "it cannot be represented")
+    return out
 
 
 def split_epsilon(epsilon, columns, split=None) -> dict[str, float]:

@@ -15,6 +15,8 @@ replaced by the width of a wider central range divided by its share of the value
 (q(1 - a) - q(a)) / (1 - 2a) for a = 1/8, 1/16, ..., 1/512, the first of these that is positive.
 When all of them are zero (at most about 0.4% of the values differ from the rest) or the column is
 constant, c = 1: one interval, so every value is replaced by the same rounding point.
+
+k = ceil(n / c) is clamped to at least 2 (`group_size_sorted`): 'auto' never resolves to a group of one.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import math
 import numpy as np
 
 from .._validate import finite_values
+from ..params import GROUP_SIZE
 from ._order import sort_column
 
 FALLBACK_SHARES = tuple(1.0 / 2**e for e in range(3, 10))  # 1/8 .. 1/512
@@ -61,8 +64,13 @@ def intervals_sorted(v: np.ndarray) -> int:
 
 
 def group_size_sorted(v: np.ndarray) -> int:
-    """Freedman-Diaconis minimum group size k = ceil(n / c) for the sorted finite values v."""
-    return max(1, math.ceil(v.shape[0] / intervals_sorted(v)))
+    """Freedman-Diaconis minimum group size k = max(2, ceil(n / c)) for the sorted finite values v.
+
+    The rule alone can give k = 1 (c >= n: an outlier stretches the range, e.g. 0..199 and 1e6 give
+    c = 29289 for 201 values), and a group of one record releases its value unchanged; so k is
+    clamped to 2, the smallest group a masking method may form. With fewer than 2 values no group of
+    2 exists, and the masking method refuses (k = 2 is larger than the number of values)."""
+    return max(GROUP_SIZE.minimum, math.ceil(v.shape[0] / intervals_sorted(v)))
 
 
 def freedman_diaconis(x) -> int:

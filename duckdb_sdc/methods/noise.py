@@ -45,8 +45,13 @@ The construction (every step is exact integer arithmetic on uniformly random bit
    and every integer stays exact.
 
 Randomness comes from `os.urandom` (the operating system's cryptographic generator) unless a seed
-is given; a seed draws from NumPy's PCG64 instead, which makes a release reproducible for tests and
-examples and voids the privacy guarantee (anyone with the seed can subtract the noise).
+is given. A seed makes the noise reproducible, for tests and examples, and voids the privacy
+guarantee (anyone with the seed can subtract the noise). Seeded noise is counter-based: draw t
+reads the words mix(key_t + (i + 1) G), i = 0, 1, ..., of SplitMix64 (Steele, Lea & Flood,
+"Fast splittable pseudorandom number generators", OOPSLA 2014; mix its output function, G =
+0x9E3779B97F4A7C15) started at key_t = mix(mix(seed xor G) + t S), S = 0xD1B54A32D192ED03. So the
+noise of cluster t (or record t) is a pure function of (seed, t): a distributed engine draws it
+without drawing the ones before, and gets the same release.
 
 Cost: j + 2 table look-ups and about 2 j + 3 random bits per draw, compiled with Numba; about
 0.1 microsecond per draw for epsilon = 1.
@@ -94,24 +99,52 @@ def _thresholds() -> np.ndarray:
 THRESHOLDS = _thresholds()
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # SplitMix64's increment
+_STREAM = np.uint64(0xD1B54A32D192ED03)  # odd multiplier that spreads the counters of one seed
+_NO_WORDS = np.zeros(1, dtype=np.uint64)  # the buffer argument in keyed mode (never read)
+
+
 @nb.njit(cache=True, nogil=True)
-def _peek(buf, pos):
+def _mix(z):
+    """SplitMix64's output function (Steele, Lea & Flood 2014): a bijection of 64-bit words."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@nb.njit(cache=True, nogil=True)
+def stream_key(seed, counter):
+    """The key of draw `counter` under `seed`: mix(mix(seed ^ G) + counter * S) (64-bit words)."""
+    return _mix(_mix(np.uint64(seed) ^ _GOLDEN) + np.uint64(counter) * _STREAM)
+
+
+@nb.njit(cache=True, nogil=True)
+def _word(key, i):
+    """Word i of the stream of `key`: SplitMix64 started at `key`, mix(key + (i + 1) G)."""
+    return _mix(key + (np.uint64(i) + np.uint64(1)) * _GOLDEN)
+
+
+@nb.njit(cache=True, nogil=True)
+def _peek(buf, key, keyed, pos):
     """The 64 random bits starting at bit `pos` of the stream (words read most significant bit
-    first); the buffer holds one spare word at its end."""
+    first): of the buffer `buf` (which holds one spare word at its end), or with `keyed` of the
+    stream of `key`."""
     w = pos >> 6
     o = pos & 63
+    hi = _word(key, w) if keyed else buf[w]
     if o == 0:
-        return buf[w]
-    return (buf[w] << np.uint64(o)) | (buf[w + 1] >> np.uint64(64 - o))
+        return hi
+    lo = _word(key, w + 1) if keyed else buf[w + 1]
+    return (hi << np.uint64(o)) | (lo >> np.uint64(64 - o))
 
 
 @nb.njit(cache=True, nogil=True)
-def _bernoulli(buf, pos, table, row):
+def _bernoulli(buf, key, keyed, pos, table, row):
     """Bernoulli(p) with p's expansion in table[row]: (outcome, new position); outcome -1 if the
     stream agreed with all 256 bits of p."""
     for t in range(table.shape[1]):
         word = table[row, t]
-        diff = _peek(buf, pos) ^ word
+        diff = _peek(buf, key, keyed, pos) ^ word
         if diff != 0:
             z = leading_zeros(diff)
             return np.int64((word >> np.uint64(63 - z)) & np.uint64(1)), pos + z + 1
@@ -120,60 +153,82 @@ def _bernoulli(buf, pos, table, row):
 
 
 @nb.njit(cache=True, nogil=True)
-def _draw(out, start, j, buf, table):
-    """Fill out[start:] with discrete Laplace draws (P(z) ~ 2^(-|z| / 2^j)) while the buffer has
-    room for a whole attempt. Returns (next index to fill, status): status 0 = buffer used up,
-    1 = done, -1 = a 256-bit tie (see the module docstring)."""
-    n = out.shape[0]
-    nbits = (buf.shape[0] - 1) * 64
-    budget = 1 + 64 * table.shape[1] * (j + 1)  # most bits one attempt can consume
+def _attempt(buf, key, keyed, pos, j, table):
+    """One attempt at a discrete Laplace draw (P(z) ~ 2^(-|z| / 2^j)) from bit `pos` of the stream:
+    (z, new position, status) with status 1 = drawn, 0 = the negative zero (rejected: attempt
+    again from the new position), -1 = a 256-bit tie (see the module docstring)."""
     big_t = np.int64(1) << np.int64(j)
     v_max = (np.int64(1) << np.int64(62 - j)) - 1
+    negative = (_peek(buf, key, keyed, pos) >> np.uint64(63)) != 0
+    pos += 1
+    u = np.int64(0)
+    for b in range(j):
+        bit, pos = _bernoulli(buf, key, keyed, pos, table, j - 1 - b)
+        if bit < 0:
+            return np.int64(0), pos, -1
+        u |= bit << np.int64(b)
+    v = np.int64(0)
+    found = False
+    for _ in range(table.shape[1]):
+        word = _peek(buf, key, keyed, pos)
+        if word != 0:
+            z = leading_zeros(word)
+            v += z
+            pos += z + 1
+            found = True
+            break
+        v += 64
+        pos += 64
+    if not found:
+        return np.int64(0), pos, -1
+    magnitude = u + big_t * min(v, v_max)
+    if negative and magnitude == 0:
+        return np.int64(0), pos, 0
+    return (-magnitude if negative else magnitude), pos, 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _draw(out, start, j, buf, table):
+    """Fill out[start:] with discrete Laplace draws from the buffer, one stream for all, while it has
+    room for a whole attempt. Returns (next index to fill, status): status 0 = buffer used up,
+    1 = done, -1 = a 256-bit tie."""
+    nbits = (buf.shape[0] - 1) * 64
+    budget = 1 + 64 * table.shape[1] * (j + 1)  # most bits one attempt can consume
     pos = np.int64(0)
     i = start
-    while i < n:
+    while i < out.shape[0]:
         if pos + budget > nbits:
             return i, 0
-        negative = (_peek(buf, pos) >> np.uint64(63)) != 0
-        pos += 1
-        u = np.int64(0)
-        for b in range(j):
-            bit, pos = _bernoulli(buf, pos, table, j - 1 - b)
-            if bit < 0:
-                return i, -1
-            u |= bit << np.int64(b)
-        v = np.int64(0)
-        found = False
-        for _ in range(table.shape[1]):
-            word = _peek(buf, pos)
-            if word != 0:
-                z = leading_zeros(word)
-                v += z
-                pos += z + 1
-                found = True
-                break
-            v += 64
-            pos += 64
-        if not found:
+        z, pos, status = _attempt(buf, np.uint64(0), False, pos, j, table)
+        if status < 0:
             return i, -1
-        magnitude = u + big_t * min(v, v_max)
-        if negative and magnitude == 0:
-            continue  # the negative zero is rejected, so that 0 has its right probability
-        out[i] = -magnitude if negative else magnitude
-        i += 1
+        if status == 1:
+            out[i] = z
+            i += 1
     return i, 1
 
 
-class RandomWords:
-    """Uniform 64-bit words: from the operating system (seed None) or from PCG64(seed)."""
+@nb.njit(cache=True, nogil=True)
+def _draw_keyed(out, seed, counters, j, table):
+    """out[i] = the discrete Laplace draw of the stream of stream_key(seed, counters[i]): each draw
+    a pure function of (seed, counter). Returns -1 at a 256-bit tie, else 1."""
+    for i in range(out.shape[0]):
+        key = stream_key(seed, counters[i])
+        pos = np.int64(0)
+        status = 0
+        while status == 0:
+            z, pos, status = _attempt(_NO_WORDS, key, True, pos, j, table)
+        if status < 0:
+            return -1
+        out[i] = z
+    return 1
 
-    def __init__(self, seed: int | None = None):
-        self._generator = None if seed is None else np.random.Generator(np.random.PCG64(seed))
+
+class RandomWords:
+    """Uniform 64-bit words from the operating system's cryptographic generator."""
 
     def __call__(self, n: int) -> np.ndarray:
-        if self._generator is None:
-            return np.frombuffer(os.urandom(8 * n), dtype=np.uint64).copy()
-        return self._generator.bit_generator.random_raw(n)
+        return np.frombuffer(os.urandom(8 * n), dtype=np.uint64).copy()
 
 
 def precision_exponent(epsilon: float) -> int:
@@ -185,10 +240,17 @@ def precision_exponent(epsilon: float) -> int:
     return j
 
 
-def discrete_laplace(n: int, j: int, words: RandomWords) -> np.ndarray:
-    """n independent draws of Z with P(Z = z) proportional to 2^(-|z| / 2^j), z any integer."""
+def _tie() -> RuntimeError:
+    return RuntimeError("noise: 256 random bits agreed with a sampling threshold (probability 2^-256, "
+                        "independent of the data); nothing was released, try again")
+
+
+def discrete_laplace(n: int, j: int, words=None) -> np.ndarray:
+    """n independent draws of Z with P(Z = z) proportional to 2^(-|z| / 2^j), z any integer, from one
+    stream of uniform 64-bit words (`words(count)` returns them; default the operating system's)."""
     if not 0 <= j <= J_MAX:
         raise ValueError(f"discrete_laplace: j must be in [0, {J_MAX}], got {j}")
+    words = words or RandomWords()
     out = np.empty(n, dtype=np.int64)
     bits_per_draw = 2 * j + 4
     budget_words = WORDS * (j + 1) + 2
@@ -197,8 +259,22 @@ def discrete_laplace(n: int, j: int, words: RandomWords) -> np.ndarray:
         need = (n - i) * bits_per_draw // 64 * 9 // 8 + budget_words + 2
         i, status = _draw(out, i, j, words(min(need, _MAX_WORDS_PER_CALL)), THRESHOLDS)
         if status < 0:
-            raise RuntimeError("noise: 256 random bits agreed with a sampling threshold (probability "
-                               "2^-256, independent of the data); nothing was released, try again")
+            raise _tie()
+    return out
+
+
+def discrete_laplace_keyed(seed: int, counters, j: int) -> np.ndarray:
+    """One draw of Z (as `discrete_laplace`) per counter: the draw of counter t reads the stream of
+    words mix(key + (i + 1) G), i = 0, 1, ..., with key = stream_key(seed, t) (SplitMix64 over a
+    hashed key; see `stream_key`). So the draw of cluster t is a pure function of (seed, t): another
+    engine can draw it without drawing the ones before. For reproducible noise only: it is not
+    private (anyone with the seed can recompute it)."""
+    if not 0 <= j <= J_MAX:
+        raise ValueError(f"discrete_laplace_keyed: j must be in [0, {J_MAX}], got {j}")
+    counters = np.ascontiguousarray(counters, dtype=np.uint64)
+    out = np.empty(counters.shape[0], dtype=np.int64)
+    if _draw_keyed(out, np.uint64(seed), counters, j, THRESHOLDS) < 0:
+        raise _tie()
     return out
 
 
@@ -215,7 +291,11 @@ def grid_parameters(sensitivity: np.ndarray, epsilon: float, magnitude) -> tuple
     return np.where(sensitivity > 0, step, 0.0), j, n_bound
 
 
-def laplace_mechanism(values, sensitivity, epsilon: float, magnitude, *, seed: int | None = None) -> np.ndarray:
+_SMALLEST_STEP = 2.0 ** -1022  # the grid step must be a normal double (rounding it up is exact to 2^-52)
+
+
+def laplace_mechanism(values, sensitivity, epsilon: float, magnitude, *, seed: int | None = None,
+                      counters=None) -> np.ndarray:
     """values + Laplace noise of scale sensitivity / epsilon, released on a grid (see the module
     docstring): pure epsilon-DP for each value whose computed change between neighbouring inputs is
     at most its sensitivity.
@@ -223,21 +303,44 @@ def laplace_mechanism(values, sensitivity, epsilon: float, magnitude, *, seed: i
     values: float64 array; sensitivity: array of the same length, >= 0 (0: the value is released
     unchanged, it cannot change between neighbours); magnitude: a bound on |value| for this input
     and every neighbour (scalar or array); seed: None for operating-system randomness, or an integer
-    for reproducible noise (which voids the guarantee).
+    for reproducible noise (which voids the guarantee): the noise of value i is then a pure function
+    of (seed, counters[i]) (`discrete_laplace_keyed`; counters default to 0, 1, ..., n - 1).
+
+    Refuses, rather than releasing a value with vanished or broken noise, a sensitivity whose grid
+    step would not be a normal double (data around 1e-300 and below: rescale them, as
+    `duckdb_sdc.methods.dp` does) and a noisy value beyond the largest double.
     """
+    func = "laplace_mechanism"
     values = np.ascontiguousarray(values, dtype=np.float64)
     sensitivity = np.ascontiguousarray(sensitivity, dtype=np.float64)
     if sensitivity.shape != values.shape:
-        raise fail("laplace_mechanism", f"sensitivity has shape {sensitivity.shape}, values {values.shape}")
+        raise fail(func, f"sensitivity has shape {sensitivity.shape}, values {values.shape}")
     if not np.isfinite(epsilon) or epsilon < _MIN_EPSILON:
-        raise fail("laplace_mechanism", f"epsilon = {epsilon} is outside the sampler's range [{_MIN_EPSILON}, inf)")
-    if (sensitivity < 0).any() or not np.isfinite(sensitivity).all():
-        raise fail("laplace_mechanism", "sensitivity must be finite and >= 0")
+        raise fail(func, f"epsilon = {epsilon} is outside the sampler's range [{_MIN_EPSILON}, inf)")
+    bad = ~np.isfinite(sensitivity) | (sensitivity < 0)
+    if bad.any():
+        raise fail(func, f"the sensitivity must be finite and >= 0, got {sensitivity[bad][0]} (from the values "
+                         "or their bounds lb and ub)")
     step, j, _ = grid_parameters(sensitivity, epsilon, magnitude)
-    noisy = step > 0
+    noisy = sensitivity > 0
+    tiny = noisy & ~(step >= _SMALLEST_STEP)
+    if tiny.any():
+        raise fail(func, f"the noise scale underflows: a sensitivity of {sensitivity[tiny][0]:g} with epsilon = "
+                         f"{epsilon:g} needs a grid finer than the smallest normal double; nothing is released "
+                         "(rescale the data, e.g. by a power of two)")
     out = values.copy()
     if noisy.any():
         g = step[noisy]
-        z = discrete_laplace(int(noisy.sum()), j, RandomWords(seed))
-        out[noisy] = (np.rint(values[noisy] / g) + z) * g
+        if seed is None:
+            z = discrete_laplace(int(noisy.sum()), j)
+        else:
+            count = np.arange(values.shape[0], dtype=np.uint64) if counters is None else \
+                np.ascontiguousarray(counters, dtype=np.uint64)
+            if count.shape != values.shape:
+                raise fail(func, f"counters has shape {count.shape}, values {values.shape}")
+            z = discrete_laplace_keyed(seed, count[noisy], j)
+        with np.errstate(over="ignore"):
+            out[noisy] = (np.rint(values[noisy] / g) + z) * g
+        if not np.isfinite(out).all():
+            raise fail(func, "a noisy value exceeds the largest double; nothing is released (rescale the data)")
     return out

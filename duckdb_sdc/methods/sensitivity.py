@@ -22,7 +22,13 @@ Choices where the rules are silent (the same in the SQL macros):
 * r and p are taken to 9 decimal places (r = 0.7 means exactly 7/10), and the comparisons are exact
   for the given totals: the products are compared as error-free double-double products, so a cell
   exactly at the boundary (c_(1) + c_(2) = 0.7 T) is never flagged by rounding. Totals are exact for
-  integer contributions below 2^53.
+  integer contributions below 2^53. p is at most 1e6 (it is a fraction: 0.1 is the 10% rule).
+* Scale: each cell's contributions are multiplied by the power of two 2^-e that brings its largest
+  one into [1/2, 1) (exact; the SQL macros use 2^-600 or 2^600 beyond 2^900 and below 2^-900, the
+  same decisions), so that the total of two contributions of 1e308 does not overflow and cells of
+  subnormal contributions keep their bits. Every comparison is homogeneous in the contributions, so
+  scaling changes no decision.
+* A rule that cannot decide refuses: NaN and infinite contributions are errors, never "not sensitive".
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import numba as nb
 import numpy as np
 
 from .._validate import fail, finite_values, named
-from ..params import FLAG, FRACTION, INTEGER_1, POSITIVE
+from ..params import FLAG, FRACTION, INTEGER_1, P_PERCENT
 from .multivariate import as_records, centroids, standardised
 
 DECIMALS = 1e9
@@ -106,10 +112,13 @@ def dominance_rule(n, r, *, absolute: bool = False) -> Rule:
                 absolute=FLAG.check(absolute, func, "absolute"))
 
 
+MAX_P = P_PERCENT.upper
+
+
 def p_percent_rule(p, *, absolute: bool = False) -> Rule:
-    """The p% rule: p > 0 (0.1 for 10%)."""
+    """The p% rule: 0 < p <= 1e6, a fraction (0.1 for the 10% rule)."""
     func = "p_percent_rule"
-    return Rule("p%", p=POSITIVE.check(p, func, "p"), absolute=FLAG.check(absolute, func, "absolute"))
+    return Rule("p%", p=P_PERCENT.check(p, func, "p"), absolute=FLAG.check(absolute, func, "absolute"))
 
 
 def _contributions(func: str, values, rule: Rule, param: str = "value") -> np.ndarray:
@@ -122,11 +131,17 @@ def _contributions(func: str, values, rule: Rule, param: str = "value") -> np.nd
     return v
 
 
+def _exponent(m):
+    """e with m * 2^-e in [1/2, 1) (0 for m = 0): the exact scale of a cell whose largest contribution is m."""
+    return np.frexp(np.asarray(m, np.float64))[1]
+
+
 def cell_sensitive(values, rule: Rule):
     """Whether one cell with these contributions is sensitive under `rule`; None for no contribution."""
     c = _contributions("cell_sensitive", values, rule)
     if c.size == 0:
         return None
+    c = np.ldexp(c, -_exponent(c.max()))  # exact: no total overflows
     top = np.zeros(rule.top)
     largest = np.sort(c)[::-1][: rule.top]
     top[: largest.size] = largest
@@ -169,23 +184,28 @@ def _compact(func: str, labels, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def cell_summaries(C, labels, g: int, m: int):
-    """Per cluster: record counts (g,), attribute totals (g, p) and the m largest contributions of
-    every cell (g, p, m) in decreasing order, 0 where a cell has fewer."""
+    """Per cluster: record counts (g,), attribute totals (g, p), the m largest contributions of every
+    cell (g, p, m) in decreasing order (0 where a cell has fewer) and the cells' exponents e (g, p):
+    totals and largest contributions are those of the cell's contributions times 2^-e, which puts the
+    largest in [1/2, 1) (exact, see the module docstring), so no total overflows. m >= 1."""
     n, p = C.shape
     count = np.bincount(labels, minlength=g)
     total = np.zeros((g, p))
     top = np.zeros((g, p, m))
+    exponent = np.zeros((g, p), np.int64)
     if n == 0:
-        return count, total, top
+        return count, total, top, exponent
     for j in range(p):
-        total[:, j] = np.bincount(labels, weights=C[:, j], minlength=g)
         order = np.lexsort((-C[:, j], labels))
         lab_sorted = labels[order]
         first = np.searchsorted(lab_sorted, np.arange(g))
         rank = np.arange(n) - first[lab_sorted]
         keep = rank < m
         top[lab_sorted[keep], j, rank[keep]] = C[order[keep], j]
-    return count, total, top
+        exponent[:, j] = _exponent(top[:, j, 0])
+        top[:, j] = np.ldexp(top[:, j], -exponent[:, j, None])
+        total[:, j] = np.bincount(labels, weights=np.ldexp(C[:, j], -exponent[labels, j]), minlength=g)
+    return count, total, top, exponent
 
 
 def sensitive_cells(X, labels, rule: Rule) -> np.ndarray:
@@ -195,7 +215,7 @@ def sensitive_cells(X, labels, rule: Rule) -> np.ndarray:
     C = _contributions(func, A.ravel(), rule, "rows").reshape(A.shape)
     _, lab = _compact(func, labels, A.shape[0])
     g = int(lab.max()) + 1 if lab.size else 0
-    count, total, top = cell_summaries(C, lab, g, rule.top)
+    count, total, top, _ = cell_summaries(C, lab, g, rule.top)
     return rule.flags(count[:, None], total, top)
 
 
@@ -213,35 +233,58 @@ class Suppression:
 
 
 @nb.njit(cache=True, nogil=True)
-def _nearest_other(Z):
-    """For every row of Z, the other row nearest in squared Euclidean distance (ties: smallest)."""
-    g, p = Z.shape
-    out = np.full(g, -1, np.int64)
+def _secondary_cells(Z, primary):
+    """For every primary cell (a, j) the cell (b, j) of the cluster b nearest to a (squared Euclidean
+    distance between rows of Z, ties: the smallest b) among the clusters whose cell j is not primary;
+    none when every other cell of attribute j is primary. O(g p) per cluster with a primary cell."""
+    g, q = Z.shape
+    m = primary.shape[1]
+    out = np.zeros((g, m), np.bool_)
+    best = np.empty(m)
+    arg = np.empty(m, np.int64)
     for a in range(g):
-        best = np.inf
+        todo = False
+        for j in range(m):
+            todo = todo or primary[a, j]
+        if not todo:
+            continue
+        best[:] = np.inf
+        arg[:] = -1
         for b in range(g):
             if b == a:
                 continue
             d = 0.0
-            for j in range(p):
-                u = Z[a, j] - Z[b, j]
+            for t in range(q):
+                u = Z[a, t] - Z[b, t]
                 d += u * u
-            if d < best:
-                best = d
-                out[a] = b
+            for j in range(m):
+                if primary[a, j] and not primary[b, j] and d < best[j]:
+                    best[j] = d
+                    arg[j] = b
+        for j in range(m):
+            if arg[j] >= 0:
+                out[arg[j], j] = True
     return out
 
 
 @named
 def suppress(X, labels, rule: Rule, *, secondary: bool = True) -> Suppression:
     """Release every record as its cluster's centroid with the sensitive cells suppressed (primary)
-    and, for each of them, the cell of the same attribute in the nearest cluster (secondary), so that
-    a suppressed value cannot be recovered by subtracting the other cells from a published total.
+    and further cells suppressed to protect them (secondary), the rule of the seed (issue 5, after
+    Hundepool et al. 2012): for each primary cell (cluster a, attribute j), the cell of attribute j of
+    the cluster nearest to a among those whose cell j is not itself primary is suppressed too. Nearest:
+    the centroids on the standardised attributes (z-scores with the population sd) at the least
+    squared Euclidean distance; ties go to the cluster that comes first. Several primary cells may
+    share one secondary cell.
 
-    The nearest cluster is the one whose centroid on the standardised attributes is nearest (ties:
-    the cluster that comes first); a cell that is already suppressed is not counted again, and with a
-    single cluster there is no secondary suppression. Every attribute then has either no suppressed
-    cell or at least two (when there are at least two clusters)."""
+    What it guarantees: within the released clusters, every attribute has either no suppressed cell
+    or at least two (when it has at least two clusters), so that a primary cell cannot be recovered
+    by subtracting the published cells from the attribute's total; in particular two sensitive
+    clusters that are each other's nearest each get a further cell. When every cell of an attribute
+    is primary, all are suppressed and no secondary cell exists. With a single cluster there is no
+    further cell: its sensitive cell is suppressed alone (a total published elsewhere would reveal
+    it; a release refuses that case). Cost O(g^2 p) in the worst case (g clusters), O(g p) per
+    cluster that has a primary cell."""
     func = "suppress"
     secondary = FLAG.check(secondary, func, "secondary")
     A = as_records(func, X)
@@ -250,10 +293,7 @@ def suppress(X, labels, rule: Rule, *, secondary: bool = True) -> Suppression:
     second = np.zeros_like(primary)
     g = primary.shape[0]
     if secondary and g > 1 and primary.any():
-        near = _nearest_other(centroids(standardised(A), lab))
-        rows, cols = np.nonzero(primary)
-        second[near[rows], cols] = True
-        second &= ~primary
+        second = _secondary_cells(np.ascontiguousarray(centroids(standardised(A), lab)), primary)
     release = centroids(A, lab)
     release[primary | second] = np.nan
     return Suppression(release[lab], primary, second)
@@ -294,7 +334,7 @@ def merge_sensitive(X, labels, rule: Rule) -> np.ndarray:
     if g == 0:
         return lab
     m = rule.top
-    count, total, top = cell_summaries(C, lab, g, m)
+    count, total, top, exponent = cell_summaries(C, lab, g, m)
     Z = standardised(A)
     zsum = np.zeros((g, A.shape[1]))
     for j in range(A.shape[1]):
@@ -302,10 +342,10 @@ def merge_sensitive(X, labels, rule: Rule) -> np.ndarray:
     root = np.arange(g)
     flags = rule.flags(count[:, None], total, top).any(axis=1)
     alive = np.ones(g, bool)
-    merged = _merge_loop(count, total, top, zsum, flags, alive, root, rule)
+    merged = _merge_loop(count, total, top, exponent, zsum, flags, alive, root, rule)
     if merged is not None:
         raise fail(func, f"all {A.shape[0]} records in one cluster still leave a sensitive cell; no merging "
-                          "of clusters can satisfy the rule")
+                         "of clusters can satisfy the rule")
     final = root.copy()
     for c in range(g):  # follow merge chains to the surviving cluster
         r = c
@@ -316,9 +356,10 @@ def merge_sensitive(X, labels, rule: Rule) -> np.ndarray:
     return np.searchsorted(survivors, final)[lab]
 
 
-def _merge_loop(count, total, top, zsum, flags, alive, root, rule: Rule):
+def _merge_loop(count, total, top, exponent, zsum, flags, alive, root, rule: Rule):
     """Merge in place until no live cluster is flagged; returns None, or the last cluster when it
-    is still flagged with nothing left to merge it with."""
+    is still flagged with nothing left to merge it with. Totals and largest contributions are kept
+    scaled by each cell's 2^-exponent (`cell_summaries`): merged cells take the larger exponent."""
     buf = np.empty(top.shape[2])
     while True:
         sensitive = np.flatnonzero(flags & alive)
@@ -333,11 +374,14 @@ def _merge_loop(count, total, top, zsum, flags, alive, root, rule: Rule):
         d = ((cen - zsum[a] / count[a]) ** 2).sum(axis=1)
         b = others[np.argmin(d)]  # first minimum: the cluster that comes first
         keep, gone = (a, b) if a < b else (b, a)
+        e = np.maximum(exponent[keep], exponent[gone])
+        shift_keep, shift_gone = exponent[keep] - e, exponent[gone] - e  # <= 0: exact unless far below
         count[keep] += count[gone]
-        total[keep] += total[gone]
+        total[keep] = np.ldexp(total[keep], shift_keep) + np.ldexp(total[gone], shift_gone)
+        exponent[keep] = e
         zsum[keep] += zsum[gone]
         for j in range(top.shape[1]):
-            _merge_top(top[keep, j].copy(), top[gone, j], buf)
+            _merge_top(np.ldexp(top[keep, j], shift_keep[j]), np.ldexp(top[gone, j], shift_gone[j]), buf)
             top[keep, j] = buf
         alive[gone] = False
         root[gone] = keep

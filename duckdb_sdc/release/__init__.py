@@ -9,17 +9,20 @@ masks in DuckDB and writes a separate release database file with a manifest.
     data = sweep(spec, "k", parse_values("k", "3..50"))   # the report for every k, in memory
 
 Modules: `spec` (the TOML format and its checks), `methods` (the masking methods a spec can name,
-derived from the SQL registry), `plan` (the sqlglot script), `run` (materialisation), `progress`,
-`report` (the risk/utility report), `tradeoff` (parameter sweeps) and `plot` (their PNG and HTML).
+derived from the SQL registry), `plan` (the sqlglot script), `safeguards` (cell protection, sets of
+attraction, what 'auto' resolved to, unlinked DP-UM centroids), `manifest` (the manifest and its
+guarantees), `policy` (the [policy] gate), `run` (materialisation), `progress`, `report` (the
+risk/utility report and its verdicts), `tradeoff` (parameter sweeps) and `plot` (their PNG and HTML).
 """
 
 from __future__ import annotations
 
 from .methods import METHODS, ReleaseMethod
+from .policy import Policy, PolicyBreach
 from .report import format_report, report
 from .run import ReleaseResult, dry_run, plan_release, release
 from .spec import Spec, SpecError, load_spec, parse_spec
 from .tradeoff import parse_values, sweep
 
-__all__ = ["METHODS", "ReleaseMethod", "ReleaseResult", "Spec", "SpecError", "dry_run", "format_report",
-           "load_spec", "parse_spec", "parse_values", "plan_release", "release", "report", "sweep"]
+__all__ = ["METHODS", "Policy", "PolicyBreach", "ReleaseMethod", "ReleaseResult", "Spec", "SpecError", "dry_run",
+           "format_report", "load_spec", "parse_spec", "parse_values", "plan_release", "release", "report", "sweep"]

@@ -3,29 +3,32 @@
 Every name from the spec or the source reaches SQL only as a quoted sqlglot identifier and every
 value only as a sqlglot literal; nothing is formatted into SQL text. The script:
 
-1. attaches the source read-only and reads it through a temporary view `__sdc_source` (CSV files are
-   read once into a temporary table instead);
-2. counts rows, non-NULL and distinct keys (the key must be unique and non-NULL);
+1. attaches the source read-only and reads it through a temporary view `__sdc_source_raw` (CSV files
+   are read once into a temporary table instead), and keys it: the view `__sdc_source` is the source
+   with a row key ROW_KEY, the spec's key or, for a spec without one, a surrogate (see `keyed_step`);
+2. counts rows, non-NULL and distinct keys (a declared key must be unique and non-NULL);
 3. masks each masked column in its own statement (a progress step) into a temporary table of
-   (key, masked value): one list of {key, value} structs per stratum, ordered by the key (ties are
-   then broken alike in every run), the method's list function on the values, and both unnested
-   side by side, so keys and masked values stay aligned; a box method's table holds each record's
-   box (bounds) and a box id unique in the release (see `mask_step`);
-4. attaches a new file and, in one transaction, writes the release table (the source's columns in
-   their order, masked values joined on the key, ordered by the key; a boxed column as its two
-   bounds, and a box rule's id after its last column), the manifest (one row per released column,
-   and one per dropped column) and the view without the key; then detaches it (the caller renames
-   the file into place).
+   (row key, masked value): one list of {key, value} structs per stratum, ordered by the row key
+   (ties are then broken alike in every run), the method's list function on the values, and both
+   unnested side by side, so keys and masked values stay aligned; a box method's table holds each
+   record's box (bounds) and a box id unique in the release (see `mask_step`); then the safeguards of
+   `safeguards.py` (cell protection, the smallest set of records sharing a released value, the
+   parameters 'auto' resolved);
+4. joins the would-be release into a temporary table with the row key and each row's position, a
+   secret random permutation (`released_step`); the policy gate (`policy.py`) measures it there;
+5. attaches a new file and, in one transaction, writes the release table (the source's columns in
+   their order, masked values joined on the row key, rows in the order of the secret permutation,
+   never the source's or the key's; a boxed column as its two bounds, and a box rule's id after its
+   last column), the unlinked DP-UM centroid tables, the manifest (one row per released column, and
+   one per dropped column) and the view without the key; then detaches it (the caller renames the
+   file into place), and writes the private linkage file when the spec asks for one.
 
 The source's column names and types come from `DESCRIBE`; `resolve` checks them against the rules.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -33,38 +36,20 @@ import sqlglot
 from sqlglot import exp
 
 from .methods import BOXES, COLUMN, NAMES, SECRET_PARAMS
-from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
+from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, is_numeric
 
 SOURCE_DB = "__sdc_source_db"
-SOURCE = "__sdc_source"
+RAW = "__sdc_source_raw"  # the source as read
+SOURCE = "__sdc_source"  # the source with its row key ROW_KEY
+ROW_KEY = "__sdc_rid"
+RELEASED = "__sdc_released"  # the would-be release: ROW_KEY, POSITION and the released columns
+POSITION = "__sdc_pos"
 RELEASE_DB = "__sdc_release"
+LINKAGE_DB = "__sdc_linkage"
+LINKAGE_TABLE = "release_linkage"
 MEMORY_DB = "memory"
 DIALECT = "duckdb"
-
-_NUMERIC = re.compile(r"(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|"
-                      r"UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))")
-
-MANIFEST_COLUMNS = (
-    ("release_table", "VARCHAR"),
-    ("column_name", "VARCHAR"),    # the released column (the source column where it is dropped)
-    ("source_column", "VARCHAR"),  # the source column it comes from; NULL for a box id
-    ("released_as", "VARCHAR"),    # 'value', 'lower' / 'upper' (a box's bounds), 'box' (box id); NULL if dropped
-    ("position", "INTEGER"),       # position in the release table; NULL for a dropped column
-    ("rule", "VARCHAR"),           # 'key', 'keep', 'drop' or 'mask'
-    ("method", "VARCHAR"),         # SQL function of a masked column
-    ("parameters", "VARCHAR"),     # JSON object of every parameter used (seeds are never written)
-    ("strata", "VARCHAR[]"),       # columns within whose groups the column was masked
-    ("masked_with", "VARCHAR[]"),  # the group of columns a multivariate method masked together
-    ("epsilon", "DOUBLE"),         # privacy budget spent by a differentially private column
-    ("source_type", "VARCHAR"),    # NULL for a box id
-    ("released_type", "VARCHAR"),
-    ("source", "VARCHAR"),
-    ("epsilon_total", "DOUBLE"),   # the release's total: sum over its DP columns
-    ("package_version", "VARCHAR"),
-    ("duckdb_version", "VARCHAR"),
-    ("created_at", "TIMESTAMP"),   # UTC (TIMESTAMPTZ would need pytz in Python clients)
-    ("spec", "VARCHAR"),           # the spec as written (JSON), without seeds
-)
+SALT_PLACEHOLDER = "<a secret salt drawn for each release>"  # what a dry run prints
 
 
 def ident(name: str) -> exp.Identifier:
@@ -91,13 +76,23 @@ def literal(value) -> exp.Expression:
     return exp.Literal.string(str(value))
 
 
+def temporary(name: str, query: exp.Expression, kind: str = "TABLE", replace: bool = False) -> exp.Create:
+    return exp.Create(this=table(name), kind=kind, expression=query, replace=replace,
+                      properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
+
+
 @dataclass
 class Step:
     label: str  # what a progress bar shows
-    sql: exp.Expression
+    sql: exp.Expression | Callable[[], exp.Expression] | None  # a callable: built when the step runs
     where: str | None = None  # the spec's rule a failure comes from ('columns.income', 'groups[0]')
     check: Callable[[list[tuple]], None] | None = None  # inspects the statement's rows
     strata: tuple[str, ...] | None = None  # a masking step: the columns whose groups it masks apart
+    action: Callable | None = None  # instead of SQL: action(con), run in Python (the policy gate)
+    comment: str | None = None  # what a dry run prints for an action
+
+    def expression(self) -> exp.Expression:
+        return self.sql() if callable(self.sql) else self.sql
 
 
 @dataclass
@@ -107,33 +102,51 @@ class Plan:
     attach_path: Path  # the file the script writes (renamed to the output path afterwards)
     setup: list[Step] = field(default_factory=list)  # run while planning (reads only)
     steps: list[Step] = field(default_factory=list)
+    linkage_path: Path | None = None  # the linkage file the script writes (renamed afterwards)
 
     def statements(self) -> list[exp.Expression]:
-        return [s.sql for s in self.setup + self.steps]
+        return [s.expression() for s in self.setup + self.steps if s.action is None]
 
     def sql(self) -> str:
         head = (f"-- duckdb-sdc release of {self.spec.name}: the file is written as {self.attach_path}\n"
                 f"-- and renamed to {self.spec.output.database} when every statement has succeeded\n")
-        return head + "\n".join(s.sql(dialect=DIALECT, pretty=True) + ";\n" for s in self.statements())
+        out = []
+        for step in self.setup + self.steps:
+            if step.action is not None:
+                out.append(f"-- {step.comment}\n")
+            else:
+                out.append(step.expression().sql(dialect=DIALECT, pretty=True) + ";\n")
+        return head + "\n".join(out)
 
 
 def source_steps(spec: Spec) -> list[Step]:
+    """Read the source as the temporary relation RAW."""
     src = spec.source
     if src.database is not None:
         attach = exp.Attach(this=exp.Alias(this=literal(str(src.database)), alias=ident(SOURCE_DB)),
                             expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])
         body = exp.select(exp.Star()).from_(table(src.table, src.schema, SOURCE_DB))
-        view = exp.Create(this=table(SOURCE), kind="VIEW", expression=body,
-                          properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
-        return [Step("attaching the source", attach), Step("reading the source", view)]
+        return [Step("attaching the source", attach), Step("reading the source", temporary(RAW, body, "VIEW"))]
     files = literal(list(src.files))
     reader = exp.ReadParquet(expressions=[files]) if src.format == "parquet" else exp.ReadCSV(this=files)
     body = exp.select(exp.Star()).from_(exp.Table(this=reader))
     # CSV is parsed once into a temporary table; Parquet is read column by column where needed
-    kind = "VIEW" if src.format == "parquet" else "TABLE"
-    create = exp.Create(this=table(SOURCE), kind=kind, expression=body,
-                        properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
-    return [Step("reading the source", create)]
+    return [Step("reading the source", temporary(RAW, body, "VIEW" if src.format == "parquet" else "TABLE"))]
+
+
+def keyed_step(spec: Spec, source_columns: list[tuple[str, str]]) -> Step:
+    """The view SOURCE: every source column and the row key ROW_KEY. With source.key, the key itself.
+    Without, a surrogate: the record's rank when the records are sorted by all their columns, in the
+    source's order (NULLs last). It is deterministic: the same source gives the same surrogates
+    whatever the physical order, records that tie in every column are interchangeable (they get the
+    same released values), and it is never released (a linkage file, when asked for, holds it)."""
+    if spec.source.key is not None:
+        key = column(spec.source.key)
+    else:
+        order = exp.Order(expressions=[exp.Ordered(this=column(n), nulls_first=False) for n, _ in source_columns])
+        key = exp.Window(this=exp.RowNumber(), order=order)
+    body = exp.select(exp.Star(), key.as_(ident(ROW_KEY))).from_(table(RAW))
+    return Step("keying the source", temporary(SOURCE, body, "VIEW", replace=True))
 
 
 def resolve(spec: Spec, source_columns: list[tuple[str, str]]) -> None:
@@ -157,14 +170,14 @@ def resolve(spec: Spec, source_columns: list[tuple[str, str]]) -> None:
                         f"{', '.join(hints)}")
     if problems:
         raise SpecError(f"{spec.name}: " + "; ".join(problems))
-    if spec.source.key not in types:
+    if spec.source.key is not None and spec.source.key not in types:
         raise SpecError(f"{spec.name}: source.key: the source has no column {spec.source.key!r}")
     for rule in spec.masked():
         for s in spec.strata_of(rule):
             if s not in types:
                 raise SpecError(f"{spec.name}: {rule.where}: stratum column {s!r} is not in the source")
         for col in rule.columns:
-            if not _NUMERIC.fullmatch(types[col]):
+            if not is_numeric(types[col]):
                 raise SpecError(f"{spec.name}: {rule.where}: {rule.method.name} masks numbers, "
                                 f"column {col!r} is {types[col]}")
     seen: dict[str, ReleasedColumn] = {}
@@ -175,9 +188,18 @@ def resolve(spec: Spec, source_columns: list[tuple[str, str]]) -> None:
             raise SpecError(f"{spec.name}: {col.describe()}: the release table would have two columns named "
                             f"{col.name!r} (the other from {other.describe()}); drop or rename a source column"
                             + (f", or set {box.rule.where}.box_column" if box is not None else ""))
+    centroids = [r.centroids_table for r in spec.masked() if r.centroids_table is not None]
+    taken = {spec.output.table.lower(), MANIFEST_TABLE, (spec.output.view_without_key or "").lower()}
+    for name in centroids:
+        if name.lower() in taken:
+            raise SpecError(f"{spec.name}: centroids_table {name!r} is taken by another relation of the release")
+        taken.add(name.lower())
 
 
 def key_step(spec: Spec) -> Step:
+    """The check of a declared key (unique and non-NULL); a surrogate needs none."""
+    if spec.source.key is None:
+        return Step("counting the records", exp.select(exp.Count(this=exp.Star())).from_(table(SOURCE)))
     key = column(spec.source.key)
     query = exp.select(
         exp.Count(this=exp.Star()).as_("rows"),
@@ -252,11 +274,11 @@ def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
     else:
         value = column(rule.column)
     pairs = exp.Struct(expressions=[
-        exp.PropertyEQ(this=ident("k"), expression=column(spec.source.key)),
+        exp.PropertyEQ(this=ident("k"), expression=column(ROW_KEY)),
         exp.PropertyEQ(this=ident("v"), expression=value),
     ])
     # ordered by the key, so that ties are broken the same way in every run: a release is reproducible
-    ordered = exp.Order(this=pairs, expressions=[exp.Ordered(this=column(spec.source.key), nulls_first=False)])
+    ordered = exp.Order(this=pairs, expressions=[exp.Ordered(this=column(ROW_KEY), nulls_first=False)])
     grouped = exp.select(exp.ArrayAgg(this=ordered).as_(lst)).from_(table(SOURCE))
     strata = spec.strata_of(rule)
     boxes = rule.method.kind == BOXES
@@ -304,6 +326,12 @@ def mask_steps(spec: Spec) -> list[Step]:
     return [mask_step(spec, rule, i) for i, rule in enumerate(spec.masked(), start=1)]
 
 
+
+def mask_steps(spec: Spec) -> list[Step]:
+    """One step per masking rule, into the temporary tables `mask_table(1..)`."""
+    return [mask_step(spec, rule, i) for i, rule in enumerate(spec.masked(), start=1)]
+
+
 VALUE, LOWER, UPPER, BOX = "value", "lower", "upper", "box"  # what a released column holds
 
 
@@ -323,8 +351,8 @@ class ReleasedColumn:
 
 def layout(spec: Spec, source_columns: list[tuple[str, str]]) -> list[tuple[str, str, list[ReleasedColumn]]]:
     """(source column, its type, the released columns it gives), in the source's order: none for a
-    dropped column, its bounds for a boxed one, and a box rule's id column after the bounds of the
-    rule's last column in the source's order."""
+    dropped column or one released in a centroids table, its bounds for a boxed one, and a box rule's
+    id column after the bounds of the rule's last column in the source's order."""
     last = {id(spec.rules[n]): n for n, _ in source_columns if spec.rules[n].boxed}
     out = []
     for name, type_ in source_columns:
@@ -337,7 +365,7 @@ def layout(spec: Spec, source_columns: list[tuple[str, str]]) -> list[tuple[str,
             cols += [ReleasedColumn(lower, "DOUBLE", name, LOWER, rule), ReleasedColumn(upper, "DOUBLE", name, UPPER, rule)]
             if last[id(rule)] == name:
                 cols.append(ReleasedColumn(rule.box_column, "BIGINT", None, BOX, rule))
-        elif rule.action == "mask":
+        elif rule.action == "mask" and rule.in_table:
             cols.append(ReleasedColumn(name, "DOUBLE", name, VALUE, rule))
         out.append((name, type_, cols))
     return out
@@ -349,12 +377,13 @@ def released_columns(spec: Spec, source_columns: list[tuple[str, str]]) -> list[
 
 
 def released_query(spec: Spec, source_columns) -> exp.Select:
-    """The release table's rows: the source's released columns, masked values (or a box's bounds and
-    id) joined on the key from the temporary tables of `mask_step`, ordered by the key."""
+    """The release table's rows with their row key: ROW_KEY, then the source's released columns,
+    masked values (or a box's bounds and id) joined on the row key from the temporary tables of
+    `mask_step`, rounded to the rule's decimals where it has some. In no particular order."""
     src = "__sdc_src"
     rules = spec.masked()
     table_of = {id(rule): f"__sdc_m{i}" for i, rule in enumerate(rules, start=1)}
-    select = []
+    select = [column(ROW_KEY, src).as_(ident(ROW_KEY))]
     for col in released_columns(spec, source_columns):
         if col.role == VALUE and col.rule.action != "mask":
             select.append(column(col.name, src).as_(ident(col.name)))
@@ -370,74 +399,39 @@ def released_query(spec: Spec, source_columns) -> exp.Select:
             # sqlglot counts from 0 and writes DuckDB's 1-based index: this is value[j]
             j = col.rule.columns.index(col.source)
             value = exp.Bracket(this=value, expressions=[exp.Literal.number(j)])
+        decimals = spec.decimals_of(col.rule)
+        if decimals is not None and col.role == VALUE:
+            value = exp.Round(this=value, decimals=literal(decimals))
         select.append(value.as_(ident(col.name)))
     query = exp.select(*select).from_(exp.Table(this=ident(SOURCE), alias=exp.TableAlias(this=ident(src))))
     for i in range(1, len(rules) + 1):
         alias = f"__sdc_m{i}"
-        on = exp.EQ(this=column(spec.source.key, src), expression=column("__sdc_key", alias))
+        on = exp.EQ(this=column(ROW_KEY, src), expression=column("__sdc_key", alias))
         query = query.join(exp.Table(this=ident(mask_table(i)), alias=exp.TableAlias(this=ident(alias))),
                            on=on, join_type="LEFT")
-    return query.order_by(column(spec.source.key, src))
+    return query
+
+
+def released_step(spec: Spec, source_columns, salt: str | None) -> Step:
+    """The would-be release as the temporary table RELEASED: `released_query` and each row's POSITION
+    in the file, 1..n in the order of md5(salt || row key): a permutation that a secret salt (128
+    random bits, drawn for each release and never written) makes unrelated to the source's order and
+    to the key. (DuckDB's hash() is not used: it mixes its arguments by xor and multiplication, which
+    a few known (record, position) pairs could undo.)"""
+    salted = exp.DPipe(this=literal(SALT_PLACEHOLDER if salt is None else salt),
+                       expression=exp.Cast(this=column(ROW_KEY), to=exp.DataType.build("VARCHAR")))
+    order = exp.Order(expressions=[exp.Ordered(this=exp.Anonymous(this="md5_number", expressions=[salted]))])
+    body = exp.select(exp.Star(), exp.Window(this=exp.RowNumber(), order=order).as_(ident(POSITION))).from_(
+        released_query(spec, source_columns).subquery(ident("__sdc_q")))
+    return Step("joining the release", temporary(RELEASED, body))
 
 
 def release_table_step(spec: Spec, source_columns) -> Step:
-    create = exp.Create(this=table(spec.output.table, "main", RELEASE_DB), kind="TABLE",
-                        expression=released_query(spec, source_columns))
+    """The release table in the file: the released columns of RELEASED in the order of POSITION."""
+    names = [c.name for c in released_columns(spec, source_columns)]
+    body = exp.select(*(column(n) for n in names)).from_(table(RELEASED)).order_by(column(POSITION))
+    create = exp.Create(this=table(spec.output.table, "main", RELEASE_DB), kind="TABLE", expression=body)
     return Step(f"writing table {spec.output.table}", create)
-
-
-def manifest_rows(spec: Spec, source_columns, *, package_version: str, duckdb_version: str,
-                  created_at: datetime) -> list[dict]:
-    """One row per released column, in the table's order, with a dropped column's row at its place
-    in the source's order: a boxed source column has two rows (its bounds, both naming it as
-    source_column) and its rule one more for the box id (source_column NULL)."""
-    columns = layout(spec, source_columns)
-    position = {id(c): i for i, c in enumerate((c for _, _, cols in columns for c in cols), start=1)}
-    public = json.dumps(spec.public_text(), default=str, ensure_ascii=False, sort_keys=True)
-    entries = []  # (column name, source column, source type, released column or None)
-    for name, type_, cols in columns:
-        if not cols:
-            entries.append((name, name, type_, None))
-        entries += [(c.name, c.source, type_ if c.source is not None else None, c) for c in cols]
-    rows = []
-    for name, source_column, type_, col in entries:
-        rule = spec.rules[source_column] if col is None else col.rule
-        masked = rule.action == "mask"
-        params = None
-        if masked:
-            params = {k: v for k, v in rule.effective_params().items() if k not in SECRET_PARAMS}
-        rows.append({
-            "release_table": spec.output.table,
-            "column_name": name,
-            "source_column": source_column,
-            "released_as": None if col is None else col.role,
-            "position": None if col is None else position[id(col)],
-            "rule": "key" if source_column == spec.source.key else rule.action,
-            "method": rule.method.name if masked else None,
-            "parameters": json.dumps(params, sort_keys=True) if masked else None,
-            "strata": list(spec.strata_of(rule)) if masked else None,
-            "masked_with": list(rule.columns) if masked and (rule.group or rule.boxed) else None,
-            "epsilon": rule.epsilon,
-            "source_type": type_,
-            "released_type": None if col is None else col.type,
-            "source": spec.source.describe(),
-            "epsilon_total": spec.epsilon_spent(),
-            "package_version": package_version,
-            "duckdb_version": duckdb_version,
-            "created_at": created_at.astimezone(timezone.utc).replace(tzinfo=None).isoformat(sep=" "),
-            "spec": public,
-        })
-    return rows
-
-
-def manifest_steps(rows: list[dict]) -> list[Step]:
-    target = table(MANIFEST_TABLE, "main", RELEASE_DB)
-    schema = exp.Schema(this=target, expressions=[
-        exp.ColumnDef(this=ident(n), kind=exp.DataType.build(t, dialect=DIALECT)) for n, t in MANIFEST_COLUMNS])
-    create = exp.Create(this=schema, kind="TABLE")
-    values = exp.values([tuple(literal(row[n]) for n, _ in MANIFEST_COLUMNS) for row in rows])
-    insert = exp.insert(values, target.copy())
-    return [Step("writing the manifest", create), Step("writing the manifest", insert)]
 
 
 def view_steps(spec: Spec, source_columns) -> list[Step]:
@@ -453,25 +447,22 @@ def view_steps(spec: Spec, source_columns) -> list[Step]:
             Step("writing views", exp.Use(this=table(MEMORY_DB)))]
 
 
-def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str, duckdb_version: str,
-          created_at: datetime | None = None) -> list[Step]:
-    """The steps after the source is set up (key check, masking, writing the release file)."""
-    resolve(spec, source_columns)
-    created_at = created_at or datetime.now(timezone.utc)
-    options = []
-    if spec.output.storage_version:
-        options.append(exp.AttachOption(this=exp.Var(this="STORAGE_VERSION"),
-                                        expression=literal(spec.output.storage_version)))
-    attach = exp.Attach(this=exp.Alias(this=literal(str(attach_path)), alias=ident(RELEASE_DB)),
-                        expressions=options or None)
-    steps = [key_step(spec)] + mask_steps(spec)
-    steps += [Step("opening the release file", attach), Step("writing the release", exp.Transaction()),
-              release_table_step(spec, source_columns)]
-    steps += manifest_steps(manifest_rows(spec, source_columns, package_version=package_version,
-                                          duckdb_version=duckdb_version, created_at=created_at))
-    steps += view_steps(spec, source_columns)
-    steps += [Step("committing", exp.Commit()), Step("closing the release file", exp.Detach(this=ident(RELEASE_DB)))]
-    return steps
+def linkage_steps(spec: Spec, linkage_path: Path, release_id: str) -> list[Step]:
+    """The private linkage file: table release_linkage(release_id, release_table, position, key)
+    with the position (1-based) of every released record in the release table and its row key (the
+    spec's key, or the surrogate of a spec without one; key_column says which). As secret as the key
+    itself: it undoes the release's random row order."""
+    body = exp.select(
+        literal(release_id).as_(ident("release_id")),
+        literal(spec.output.table).as_(ident("release_table")),
+        literal(spec.source.key).as_(ident("key_column")),
+        column(POSITION).as_(ident("position")),
+        column(ROW_KEY).as_(ident("key")),
+    ).from_(table(RELEASED)).order_by(column(POSITION))
+    attach = exp.Attach(this=exp.Alias(this=literal(str(linkage_path)), alias=ident(LINKAGE_DB)))
+    create = exp.Create(this=table(LINKAGE_TABLE, "main", LINKAGE_DB), kind="TABLE", expression=body)
+    return [Step("writing the linkage file", attach), Step("writing the linkage file", create),
+            Step("writing the linkage file", exp.Detach(this=ident(LINKAGE_DB)))]
 
 
 def parse_back(script: str) -> list[exp.Expression]:

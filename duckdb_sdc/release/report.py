@@ -1,57 +1,98 @@
-"""The risk/utility report of a release: the same spec, evaluated.
+"""The risk/utility report of a release: the same spec, evaluated, and judged against its policy.
 
     from duckdb_sdc.release import load_spec, report, format_report
-    df = report(load_spec("people.toml"))   # tidy: section, measure, column, value, note
+    df = report(load_spec("people.toml"))   # tidy: section, measure, column, value, note, direction, unit
     print(format_report(df))
 
 The report compares the release file written from a spec (`release(spec)`) with the spec's source,
-record by record on the key. It is made of sections, each a function of an `Evaluation` (a
-connection on which the original and the released records are two relations, ORIGINAL and MASKED,
-with a common key column) returning rows; `SECTIONS` lists them in the order they are printed:
+record by record: on the key where the release table has it, else through the private linkage file
+the release wrote ([output] linkage), never by position (the rows are in a secret random order). It
+is made of sections, each a function of an `Evaluation` (a connection on which the original and the
+released records are two relations, ORIGINAL and MASKED, with a common key column) returning rows;
+`SECTIONS` lists them in the order they are printed:
 
 * `measures_section`: every measure of `evaluate_masking` (the SQL table macro backed by
-  `duckdb_sdc.measures.evaluate`) on the masked columns released as values, each column alone and
-  all together, filed as information loss, disclosure risk or the combined IL-DR score; a boxed
-  column (released as bounds by a box method) gets a row saying why it has none;
+  `duckdb_sdc.measures.evaluate`): information loss and the IL-DR score on the masked columns
+  released as values, each alone and all together; disclosure risk on those and the numeric
+  quasi-identifiers released as values (a kept numeric column is released exactly, and its risk is
+  the intruder's gain: it takes part as it is released); a boxed column gets a row saying why it has
+  none;
 * `boxes_section`: what the boxes cost instead: their mean width (also in sd units), the bounds of
   each column's mean they give, the share of records inside their box, and per box rule the number
   of boxes;
 * `k_anonymity_section`: k-anonymity of the released quasi-identifiers (`Spec.quasi_identifiers`; a
-  boxed column counts as its two bounds), and of each box rule's box ids;
+  boxed column counts as its two bounds; NULL counts as a value), and of each box rule's box ids;
 * `sensitivity_section`: attribute disclosure, the cells (records sharing a released value, or a
   box) that the dominance and p% rules flag as sensitive.
 
-A new kind of evidence is one more function in `SECTIONS`. `tradeoff.py` evaluates in-memory
-maskings of spec variants through the same sections.
+Every row says its direction (`DIRECTION`: lower or higher is better, or neither) and its unit, and
+every section ends with a verdict row (measure "verdict": value 1 pass, 0 fail, NULL not judged)
+against the spec's [policy], or without one against `policy.DEFAULTS`. A new kind of evidence is one
+more function in `SECTIONS`. `tradeoff.py` evaluates in-memory maskings of spec variants through the
+same sections.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import duckdb
+import numpy as np
 import pandas as pd
 from sqlglot import exp
 
 from ..sql import connect
 from ..sql.measures import GROUP_RISK
 from ..sql.registry import REGISTRY
-from .plan import DIALECT, SOURCE, column, ident, literal, resolve, table
-from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
+from . import policy as pol
+from .plan import DIALECT, LINKAGE_TABLE, RAW, ROW_KEY, SOURCE, column, ident, literal, resolve, table, temporary
+from .policy import K_ANONYMITY, RISK, SENSITIVE
+from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, is_numeric
 
 ORIGINAL, MASKED, KEY = "__sdc_eval_original", "__sdc_eval_masked", "__sdc_eval_key"
 RELEASE_DB = "__sdc_evaluated"
+LINKAGE_DB = "__sdc_evaluated_linkage"
+EVALUATED = "__sdc_eval_file"  # the release table with the row key, read from the file
 
-LOSS, RISK, SCORE, K_ANONYMITY = "information loss", "disclosure risk", "IL-DR score", "k-anonymity"
-SENSITIVE, BOXES = "sensitive cells", "boxes"
-COLUMNS = ("section", "measure", "column", "value", "note")
+LOSS, SCORE, BOXES = "information loss", "IL-DR score", "boxes"
+VERDICT = "verdict"
+COLUMNS = ("section", "measure", "column", "value", "note", "direction", "unit")
 ALL = "all columns"  # how format_report labels the overall rows (column None)
 
 # measures of evaluate_masking that name a disclosure-risk SQL function (record_linkage_second is
 # record_linkage with rank 2); il_dr_score combines both sides; every other measure is a loss
 _RISK = frozenset(f.name for f in REGISTRY if f.group == GROUP_RISK)
+
+LOWER, HIGHER, NEITHER = "lower", "higher", ""
+# (direction, unit) of every measure the report prints: what "better" means (less information lost,
+# less risk) and what the number counts
+DIRECTION: dict[str, tuple[str, str]] = {
+    "mae": (LOWER, "units of the column"), "mse": (LOWER, "squared units"),
+    "il1": (LOWER, "mean relative change"), "il1s": (LOWER, "sd units / sqrt(2)"),
+    "il1s_sum": (LOWER, "sum of sd units / sqrt(2)"), "sse_sst": (LOWER, "percent of SST"),
+    "rank_mae": (LOWER, "ranks"), "rank_mse": (LOWER, "squared ranks"),
+    "rank_bounded_mae": (LOWER, "share of the maximum"), "rank_bounded_mse": (LOWER, "share of the maximum"),
+    "entropy": (HIGHER, "bits (information kept)"),
+    "il_metrics.il1": (LOWER, "mean relative change"), "il_metrics.means": (LOWER, "mean relative change"),
+    "il_metrics.covariances": (LOWER, "mean relative change"), "il_metrics.variances": (LOWER, "mean relative change"),
+    "il_metrics.correlations": (LOWER, "mean absolute change"), "il_metrics": (LOWER, "percent"),
+    "ml_utility.original": (NEITHER, "R^2 (the baseline)"), "ml_utility.masked_to_original": (HIGHER, "R^2"),
+    "ml_utility.original_to_masked": (HIGHER, "R^2"), "ml_utility.difference": (LOWER, "R^2 lost"),
+    "regression_utility.mse": (LOWER, "squared units of the response"), "regression_utility.r2": (HIGHER, "share of variance"),
+    "interval_disclosure": (LOWER, "share of records"), "sd_interval_disclosure": (LOWER, "share of values"),
+    "rank_interval_disclosure": (LOWER, "share of values"), "record_linkage": (LOWER, "share of records"),
+    "record_linkage_second": (LOWER, "share of records"), "global_linkage": (LOWER, "share of records"),
+    "il_dr_score": (LOWER, "percent"), "measures": (NEITHER, ""),
+    "mean_width": (LOWER, "units of the column"), "mean_width_sd": (LOWER, "sd units"),
+    "mean_lower": (NEITHER, "units of the column"), "mean_upper": (NEITHER, "units of the column"),
+    "in_box_share": (HIGHER, "share of records"), "boxes": (NEITHER, "boxes"), "records_per_box": (HIGHER, "records"),
+    "k_anonymity": (HIGHER, "records"), "classes": (NEITHER, "classes"), "unique_share": (LOWER, "share of records"),
+    "cells": (NEITHER, "cells"), "dominance_cells": (LOWER, "cells"), "dominance_share": (LOWER, "share of cells"),
+    "p_percent_cells": (LOWER, "cells"), "p_percent_share": (LOWER, "share of cells"),
+    "sensitive_share": (LOWER, "share of cells"), VERDICT: (NEITHER, "1 pass, 0 fail"),
+}
 
 
 def section_of(measure: str) -> str:
@@ -79,6 +120,8 @@ class Evaluation:
     masked: tuple[str, ...]  # the masked columns released as values, in the order of the spec's rules
     quasi_identifiers: tuple[str, ...]
     boxes: tuple[Rule, ...] = ()  # the box rules (their columns are released as bounds and a box id)
+    risk_columns: tuple[str, ...] = ()  # masked value columns, then numeric quasi-identifiers released as values
+    policy: pol.Policy = field(default=pol.DEFAULTS)  # what the verdicts judge against
 
     def fetch(self, query: exp.Expression) -> list[tuple]:
         return self.con.execute(query.sql(dialect=DIALECT)).fetchall()
@@ -88,21 +131,32 @@ class Evaluation:
         return bound_columns(name) if self.spec.rules[name].boxed else (name,)
 
 
+def _evaluate_masking(ev: Evaluation, columns: tuple[str, ...]) -> list[tuple]:
+    call = exp.Anonymous(this="evaluate_masking", expressions=[
+        literal(ORIGINAL), literal(MASKED), literal(KEY),
+        exp.PropertyEQ(this=exp.to_identifier("columns"), expression=literal(list(columns)))])
+    return ev.fetch(exp.select("measure", "column", "value", "note").from_(exp.Table(this=call)))
+
+
 def measures_section(ev: Evaluation) -> list[Row]:
-    """Every measure of evaluate_masking(ORIGINAL, MASKED, KEY, columns := the masked columns
-    released as values); a row per boxed column saying why it has none."""
+    """Every measure of evaluate_masking(ORIGINAL, MASKED, KEY, columns): information loss and the
+    score on the masked columns released as values, disclosure risk on `Evaluation.risk_columns`;
+    a row per boxed column saying why it has none."""
     boxed = [Row(LOSS, "measures", c, None,
                  f"{', '.join(map(repr, r.columns))} released as boxes ({r.method.name}, {r.where}): these "
                  "measures compare released values with the original ones, and a box has bounds, not a value; "
                  "see the boxes section")
              for r in ev.boxes for c in r.columns]
-    if not ev.masked:
-        return boxed or [Row(LOSS, "measures", None, None, "the spec masks no column")]
-    call = exp.Anonymous(this="evaluate_masking", expressions=[
-        literal(ORIGINAL), literal(MASKED), literal(KEY),
-        exp.PropertyEQ(this=exp.to_identifier("columns"), expression=literal(list(ev.masked)))])
-    query = exp.select("measure", "column", "value", "note").from_(exp.Table(this=call))
-    return [Row(section_of(m), m, c, v, n) for m, c, v, n in ev.fetch(query)] + boxed
+    rows = []
+    if ev.masked:
+        rows += [Row(section_of(m), m, c, v, n) for m, c, v, n in _evaluate_masking(ev, ev.masked)
+                 if section_of(m) != RISK or ev.risk_columns == ev.masked]
+    elif not boxed:
+        rows.append(Row(LOSS, "measures", None, None, "the spec masks no column"))
+    if ev.risk_columns and ev.risk_columns != ev.masked:
+        rows += [Row(RISK, m, c, v, n) for m, c, v, n in _evaluate_masking(ev, ev.risk_columns)
+                 if section_of(m) == RISK]
+    return rows + boxed
 
 
 def _box_column_rows(ev: Evaluation, name: str) -> list[Row]:
@@ -150,55 +204,54 @@ def boxes_section(ev: Evaluation) -> list[Row]:
     return rows
 
 
-def _classes(ev: Evaluation, total: int, by: tuple[str, ...], present: tuple[str, ...],
-             col: str | None) -> list[Row]:
-    """k-anonymity of the `total` released records grouped by the columns `by`, over the records where
-    every column of `present` is non-NULL: the smallest group, the number of groups, the share of
-    records alone in their group."""
-    size = ident("__sdc_n")
-    inner = exp.select(exp.Count(this=exp.Star()).as_(size)).from_(table(MASKED))
-    inner = inner.group_by(*(column(c) for c in by))
+def _classes(ev: Evaluation, by: tuple[str, ...], col: str | None, present: tuple[str, ...] = ()) -> list[Row]:
+    """k-anonymity of the released records grouped by the columns `by` (`policy.classes_query`): the
+    smallest group, the number of groups, the share of records alone in their group. With `present`,
+    over the records where those columns are non-NULL (a note says how many are left out); without,
+    NULL counts as a value."""
+    relation: exp.Expression = table(MASKED)
+    total = None
     if present:
-        inner = inner.where(exp.and_(*(exp.Not(this=exp.Is(this=column(c), expression=exp.Null()))
-                                       for c in present)))
-    n = exp.Column(this=size.copy())
-    query = exp.select(
-        exp.Min(this=n.copy()), exp.Count(this=exp.Star()),
-        exp.Sum(this=exp.If(this=exp.EQ(this=n.copy(), expression=literal(1)), true=literal(1), false=literal(0))),
-        exp.Sum(this=n.copy()),
-    ).from_(inner.subquery(ident("__sdc_classes")))
-    smallest, classes, alone, counted = ev.fetch(query)[0]
-    counted = counted or 0
+        total = ev.fetch(exp.select(exp.Count(this=exp.Star())).from_(table(MASKED)))[0][0]
+        relation = (exp.select(exp.Star()).from_(table(MASKED))
+                    .where(exp.and_(*(exp.Not(this=exp.Is(this=column(c), expression=exp.Null())) for c in present)))
+                    .subquery(ident("__sdc_present")))
+    smallest, classes, alone, records = ev.fetch(pol.classes_query(relation, list(by)))[0]
     note = None
-    if counted < total:
-        what = f"a NULL {col!r}" if col is not None else "a NULL quasi-identifier"
-        note = f"{total - counted} of {total} records with {what} left out"
-    if counted == 0:
-        return [Row(K_ANONYMITY, m, col, None, note) for m in ("k_anonymity", "classes", "unique_share")]
+    if total is not None and (records or 0) < total:
+        note = f"{total - (records or 0)} of {total} records with a NULL {col!r} left out"
+    elif total is None and col is None:
+        note = "NULL counts as a value (a record alone with a NULL is as identifiable as one alone with a value)"
+    if not records:
+        return [Row(K_ANONYMITY, m, col, None, note or "no released record")
+                for m in ("k_anonymity", "classes", "unique_share")]
     return [Row(K_ANONYMITY, "k_anonymity", col, float(smallest), note),
             Row(K_ANONYMITY, "classes", col, float(classes), note),
-            Row(K_ANONYMITY, "unique_share", col, alone / counted, note)]
+            Row(K_ANONYMITY, "unique_share", col, float(alone) / float(records), note)]
 
 
 def k_anonymity_section(ev: Evaluation) -> list[Row]:
     """k-anonymity of the released quasi-identifiers Q. A column of Q that is not a stratum column is
     counted alone together with the strata columns in Q (the strata are released, and the masking
     guarantee holds within a stratum): the smallest number of released records sharing its value in
-    a stratum, over the records where it is non-NULL; a boxed column's "value" is its pair of bounds.
-    Then all of Q together (column None), over the records where no column of Q is NULL (NULLs are
-    not masked; they are reported as left out). Last, the box ids of each box rule, under the id
-    column's name (ids are unique in the release, so no stratum is needed)."""
+    a stratum, over the records where it is non-NULL (NULLs are not masked; they are reported as left
+    out); a boxed column's "value" is its pair of bounds. Then all of Q together (column None), NULL
+    counting as a value: the figure the policy's min_k and max_unique_share judge. Last, the box ids of
+    each box rule, under the id column's name (ids are unique in the release, so no stratum is
+    needed)."""
     q = ev.quasi_identifiers
+    if not q:
+        return [Row(K_ANONYMITY, m, None, None, "no quasi-identifier is released")
+                for m in ("k_anonymity", "classes", "unique_share")]
     strata = tuple(c for c in q if c in set(ev.spec.strata_columns()))
-    total = ev.fetch(exp.select(exp.Count(this=exp.Star())).from_(table(MASKED)))[0][0]
     rows = []
     for c in q:
         if c not in strata:
-            rows += _classes(ev, total, strata + ev.released(c), ev.released(c), c)
+            rows += _classes(ev, strata + ev.released(c), c, ev.released(c))
     every = tuple(r for c in q for r in ev.released(c))
-    rows += _classes(ev, total, every, every, None)
+    rows += _classes(ev, every, None)
     for rule in ev.boxes:
-        rows += _classes(ev, total, (rule.box_column,), (rule.box_column,), rule.box_column)
+        rows += _classes(ev, (rule.box_column,), rule.box_column, (rule.box_column,))
     return rows
 
 
@@ -236,6 +289,8 @@ def sensitivity_section(ev: Evaluation) -> list[Row]:
     rules = ev.spec.sensitivity
     rows, totals = [], [0, 0, 0]
     for rule in ev.spec.masked():
+        if not rule.in_table:  # released unlinked, in a table of its own
+            continue
         strata = ev.spec.strata_of(rule)
         clusters = (rule.box_column,) if rule.boxed else tuple(rule.columns)  # a box is a cell
         for attribute in rule.columns:
@@ -246,7 +301,10 @@ def sensitivity_section(ev: Evaluation) -> list[Row]:
         return []
     note = (f"({rules.dominance_n}, {rules.dominance_r:g}) dominance rule and p% rule with "
             f"p = {rules.p:.4g}, on absolute contributions")
-    return rows + _sensitivity_rows(None, *totals, note=note)
+    cells, dominant, p_cells = totals
+    worst = max(dominant, p_cells) / cells if cells else None
+    return rows + _sensitivity_rows(None, *totals, note=note) + [
+        Row(SENSITIVE, "sensitive_share", None, worst, note if cells else "no released cell")]
 
 
 def _sensitivity_rows(col: str | None, cells: int, dominant: int, p_cells: int, note: str | None = None) -> list[Row]:
@@ -264,76 +322,254 @@ SECTIONS: tuple[Section, ...] = (measures_section, boxes_section, k_anonymity_se
 _ORDER = (LOSS, RISK, SCORE, BOXES, K_ANONYMITY, SENSITIVE)
 
 
+def measured(df: pd.DataFrame) -> dict[str, tuple[float | None, str | None]]:
+    """The overall value (column None) and note of every measure in the report's rows, as the policy
+    reads them: {measure: (value, note)}."""
+    out = {}
+    overall = df[df["column"].isna()]
+    for m, v, note in zip(overall["measure"], overall["value"], overall["note"]):
+        out[m] = (None if pd.isna(v) else float(v), note if isinstance(note, str) else None)
+    for m, (v, note) in list(out.items()):
+        if v is None and not note:
+            out[m] = (None, "undefined for these data")
+    return out
+
+
+def verdict_rows(df: pd.DataFrame, policy: pol.Policy) -> list[Row]:
+    """One verdict row per section: value 1 when every limit of `policy` on the section's measures
+    holds, 0 when one fails, NULL when the policy sets none for it; the note says which and why."""
+    outcomes = pol.judge(policy, measured(df))
+    rows = []
+    for section in dict.fromkeys(df["section"]):
+        mine = [o for o in outcomes if o.limit.section == section]
+        keys = [limit.key for limit in pol.LIMITS if limit.section == section]
+        if not mine:
+            why = (f"no limit of {policy.origin} applies" + (f" (set {', '.join(keys)})" if keys else
+                   ": a policy limits disclosure risk; this section is for you to weigh"))
+            rows.append(Row(section, VERDICT, None, None, f"not judged: {why}"))
+            continue
+        ok = all(o.passed for o in mine)
+        text = "; ".join(o.text() for o in mine)
+        rows.append(Row(section, VERDICT, None, 1.0 if ok else 0.0,
+                        f"{'pass' if ok else 'FAIL'} against {policy.origin}: {text}"))
+    return rows
+
+
 def evaluate_relations(ev: Evaluation, progress=None) -> pd.DataFrame:
-    """Every section's rows as one tidy DataFrame (columns COLUMNS), sections in _ORDER; with a
-    `progress.Progress`, one step per section."""
+    """Every section's rows as one tidy DataFrame (columns COLUMNS), sections in _ORDER, each ending
+    with its verdict row against `ev.policy`; with a `progress.Progress`, one step per section."""
     from .progress import Progress
 
+    sections = SECTIONS
+    if ev.spec.ml_utility:  # opt-in: it trains models (the `ml` extra), seconds per 100k records
+        from .report_ml import ml_section
+
+        sections += (ml_section,)
     rows = []
-    with (progress or Progress(enabled=False)).task(f"evaluate {ev.spec.name}", len(SECTIONS)) as task:
-        for section in SECTIONS:
+    with (progress or Progress(enabled=False)).task(f"evaluate {ev.spec.name}", len(sections)) as task:
+        for section in sections:
             task.advance(section.__name__.removesuffix("_section").replace("_", " "))
             rows += section(ev)
-    df = pd.DataFrame([(r.section, r.measure, r.column, r.value, r.note) for r in rows], columns=list(COLUMNS))
+    frame = _frame(rows)
+    frame = _frame(rows + verdict_rows(frame, ev.policy))
     rank = {s: i for i, s in enumerate(_ORDER)}
-    order = sorted(range(len(df)), key=lambda i: (rank.get(df.at[i, "section"], len(rank)), i))
-    return df.iloc[order].reset_index(drop=True)
+    order = sorted(range(len(frame)), key=lambda i: (rank.get(frame.at[i, "section"], len(rank)),
+                                                      frame.at[i, "measure"] == VERDICT, i))
+    return frame.iloc[order].reset_index(drop=True)
 
 
-def create_views(con, spec: Spec, masked_relation: exp.Table, *, by_position: bool = False) -> None:
-    """ORIGINAL over the source (__sdc_source) and MASKED over `masked_relation`, as temporary views
-    with the record key KEY. The key is the spec's key; with `by_position` (a release file whose table
-    has no key column) it is the record's position: the release table is written in key order, so
-    its rowid matches the source's rank by key."""
-    key = spec.source.key
-    if by_position:
-        original_key = exp.Sub(this=exp.Window(this=exp.RowNumber(), order=exp.Order(
-            expressions=[exp.Ordered(this=column(key), nulls_first=False)])), expression=literal(1))
-        masked_key = exp.Column(this=exp.to_identifier("rowid"))
-    else:
-        original_key, masked_key = column(key), column(key)
-    for name, relation, k in ((ORIGINAL, table(SOURCE), original_key), (MASKED, masked_relation, masked_key)):
-        body = exp.select(k.as_(ident(KEY)), exp.Star()).from_(relation)
-        view = exp.Create(this=table(name), kind="VIEW", expression=body, replace=True,
-                          properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
-        con.execute(view.sql(dialect=DIALECT)).fetchall()
+def _frame(rows: list[Row]) -> pd.DataFrame:
+    data = [(r.section, r.measure, r.column, r.value, r.note, *DIRECTION.get(r.measure, (NEITHER, ""))) for r in rows]
+    return pd.DataFrame(data, columns=list(COLUMNS))
 
 
-def evaluation(con, spec: Spec) -> Evaluation:
-    masked = tuple(c for r in spec.masked() if not r.boxed for c in r.columns)
-    return Evaluation(con=con, spec=spec, masked=masked, quasi_identifiers=spec.quasi_identifiers(),
-                      boxes=tuple(r for r in spec.masked() if r.boxed))
+def create_views(con, spec: Spec, masked_relation: exp.Table) -> None:
+    """ORIGINAL over the keyed source (SOURCE) and MASKED over `masked_relation`, as temporary views
+    with the record key KEY: both relations carry the row key ROW_KEY (the spec's key or the
+    surrogate), so records are matched on it, never on their position."""
+    for name, relation in ((ORIGINAL, table(SOURCE)), (MASKED, masked_relation)):
+        body = exp.select(column(ROW_KEY).as_(ident(KEY)), exp.Star()).from_(relation)
+        con.execute(temporary(name, body, "VIEW", replace=True).sql(dialect=DIALECT)).fetchall()
+
+
+def _types(con) -> dict[str, str]:
+    return {r[0]: r[1] for r in con.execute(exp.Describe(this=table(RAW)).sql(dialect=DIALECT)).fetchall()}
+
+
+def evaluation(con, spec: Spec, policy: pol.Policy | None = None) -> Evaluation:
+    """The Evaluation of ORIGINAL and MASKED on `con` (see create_views): the quasi-identifiers and
+    the columns disclosure risk is measured on follow the source's types. Verdicts judge against
+    `policy`, else the spec's, else the documented defaults."""
+    types = _types(con)
+    masked = tuple(c for r in spec.masked() if not r.boxed and r.in_table for c in r.columns)
+    qi = spec.quasi_identifiers(types)
+    numeric_qi = tuple(c for c in qi if c not in masked and not spec.rules[c].boxed and is_numeric(types.get(c, "")))
+    return Evaluation(con=con, spec=spec, masked=masked, quasi_identifiers=qi,
+                      boxes=tuple(r for r in spec.masked() if r.boxed), risk_columns=masked + numeric_qi,
+                      policy=policy or spec.policy or pol.DEFAULTS)
+
+
+def policy_measures(ev: Evaluation) -> dict[str, tuple[float | None, str | None]]:
+    """The values the policy's limits need, measured directly (the release's gate: no other measure
+    is computed): k_anonymity and unique_share over the quasi-identifiers (SQL, NULL a value),
+    record_linkage and interval_disclosure over `risk_columns` (numpy on the collected columns),
+    sensitive_share (numpy on the collected cells). Equal to the report's overall rows."""
+    needed = {limit.measure for limit, _ in ev.policy.limits()}
+    out: dict[str, tuple[float | None, str | None]] = {}
+    if needed & {"k_anonymity", "unique_share"}:
+        every = [r for c in ev.quasi_identifiers for r in ev.released(c)]
+        if not every:
+            out.update({m: (None, "no quasi-identifier is released") for m in ("k_anonymity", "unique_share")})
+        else:
+            out.update({m: (v, None if v is not None else "no released record")
+                        for m, v in pol.classes(ev.fetch(pol.classes_query(table(MASKED), every))[0]).items()})
+    if needed & {"record_linkage", "interval_disclosure"}:
+        if not ev.risk_columns:
+            out.update({m: (None, "no quasi-identifier is released as values")
+                        for m in ("record_linkage", "interval_disclosure")})
+        else:
+            x, xm = _collect(ev, ev.risk_columns)
+            for m, v in pol.linkage_measures(x, xm).items():
+                out[m] = (v, None if v is not None else "fewer than 2 records complete in the evaluated columns")
+    if "sensitive_share" in needed:
+        out["sensitive_share"] = _sensitive_share(ev)
+    return out
+
+
+def _collect(ev: Evaluation, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Original and released values of `columns`, record by record on the key, NaN for NULL."""
+    pick = [exp.Cast(this=column(c, side), to=exp.DataType.build("DOUBLE")).as_(ident(f"{side}{j}"))
+            for side in ("__sdc_o", "__sdc_m") for j, c in enumerate(columns)]
+    query = (exp.select(*pick)
+             .from_(exp.Table(this=ident(ORIGINAL), alias=exp.TableAlias(this=ident("__sdc_o"))))
+             .join(exp.Table(this=ident(MASKED), alias=exp.TableAlias(this=ident("__sdc_m"))), using=[ident(KEY)]))
+    both = ev.con.execute(query.sql(dialect=DIALECT)).fetchnumpy()
+    p = len(columns)
+    arrays = [np.asarray(both[f"__sdc_o{j}"] if j < p else both[f"__sdc_m{j - p}"], dtype=np.float64)
+              for j in range(2 * p)]
+    stacked = np.column_stack(arrays) if arrays else np.zeros((0, 0))
+    return stacked[:, :p], stacked[:, p:]
+
+
+def _sensitive_share(ev: Evaluation) -> tuple[float | None, str | None]:
+    """max(dominance share, p% share) over the cells of every masked attribute, by
+    `policy.sensitive_counts` on the collected contributions (cell ids: dense_rank of (strata,
+    released values))."""
+    rules = ev.spec.sensitivity
+    totals = np.zeros(3, dtype=np.int64)
+    for rule in ev.spec.masked():
+        if not rule.in_table:
+            continue
+        strata = ev.spec.strata_of(rule)
+        clusters = (rule.box_column,) if rule.boxed else tuple(rule.columns)
+        order = exp.Order(expressions=[exp.Ordered(this=column(c, "__sdc_o")) for c in strata]
+                          + [exp.Ordered(this=column(c, "__sdc_m")) for c in clusters])
+        cell = exp.Window(this=exp.Anonymous(this="dense_rank"), order=order)
+        for attribute in rule.columns:
+            query = (exp.select(exp.Cast(this=column(attribute, "__sdc_o"), to=exp.DataType.build("DOUBLE")).as_("v"),
+                                cell.copy().as_("c"))
+                     .from_(exp.Table(this=ident(ORIGINAL), alias=exp.TableAlias(this=ident("__sdc_o"))))
+                     .join(exp.Table(this=ident(MASKED), alias=exp.TableAlias(this=ident("__sdc_m"))), using=[ident(KEY)])
+                     .where(exp.and_(*(exp.Not(this=exp.Is(this=column(c, "__sdc_m"), expression=exp.Null()))
+                                       for c in clusters))))
+            got = ev.con.execute(query.sql(dialect=DIALECT)).fetchnumpy()
+            v = np.asarray(got["v"], dtype=np.float64)
+            c = np.asarray(got["c"], dtype=np.int64)
+            present = ~np.isnan(v)
+            labels = np.unique(c, return_inverse=True)[1]
+            cells = np.unique(labels).shape[0]
+            _, dominant, p_cells = pol.sensitive_counts(v[present], labels[present], rules.dominance_n,
+                                                        rules.dominance_r, rules.p)
+            totals += (cells, dominant, p_cells)
+    if not totals[0]:
+        return None, "no released cell"
+    return max(totals[1], totals[2]) / totals[0], None
 
 
 def _comparable(spec_text: dict) -> dict:
-    """A spec as the manifest keeps it, without the [evaluation] section (it changes no release)."""
+    """A spec as the manifest keeps it, without the sections that change no release ([evaluation],
+    [policy])."""
     text = json.loads(json.dumps(spec_text, default=str, ensure_ascii=False, sort_keys=True))
     text.pop("evaluation", None)
+    text.pop("policy", None)
     return text
 
 
-def _check_manifest(con, spec: Spec) -> None:
+def _check_manifest(con, spec: Spec) -> str:
+    """The release file was written from this spec; returns its release_id."""
     path = spec.output.database
-    query = exp.select(exp.func("any_value", column("spec")), exp.Count(this=exp.Star())).from_(
+    query = exp.select(exp.func("any_value", column("spec")), exp.func("any_value", column("release_id")),
+                       exp.Count(this=exp.Star())).from_(
         table(MANIFEST_TABLE, "main", RELEASE_DB)).where(
         exp.EQ(this=column("release_table"), expression=literal(spec.output.table)))
     try:
-        written, rows = con.execute(query.sql(dialect=DIALECT)).fetchall()[0]
+        written, release_id, rows = con.execute(query.sql(dialect=DIALECT)).fetchall()[0]
     except duckdb.Error:
-        raise SpecError(f"{spec.name}: output.database: {str(path)!r} is not a release file "
-                        f"(no {MANIFEST_TABLE} table)") from None
+        raise SpecError(f"{spec.name}: output.database: {str(path)!r} is not a release file of this version "
+                        f"(no {MANIFEST_TABLE} table with a release_id); release it again") from None
     if not rows:
         raise SpecError(f"{spec.name}: output.database: {str(path)!r} holds no release of table "
                         f"{spec.output.table!r}")
     if _comparable(json.loads(written)) != _comparable(spec.public_text()):
         raise SpecError(f"{spec.name}: the release file {str(path)!r} was written from a different spec; "
                         f"release it again (duckdb-sdc release {spec.name}) before evaluating")
+    return release_id
 
 
-def report(spec: Spec, *, progress=None) -> pd.DataFrame:
+def _released_relation(con, spec: Spec, release_id: str) -> exp.Table:
+    """The release table with the row key ROW_KEY, as the temporary view EVALUATED: the key column
+    itself where the table has it, else the key the private linkage file gives each row position.
+    Refuses when neither exists: records are never matched by their position alone."""
+    released = table(spec.output.table, "main", RELEASE_DB)
+    if spec.key_released():
+        body = exp.select(column(spec.source.key).as_(ident(ROW_KEY)), exp.Star()).from_(released)
+    else:
+        body = _linked(con, spec, release_id, released)
+    con.execute(temporary(EVALUATED, body, "VIEW", replace=True).sql(dialect=DIALECT)).fetchall()
+    return table(EVALUATED)
+
+
+def _linked(con, spec: Spec, release_id: str, released: exp.Table) -> exp.Select:
+    why = (f"the key {spec.source.key!r} is dropped" if spec.source.key is not None
+           else "the spec has no source.key")
+    path = spec.output.linkage
+    if path is None:
+        raise SpecError(f"{spec.name}: the release table {spec.output.table!r} has no key column ({why}) and the "
+                        "spec writes no linkage file, so its records cannot be matched with the source's (never by "
+                        "their position: the rows are in a secret random order); add [output] linkage = \"<a private "
+                        "path>\" and release again")
+    if not path.is_file():
+        raise SpecError(f"{spec.name}: output.linkage: no linkage file {str(path)!r}; it is written by "
+                        f"duckdb-sdc release {spec.name} beside the release")
+    attach = exp.Attach(this=exp.Alias(this=literal(str(path)), alias=ident(LINKAGE_DB)),
+                        expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])
+    try:
+        con.execute(attach.sql(dialect=DIALECT)).fetchall()
+        ids, links = con.execute(exp.select(exp.func("list", exp.Distinct(expressions=[column("release_id")])),
+                                            exp.Count(this=exp.Star())).from_(
+            table(LINKAGE_TABLE, "main", LINKAGE_DB)).sql(dialect=DIALECT)).fetchall()[0]
+        rows = con.execute(exp.select(exp.Count(this=exp.Star())).from_(released).sql(dialect=DIALECT)).fetchall()[0][0]
+    except duckdb.Error as e:
+        raise SpecError(f"{spec.name}: output.linkage: {str(path)!r} is not a linkage file: {e}") from None
+    if ids != [release_id] or links != rows:
+        raise SpecError(f"{spec.name}: output.linkage: {str(path)!r} belongs to another release (release it again: "
+                        "both files are written together)")
+    position = exp.Add(this=exp.Column(this=ident("rowid")), expression=literal(1))
+    rel = exp.select(position.as_(ident("__sdc_at")), exp.Star()).from_(released)
+    link = table(LINKAGE_TABLE, "main", LINKAGE_DB)
+    return (exp.select(column("key", "__sdc_l").as_(ident(ROW_KEY)),
+                       exp.Star(**{"this": ident("__sdc_t"), "except": [column("__sdc_at")]}))
+            .from_(rel.subquery(ident("__sdc_t")))
+            .join(exp.Table(this=link.this, db=link.args.get("db"), catalog=link.args.get("catalog"),
+                            alias=exp.TableAlias(this=ident("__sdc_l"))),
+                  on=exp.EQ(this=column("position", "__sdc_l"), expression=column("__sdc_at", "__sdc_t"))))
+
+
+def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None) -> pd.DataFrame:
     """The risk/utility report of the release file written from `spec`, against its source, as a
-    tidy DataFrame (section, measure, column, value, note); column None means all columns together.
-    Raises SpecError when the file is missing or was written from a different spec."""
+    tidy DataFrame (COLUMNS); column None means all columns together; each section ends with its
+    verdict row against `policy`, the spec's [policy], or the documented defaults. Raises SpecError
+    when the file is missing, was written from a different spec, or cannot be linked to the source."""
     from .run import check_source, error_message, open_source
 
     check_source(spec)
@@ -352,15 +588,19 @@ def report(spec: Spec, *, progress=None) -> pd.DataFrame:
             con.execute(attach.sql(dialect=DIALECT)).fetchall()
         except duckdb.Error as e:
             raise SpecError(f"{spec.name}: output.database: cannot open {str(path)!r}: {error_message(e)}") from None
-        _check_manifest(con, spec)
-        released = table(spec.output.table, "main", RELEASE_DB)
-        create_views(con, spec, released, by_position=spec.rules[spec.source.key].action == "drop")
+        release_id = _check_manifest(con, spec)
+        create_views(con, spec, _released_relation(con, spec, release_id))
         try:
-            return evaluate_relations(evaluation(con, spec), progress)
+            return evaluate_relations(evaluation(con, spec, policy), progress)
         except duckdb.Error as e:
             raise SpecError(f"{spec.name}: evaluating the release: {error_message(e)}") from None
     finally:
         con.close()
+
+
+def verdicts(df: pd.DataFrame) -> pd.DataFrame:
+    """The verdict rows of a report."""
+    return df[df["measure"] == VERDICT]
 
 
 def _number(value) -> str:
@@ -375,29 +615,39 @@ def _table(rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
 
     def line(r):
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+        last = len(widths) - 1
+        return "  ".join(c.ljust(w) if i in (0, last) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
 
     return [line(rows[0]), "  ".join("-" * w for w in widths)] + [line(r) for r in rows[1:]]
 
 
 def format_report(df: pd.DataFrame) -> str:
     """The report as text: per section a table with one row per measure and one column per evaluated
-    column, then 'all columns' (the rows whose column is missing); an undefined value shows as n/a,
-    and every note is listed below the tables."""
+    column, then 'all columns' (the rows whose column is missing), then the measure's direction
+    ("better": lower or higher) and unit; an undefined value shows as n/a. Each section ends with its
+    verdict line, and every note is listed below the tables."""
     lines, notes = [], []
     for section in dict.fromkeys(df["section"]):
         part = df[df["section"] == section]
-        named = part["column"].notna()
-        cols = list(dict.fromkeys(part.loc[named, "column"]))
-        has_all = bool((~named).any())
-        rows = [[section] + cols + ([ALL] if has_all else [])]
-        for measure in dict.fromkeys(part["measure"]):
-            of = part[part["measure"] == measure]
-            cells = {(c if isinstance(c, str) else ALL): v for c, v in zip(of["column"], of["value"])}
-            rows.append([measure] + [_number(cells[c]) if c in cells else "" for c in rows[0][1:]])
-            for note in of["note"]:
-                if isinstance(note, str) and f"{section}: {note}" not in notes:
-                    notes.append(f"{section}: {note}")
-        lines += _table(rows) + [""]
+        verdict = part[part["measure"] == VERDICT]
+        part = part[part["measure"] != VERDICT]
+        if len(part):
+            named = part["column"].notna()
+            cols = list(dict.fromkeys(part.loc[named, "column"]))
+            has_all = bool((~named).any())
+            rows = [[section] + cols + ([ALL] if has_all else []) + ["better", "unit"]]
+            for measure in dict.fromkeys(part["measure"]):
+                of = part[part["measure"] == measure]
+                cells = {(c if isinstance(c, str) else ALL): v for c, v in zip(of["column"], of["value"])}
+                direction, unit = DIRECTION.get(measure, (NEITHER, ""))
+                rows.append([measure] + [_number(cells[c]) if c in cells else "" for c in rows[0][1:-2]]
+                            + [direction or "-", unit])
+                for note in of["note"]:
+                    if isinstance(note, str) and f"{section}: {note}" not in notes:
+                        notes.append(f"{section}: {note}")
+            lines += _table(rows)
+        for note in verdict["note"]:
+            lines.append(f"{VERDICT} ({section}): {note}")
+        lines.append("")
     lines += [f"note: {n}" for n in notes]
     return "\n".join(lines).rstrip() + "\n"

@@ -3,7 +3,9 @@
     [source]                      # a table of a DuckDB file ...
     database = "survey.duckdb"    # paths are relative to the spec file's folder
     table = "people"              # schema = "main" by default
-    key = "person_id"             # row key: unique and non-NULL (checked when released)
+    key = "person_id"             # optional row key: unique and non-NULL (checked when released);
+                                  # without one, a surrogate key (rank in the order of every column's
+                                  # values) matches records for masking and evaluation, never released
     # files = ["data/*.parquet"]  # ... or Parquet / CSV files (format inferred, or format = "csv")
 
     [output]
@@ -11,10 +13,15 @@
     table = "people"
     view_without_key = "people_public"   # optional: a view of the table without the key column
     storage_version = "v1.5.0"           # optional; default "v1.0.0", which DuckDB 1.x clients read
+    linkage = "private/people_link.duckdb"  # optional, SECRET: release row -> source key, written
+                                  # only when asked; evaluate needs it when the table has no key
 
     [masking]
     strata = ["region"]           # optional: every masked column is masked within each stratum
     total_epsilon = 1.0           # optional: budget split equally over DP columns without epsilon
+    decimals = 2                  # optional: round released values to 2 decimals (after masking)
+    reproducible_noise = false    # a seed is refused unless this (or the rule's) is true; such a
+                                  # column is marked "none: reproducible noise" in the manifest
 
     [columns]                     # every source column needs a rule (privacy by default)
     person_id = "keep"            # the key too: "keep" or "drop"
@@ -22,6 +29,11 @@
     household_size = "drop"
     income = { method = "mdav_round", k = 5 }
     savings = { method = "vmdav_round", k = 5, gamma = 0.2, strata = [] }   # strata per column
+    # a rule may also set decimals, reproducible_noise, and
+    #   cells = { rule = "dominance", n = 2, r = 0.7, action = "suppress" }  (or rule = "p_percent",
+    #   p = 0.2; action = "merge"): no released cell is sensitive (see `CellProtection`);
+    #   centroids_table = "income_means" (dp_um only): the noisy cluster means in a table of their
+    #   own, unlinked from records (epsilon-DP); the column is left out of the release table
 
     [[groups]]                    # a method over a group of columns (one vector per record); the
     columns = ["age", "weight"]   # group declares its columns (they have no [columns] rule)
@@ -41,6 +53,12 @@
     dominance_r = 0.7
     p_percent = 0.2               # the p% rule's p as a fraction (default (1 - r) / r)
 
+    [policy]                      # optional: limits the would-be release must meet, or nothing is
+    min_k = 5                     # written (see duckdb_sdc.release.policy)
+    max_unique_share = 0.0
+    max_record_linkage = 0.2
+    max_interval_disclosure = 0.5
+
 Everything is validated here against the method table (`methods.METHODS`); what needs the source
 (its columns and types) is checked when the release is planned (`plan.py`).
 """
@@ -56,7 +74,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._validate import SdcError, show
+from . import policy as policy_module
 from .methods import BOXES, COLUMN, EPSILON, METHODS, NAMES, ROWS, SECRET_PARAMS, ReleaseMethod, check_value
+from .policy import Policy
 
 RESERVED_PREFIX = "__sdc_"
 BOX_COLUMN = "box_column"  # a box rule's setting: the name of its box id column
@@ -66,25 +86,46 @@ MANIFEST_TABLE = "release_manifest"
 # default (69) is unreadable by every 1.x client. docs/clients.md says what 1.x clients read.
 DEFAULT_STORAGE_VERSION = "v1.0.0"
 FILE_FORMATS = ("parquet", "csv")
+# settings of a masking rule that are the release's, not the method's
+DECIMALS, REPRODUCIBLE, CELLS, CENTROIDS = "decimals", "reproducible_noise", "cells", "centroids_table"
+MAX_DECIMALS = 15
+_NUMERIC = re.compile(r"(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|"
+                      r"UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))")
+
+
+def is_numeric(type_name: str) -> bool:
+    """Whether a DuckDB column type (as DESCRIBE prints it) is a number."""
+    return bool(_NUMERIC.fullmatch(type_name))
 
 
 class SpecError(SdcError):
     """A mistake in a release spec (a user error: the command exits with code 2)."""
 
 
+def public_path(path: Path | str, base: Path) -> str:
+    """A path as the manifest may keep it: relative to the spec's folder when it lies inside it, else
+    the file name alone (never an absolute path: it tells where the data live and who holds them)."""
+    path = Path(path)
+    try:
+        return path.resolve().relative_to(Path(base).resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
 @dataclass(frozen=True)
 class Source:
-    key: str
+    key: str | None  # None: no key column; a surrogate key is made (see plan.py)
     database: Path | None = None
     schema: str = "main"
     table: str | None = None
     files: tuple[str, ...] = ()
     format: str | None = None
 
-    def describe(self) -> str:
+    def describe(self, base: Path) -> str:
+        """The source as the manifest records it: file names relative to the spec's folder."""
         if self.database is not None:
-            return f"{self.database} table {self.schema}.{self.table}"
-        return f"{self.format} files {', '.join(self.files)}"
+            return f"{public_path(self.database, base)} table {self.schema}.{self.table}"
+        return f"{self.format} files {', '.join(public_path(f, base) for f in self.files)}"
 
 
 @dataclass(frozen=True)
@@ -93,6 +134,36 @@ class Output:
     table: str
     view_without_key: str | None = None
     storage_version: str | None = None
+    linkage: Path | None = None  # the private linkage file (release row -> source key), when asked
+
+
+@dataclass(frozen=True)
+class CellProtection:
+    """A rule's `cells` setting: no released cell is sensitive. A cell is the set of records of a
+    stratum that share the rule's released value (or combination of values); its contributions are
+    their original values of one attribute, taken absolute. `rule` 'dominance' with (n, r) or
+    'p_percent' with p (methods.sensitivity). `action`:
+    * 'suppress': every sensitive cell is released as NULL (primary) and, for each, the cell of the
+      same attribute in the nearest cluster of the stratum whose cell is not itself sensitive
+      (secondary, `methods.sensitivity.suppress`), so that no primary cell follows from the
+      stratum's total. A stratum with one cluster and a sensitive cell is refused: no second cell
+      can hide it.
+    * 'merge': a cluster with a sensitive cell is merged with its nearest cluster until no cell is
+      sensitive (`methods.sensitivity.merge_sensitive`); a merged cluster is released as the mean of
+      its records' original values (its centroid), the others keep the method's values."""
+    rule: str
+    action: str
+    n: int = 2
+    r: float = 0.7
+    p: float = 0.2
+
+    def arguments(self) -> list:
+        return [self.n, self.r] if self.rule == "dominance" else [self.p]
+
+    def describe(self) -> str:
+        what = f"the ({self.n}, {self.r:g}) dominance rule" if self.rule == "dominance" else f"the p% rule with p = {self.p:g}"
+        how = "suppressed, with secondary cells" if self.action == "suppress" else "merged with their nearest cluster"
+        return f"no released cell is sensitive under {what} (sensitive cells {how})"
 
 
 @dataclass(frozen=True)
@@ -105,6 +176,10 @@ class Rule:
     group: tuple[str, ...] = ()  # the columns masked together by a multivariate method
     where: str = ""  # where the rule is written, for messages: 'columns.income', 'groups[0]'
     box_column: str | None = None  # a box method's box id column
+    decimals: int | None = None  # round the released values (None: [masking] decimals, or not at all)
+    reproducible: bool | None = None  # the rule's reproducible_noise (None: [masking]'s)
+    cells: CellProtection | None = None
+    centroids_table: str | None = None  # dp_um: the unlinked noisy cluster means go to this table
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -118,6 +193,17 @@ class Rule:
     @property
     def epsilon(self) -> float | None:
         return self.params.get(EPSILON) if self.method is not None and self.method.is_dp else None
+
+    @property
+    def seeded(self) -> bool:
+        """Whether the rule gives its method a seed (reproducible noise)."""
+        return any(self.params.get(p) is not None for p in SECRET_PARAMS)
+
+    @property
+    def in_table(self) -> bool:
+        """Whether the rule's columns appear in the release table (a centroids rule writes them to a
+        table of their own)."""
+        return self.action == "keep" or (self.action == "mask" and self.centroids_table is None)
 
     def effective_params(self) -> dict:
         """Every parameter of the method with the value used (registry defaults read from their SQL
@@ -159,12 +245,31 @@ class Spec:
     total_epsilon: float | None = None
     declared_quasi_identifiers: tuple[str, ...] | None = None  # [evaluation] quasi_identifiers
     sensitivity: SensitivityRules = field(default_factory=lambda: SensitivityRules())  # [evaluation]
+    ml_utility: bool = False  # [evaluation] ml_utility: the report's model-based utility section
     name: str = "spec"  # prefix of error messages (the file name)
     text: dict = field(default_factory=dict)  # the parsed TOML
     base: Path = Path(".")  # the folder relative paths of `text` are relative to
+    decimals: int | None = None  # [masking] decimals
+    reproducible_noise: bool = False  # [masking] reproducible_noise
+    policy: Policy | None = None  # [policy]
 
     def strata_of(self, rule: Rule) -> tuple[str, ...]:
         return self.strata if rule.strata is None else rule.strata
+
+    def decimals_of(self, rule: Rule) -> int | None:
+        return self.decimals if rule.decimals is None else rule.decimals
+
+    def reproducible(self, rule: Rule) -> bool:
+        """Whether the rule may use a seed (its reproducible_noise, else [masking]'s)."""
+        return self.reproducible_noise if rule.reproducible is None else rule.reproducible
+
+    @property
+    def key(self) -> str | None:
+        return self.source.key
+
+    def key_released(self) -> bool:
+        """Whether the release table carries the key column (declared and kept)."""
+        return self.source.key is not None and self.rules[self.source.key].action == "keep"
 
     def masked(self) -> list[Rule]:
         """The masking rules, each once (a group's rule serves all its columns)."""
@@ -179,23 +284,39 @@ class Spec:
         used = {s for r in self.masked() for s in self.strata_of(r)}
         return tuple(c for c in self.rules if c in used)
 
-    def quasi_identifiers(self) -> tuple[str, ...]:
+    def quasi_identifiers(self, types: dict[str, str]) -> tuple[str, ...]:
         """The released columns an intruder is assumed to know: [evaluation] quasi_identifiers, or
-        by default every masked column and every released (kept) strata column, in the order of
-        [columns]. The report's k-anonymity is counted over them."""
+        by default every released numeric column, masked or kept (the key excepted: it is unique by
+        definition, and kept only when it means nothing outside the release), and every released
+        (kept) strata column, in the order of [columns]. `types`: the source's column types. The
+        report's k-anonymity and the policy are counted over them. A column released in a table of
+        its own (centroids_table) is not in the release table and is never one."""
         if self.declared_quasi_identifiers is not None:
             return self.declared_quasi_identifiers
         strata = set(self.strata_columns())
         return tuple(c for c, r in self.rules.items()
-                     if r.action == "mask" or (c in strata and r.action == "keep"))
+                     if r.in_table and c != self.source.key
+                     and (r.action == "mask" or c in strata or is_numeric(types.get(c, ""))))
 
     def public_text(self) -> dict:
-        """The spec as written, without secret parameters (seeds): what the manifest may keep."""
+        """The spec as written, without what the manifest may not keep: secret parameters (seeds),
+        the private linkage file's path, and absolute paths (shown as `public_path` shows them)."""
         text = copy.deepcopy(self.text)
         for value in [*text.get("columns", {}).values(), *text.get("groups", [])]:
             if isinstance(value, dict):
                 for secret in SECRET_PARAMS:
                     value.pop(secret, None)
+        output = text.get("output")
+        if isinstance(output, dict):
+            output.pop("linkage", None)
+            if isinstance(output.get("database"), str):
+                output["database"] = public_path(self.output.database, self.base)
+        source = text.get("source")
+        if isinstance(source, dict):
+            if isinstance(source.get("database"), str) and self.source.database is not None:
+                source["database"] = public_path(self.source.database, self.base)
+            if self.source.files and "files" in source:
+                source["files"] = [public_path(f, self.base) for f in self.source.files]
         return text
 
 
@@ -250,6 +371,8 @@ class _Checker:
         """A table, column or view name: a non-empty string, not reserved."""
         if value is None and not required:
             return None
+        if value is None:
+            raise self.error(where, "is missing: give a name")
         if not isinstance(value, str) or not value:
             raise self.error(where, f"must be a non-empty name, got {show(value)}")
         if value.lower().startswith(RESERVED_PREFIX):
@@ -268,7 +391,20 @@ class _Checker:
             raise self.error(where, f"lists a column twice: {list(out)}")
         return out
 
+    def decimals(self, where: str, value) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not -MAX_DECIMALS <= value <= MAX_DECIMALS:
+            raise self.error(where, f"must be an integer in [-{MAX_DECIMALS}, {MAX_DECIMALS}] (decimals kept; "
+                                    f"-2 rounds to hundreds), got {show(value)}")
+        return value
+
+    def flag(self, where: str, value) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(where, f"must be true or false, got {show(value)}")
+        return value
+
     def path(self, where: str, value, base: Path) -> Path:
+        if value is None:
+            raise self.error(where, "is missing: give a file path (relative to the spec's folder)")
         if not isinstance(value, str) or not value:
             raise self.error(where, f"must be a file path, got {show(value)}")
         path = Path(value).expanduser()
@@ -279,16 +415,21 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     """Check a parsed TOML document and return the Spec. Paths are relative to `base`."""
     c = _Checker(name)
     base = Path(base)
-    c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation"))
+    c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation", "policy"))
     source = _source(c, c.table(doc, "source"), base)
     output = _output(c, c.table(doc, "output"), base)
+    if source.database is not None and output.linkage is not None \
+            and output.linkage.resolve() == source.database.resolve():
+        raise c.error("output.linkage", "must be a separate file from the source")
     masking = c.table(doc, "masking", required=False)
-    c.keys("masking", masking, ("strata", "total_epsilon"))
+    c.keys("masking", masking, ("strata", "total_epsilon", DECIMALS, REPRODUCIBLE))
     strata = c.names("masking.strata", masking["strata"]) if "strata" in masking else ()
     total = masking.get("total_epsilon")
     if total is not None and (isinstance(total, bool) or not isinstance(total, (int, float))
                               or not math.isfinite(total) or total <= 0):
         raise c.error("masking.total_epsilon", f"must be a finite number > 0, got {show(total)}")
+    decimals = c.decimals(f"masking.{DECIMALS}", masking[DECIMALS]) if DECIMALS in masking else None
+    reproducible = c.flag(f"masking.{REPRODUCIBLE}", masking.get(REPRODUCIBLE, False))
     columns = c.table(doc, "columns", required="groups" not in doc)
     rules = {col: _rule(c, col, value) for col, value in columns.items()}
     groups = doc.get("groups", [])
@@ -303,11 +444,14 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
             rules[col] = rule
     if not rules:
         raise c.error("columns", "declares no column")
-    key_rule = rules.get(source.key)
+    key_rule = rules.get(source.key) if source.key is not None else None
     if key_rule is not None and key_rule.action == "mask":
         raise c.error(f"columns.{source.key}", "the row key can only be kept or dropped, not masked")
     if key_rule is not None and key_rule.action == "drop" and output.view_without_key:
         raise c.error("output.view_without_key", f"the key {source.key!r} is dropped from the table already")
+    if source.key is None and output.view_without_key:
+        raise c.error("output.view_without_key", "the spec has no source.key: the table has no key column to leave out")
+    _check_release_settings(c, rules, strata)
     for rule in _unique(rules.values()):
         for s in (strata if rule.strata is None else rule.strata):
             if s in rules and rules[s].action == "mask":
@@ -318,9 +462,35 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     rules = split_epsilon(c, rules, total)
     evaluation = c.table(doc, "evaluation", required=False)
     qi = _evaluation(c, evaluation, rules)
+    policy = policy_module.parse(c.table(doc, "policy", required=False), c.error)
+    if policy is not None:
+        policy = dataclasses.replace(policy, origin=f"the [policy] of {name}")
     return Spec(source=source, output=output, rules=rules, strata=strata,
                 total_epsilon=None if total is None else float(total), declared_quasi_identifiers=qi,
-                sensitivity=_sensitivity(c, evaluation), name=name, text=doc, base=base)
+                sensitivity=_sensitivity(c, evaluation), ml_utility=_ml_utility(c, evaluation), name=name, text=doc, base=base, decimals=decimals,
+                reproducible_noise=reproducible, policy=policy)
+
+
+def _check_release_settings(c: _Checker, rules: dict[str, Rule], strata: tuple[str, ...]) -> None:
+    """What the release settings of a rule may be combined with."""
+    for rule in _unique(rules.values()):
+        if rule.action != "mask":
+            continue
+        if rule.cells is not None and (rule.method.is_dp or rule.boxed):
+            what = "adds noise, which protects without cells" if rule.method.is_dp else "releases boxes"
+            raise c.error(f"{rule.where}.{CELLS}", f"{rule.method.name} {what}; cell protection applies to "
+                                                   "the values of a deterministic masking method")
+        if rule.decimals is not None and rule.boxed:
+            raise c.error(f"{rule.where}.{DECIMALS}", f"{rule.method.name} releases box bounds, which are not "
+                                                      "rounded (a rounded bound could leave its records outside)")
+        if rule.centroids_table is not None:
+            if rule.method.name != "dp_um":
+                raise c.error(f"{rule.where}.{CENTROIDS}", "only dp_um releases its cluster means unlinked from "
+                                                           f"records, got {rule.method.name}")
+            for s in (strata if rule.strata is None else rule.strata):
+                if s in rules and rules[s].action != "keep":
+                    raise c.error(f"{rule.where}.{CENTROIDS}", f"the centroids table lists its stratum values, "
+                                                               f"and stratum column {s!r} is not released")
 
 
 def _sensitivity(c: _Checker, e: dict) -> SensitivityRules:
@@ -337,8 +507,15 @@ def _sensitivity(c: _Checker, e: dict) -> SensitivityRules:
     return SensitivityRules(n, float(r), None if p is None else float(p))
 
 
+def _ml_utility(c: _Checker, e: dict) -> bool:
+    on = e.get("ml_utility", False)
+    if not isinstance(on, bool):
+        raise c.error("evaluation.ml_utility", f"must be true or false, got {show(on)}")
+    return on
+
+
 def _evaluation(c: _Checker, e: dict, rules: dict[str, Rule]) -> tuple[str, ...] | None:
-    c.keys("evaluation", e, ("quasi_identifiers", "dominance_n", "dominance_r", "p_percent"))
+    c.keys("evaluation", e, ("quasi_identifiers", "dominance_n", "dominance_r", "p_percent", "ml_utility"))
     if "quasi_identifiers" not in e:
         return None
     where = "evaluation.quasi_identifiers"
@@ -372,7 +549,7 @@ def load_spec(path: str | Path) -> Spec:
 
 def _source(c: _Checker, s: dict, base: Path) -> Source:
     c.keys("source", s, ("database", "schema", "table", "files", "format", "key"))
-    key = c.name_value("source.key", s.get("key"))
+    key = c.name_value("source.key", s["key"]) if "key" in s else None
     if ("table" in s) == ("files" in s):
         raise c.error("source", "give either database and table, or files")
     if "table" in s:
@@ -410,8 +587,11 @@ def _format_of(path: str) -> str | None:
 
 
 def _output(c: _Checker, o: dict, base: Path) -> Output:
-    c.keys("output", o, ("database", "table", "view_without_key", "storage_version"))
+    c.keys("output", o, ("database", "table", "view_without_key", "storage_version", "linkage"))
     database = c.path("output.database", o.get("database"), base)
+    linkage = c.path("output.linkage", o["linkage"], base) if "linkage" in o else None
+    if linkage is not None and linkage.resolve() == database.resolve():
+        raise c.error("output.linkage", "must be a separate file from output.database (the linkage is secret)")
     table = c.name_value("output.table", o.get("table"))
     view = c.name_value("output.view_without_key", o.get("view_without_key"), required=False)
     for where, value in (("output.table", table), ("output.view_without_key", view)):
@@ -420,7 +600,7 @@ def _output(c: _Checker, o: dict, base: Path) -> Output:
     version = o.get("storage_version", DEFAULT_STORAGE_VERSION)
     if version is not None and (not isinstance(version, str) or not re.fullmatch(r"v\d+\.\d+\.\d+", version)):
         raise c.error("output.storage_version", f"must look like \"v1.5.0\", got {show(version)}")
-    return Output(database=database, table=table, view_without_key=view, storage_version=version)
+    return Output(database=database, table=table, view_without_key=view, storage_version=version, linkage=linkage)
 
 
 def _rule(c: _Checker, column: str, value) -> Rule:
@@ -464,6 +644,10 @@ def _masking(c: _Checker, where: str, settings: dict, kinds: tuple[str, ...], co
         box_column = c.name_value(f"{where}.{BOX_COLUMN}", settings.pop(BOX_COLUMN, "_".join(columns) + "_box"))
     elif BOX_COLUMN in settings:
         raise c.error(f"{where}.{BOX_COLUMN}", f"{name} releases values, not boxes: it has no box id column")
+    decimals = c.decimals(f"{where}.{DECIMALS}", settings.pop(DECIMALS)) if DECIMALS in settings else None
+    reproducible = c.flag(f"{where}.{REPRODUCIBLE}", settings.pop(REPRODUCIBLE)) if REPRODUCIBLE in settings else None
+    cells = _cells(c, f"{where}.{CELLS}", settings.pop(CELLS)) if CELLS in settings else None
+    centroids = c.name_value(f"{where}.{CENTROIDS}", settings.pop(CENTROIDS)) if CENTROIDS in settings else None
     if NAMES in settings and method.param(NAMES) is not None:
         raise c.error(f"{where}.{NAMES}", f"{name}'s names are the rule's columns {list(columns)}, "
                                           "passed by the release; leave names out")
@@ -480,7 +664,30 @@ def _masking(c: _Checker, where: str, settings: dict, kinds: tuple[str, ...], co
     if missing:
         raise c.error(where, f"{name} needs {', '.join(missing)}")
     group = columns if len(columns) > 1 else ()
-    return Rule(columns[0], "mask", method, settings, strata, group=group, where=where, box_column=box_column)
+    return Rule(columns[0], "mask", method, settings, strata, group=group, where=where, box_column=box_column,
+                decimals=decimals, reproducible=reproducible, cells=cells, centroids_table=centroids)
+
+
+def _cells(c: _Checker, where: str, value) -> CellProtection:
+    if not isinstance(value, dict):
+        raise c.error(where, f"must be a table such as {{ rule = \"dominance\", n = 2, r = 0.7, action = "
+                             f"\"suppress\" }}, got {show(value)}")
+    rule = value.get("rule")
+    if rule not in ("dominance", "p_percent"):
+        raise c.error(f"{where}.rule", f"must be \"dominance\" or \"p_percent\", got {show(rule)}")
+    allowed = ("rule", "action", "n", "r") if rule == "dominance" else ("rule", "action", "p")
+    c.keys(where, value, allowed)
+    action = value.get("action")
+    if action not in ("suppress", "merge"):
+        raise c.error(f"{where}.action", f"must be \"suppress\" or \"merge\", got {show(action)}")
+    n, r, p = value.get("n", 2), value.get("r", 0.7), value.get("p", 0.2)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise c.error(f"{where}.n", f"must be an integer >= 1, got {show(n)}")
+    if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 < r <= 1:
+        raise c.error(f"{where}.r", f"must be a number in (0, 1], got {show(r)}")
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1e6 or not math.isfinite(p):
+        raise c.error(f"{where}.p", f"must be a number in (0, 1e6] (a fraction), got {show(p)}")
+    return CellProtection(rule, action, n, float(r), float(p))
 
 
 def split_epsilon(c: _Checker, rules: dict[str, Rule], total) -> dict[str, Rule]:

@@ -243,7 +243,7 @@ def sweep(spec: Spec, param: str, values: list, *, progress: Progress | None = N
                 except SpecError as e:
                     raise SpecError(f"{e} ({at})") from None
                 _mask_in_memory(con, point, source_columns, at)
-                create_views(con, point, table(RELEASED), by_position=point.rules[point.source.key].action == "drop")
+                create_views(con, point, table(RELEASED))
                 df = evaluate_relations(evaluation(con, point))
                 df.insert(0, "parameter_value", value)
                 df.insert(0, "parameter", param)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from .. import masking
+from .. import guarantees, masking
 from ..methods import dp
 from ..params import (
     BOUND,
@@ -30,7 +30,8 @@ GROUP = "Differential privacy on microaggregated data"
 _SAFETY = ("Noise: exact discrete Laplace on a grid at most epsilon * 1e-6 of the noise scale, from the operating "
            "system's randomness, one draw per cluster shared by its members (never a float Laplace "
            "sampler, whose low-order bits leak; Mironov 2012). Without a seed every call draws new noise "
-           "(never cached or folded); a seed makes the release repeat exactly and voids the guarantee. "
+           "(never cached or folded); a seed makes the release repeat exactly (the noise of cluster t, or of "
+           "record t for dp_laplace, is a function of the seed and t) and voids the guarantee. "
            "Values outside [lb, ub] are clamped into it first, outputs are clamped to it; NULLs stay "
            "NULL in place.")
 
@@ -48,25 +49,22 @@ _TSEED = Param("seed", SEED, "NULL", doc="NULL: operating-system randomness; an 
                                          "stratum_seed(seed, c, i), as a release does), which voids the guarantee")
 _COLS = Param("cols", ColumnNames(), doc="the column(s) to release")
 
-_GUARANTEES = {
+_METHOD = {
     "idp_cbls": ("iDP-CBLS (Soria-Comas, Sanchez, Domingo-Ferrer, Martinez & Del Vasto-Terrientes 2025): "
                  "individual ranking clusters of k values; in each, one smallest value is replaced by the "
                  "second smallest and one largest by the second largest, and the mean of the result gets "
                  "Laplace noise of scale LS / epsilon, LS = max(2 x(m) + x(3) - 2 x(2) - x(m-1), "
-                 "2 x(m-1) + x(2) - 2 x(1) - x(m-2)) / m for the sorted cluster x(1..m). Guarantee: "
-                 "epsilon-individual differential privacy (Soria-Comas et al. 2017) for the fixed "
-                 "clustering: for the individuals of this data set, not for every pair of data sets, and "
-                 "the data-dependent noise scale is not itself protected. Needs no domain."),
+                 "2 x(m-1) + x(2) - 2 x(1) - x(m-2)) / m for the sorted cluster x(1..m). Needs no domain."),
     "idp_ls": ("iDP-LS: individual ranking clusters of k values; each mean gets Laplace noise of scale "
-               "LS / epsilon with the local sensitivity LS = max(ub - min(C), max(C) - lb) / |C|. Guarantee: "
-               "epsilon-individual differential privacy for the fixed clustering."),
+               "LS / epsilon with the local sensitivity LS = max(ub - min(C), max(C) - lb) / |C|."),
     "dp_um": ("DP-UM (Sanchez, Domingo-Ferrer, Martinez & Soria-Comas 2016): individual ranking clusters "
-              "of k values; each mean gets Laplace noise of scale GS / epsilon, GS = (ub - lb) / |C|. "
-              "Guarantee: epsilon-differential privacy, also when a record's change moves values between "
-              "clusters."),
+              "of k values; each mean gets Laplace noise of scale GS / epsilon, GS = (ub - lb) / |C|, and every "
+              "record of the cluster gets that noisy mean."),
     "dp_laplace": ("Plain Laplace DP, the baseline: every value gets its own Laplace noise of scale "
-                   "(ub - lb) / epsilon, no microaggregation. Guarantee: epsilon-differential privacy."),
+                   "(ub - lb) / epsilon, no microaggregation."),
 }
+# the guarantee words come from duckdb_sdc.guarantees, their one source
+_GUARANTEES = {m: f"{text} Guarantee: {guarantees.of(m).statement}" for m, text in _METHOD.items()}
 
 
 def _masked(name: str):

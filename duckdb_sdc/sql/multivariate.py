@@ -20,7 +20,7 @@ from ..params import (
     FRACTION,
     INTEGER_1,
     LABELS,
-    POSITIVE,
+    P_PERCENT,
     ROWS_PARAM,
     STRATA_PARAM,
     TBL_PARAM,
@@ -37,7 +37,7 @@ _LABEL_COL = Param("label_col", COLUMN, "'cluster'", doc="name of the added clus
 _CLUSTERS = Param("clusters", LABELS)
 _N = Param("n", INTEGER_1, doc="the number of largest contributions, >= 1")
 _R = Param("r", FRACTION, doc="the dominance threshold, 0 < r <= 1 (taken to 9 decimals)")
-_P = Param("p", POSITIVE, doc="the p% rule's fraction, > 0 (0.1 for 10%; taken to 9 decimals)")
+_P = Param("p", P_PERCENT)
 _ABSOLUTE = Param("absolute", FLAG, "false", doc="apply the rule to absolute values instead of refusing negatives")
 _SECONDARY = Param("secondary", FLAG, "true", doc="also suppress the same attribute in the nearest cluster")
 _VALUE = Param("value", COLUMN_VALUES, doc="the contribution of each record of the cell (an aggregate's argument)")
@@ -170,8 +170,9 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
             scale={"release": 1, "primary_cells": 0, "secondary_cells": 0},
             doc=(f"Cell suppression under {text}: release is every record's cluster centroid with the sensitive "
                  "cells (cluster, attribute) NULL (primary suppression) and, for each of them, the same attribute of "
-                 "the nearest cluster (centroids on the standardised attributes) NULL too (secondary suppression), so "
-                 "that no suppressed value follows from a published total; primary_cells and secondary_cells count "
+                 "the nearest cluster (centroids on the standardised attributes) whose cell is not itself sensitive "
+                 "NULL too (secondary suppression), so that no suppressed value follows from a published total; "
+                 "primary_cells and secondary_cells count "
                  f"the cells each step suppressed. Contributions are the original values in rows. {_NULLS}"),
             example=(f"SELECT {kind}_suppress(r, mdav_multi_labels(r, 5), {_RULE_EXAMPLE[kind]}) "
                      "FROM (SELECT list([income, expenses]) AS r FROM people)"),

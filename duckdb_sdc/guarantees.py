@@ -1,0 +1,236 @@
+"""What each masking method guarantees, as data: the privacy model it meets, the condition under
+which it holds, and the words a data steward can quote. This module is the one source of those
+words: the release manifest's `guarantee` and `privacy_model` columns, the SQL docstrings of the
+differentially private functions (duckdb_sdc.sql.dp) and docs/releases/guarantees.md (checked by a
+test against `markdown()`) all read them from here.
+
+Every statement is exactly as strong as what is proved for the method, and no stronger:
+
+* k-anonymity is a statement about the released values of the columns named, within a stratum: each
+  released value (or combination, or box) is shared by at least k records. It says nothing about
+  columns outside the set, or about attribute disclosure inside a group (the report's sensitive
+  cells measure that).
+* epsilon-differential privacy (Dwork, McSherry, Nissim & Smith 2006) is stated for bounded
+  neighbours: data sets with the same records that differ in one record's value of the column,
+  within the declared domain [lb, ub]. Columns compose sequentially: the release spends the sum of
+  its columns' epsilons (the manifest's epsilon_total).
+* "for the fixed clustering": the statement holds between neighbours whose change keeps every
+  record in its cluster; it does not bound what the clustering itself reveals.
+* epsilon-individual differential privacy (Soria-Comas, Domingo-Ferrer, Sanchez & Megias 2017)
+  protects the individuals of this data set against changes of their own record; the noise scale,
+  computed from the data, is not itself protected.
+
+Post-processing never weakens these statements: rounding released values to `decimals` (equal
+values stay equal; a DP output rounded is still DP), suppressing cells, or clamping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+K_ANONYMITY = "k-anonymity"
+DP = "epsilon-DP"
+DP_FIXED_CLUSTERING = "epsilon-DP for the fixed clustering"
+IDP = "epsilon-iDP for the fixed clustering"
+NONE = "none"
+
+MODELS = (K_ANONYMITY, DP, DP_FIXED_CLUSTERING, IDP, NONE)
+
+# what the manifest says of the columns that no masking rule protects
+KEEP, KEY, REPRODUCIBLE, CENTROIDS, BOX_ID = "keep", "key", "reproducible noise", "dp_um centroids", "box id"
+UNSTATED = "unstated"  # a masking method this module states nothing for (a new family, before its entry)
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    subject: str  # a method's SQL name, or one of KEEP, KEY, REPRODUCIBLE, CENTROIDS, BOX_ID
+    model: str  # one of MODELS
+    statement: str  # the general words (docs, SQL docstrings), without this release's numbers
+    sentence: str  # the manifest's words for one column: str.format(**facts) (see `sentence`)
+    source: str = ""  # where it is proved
+    discloses_values: bool = False  # the released values are original values, by design (keep, rank swapping)
+
+
+_UNIVARIATE = Guarantee(
+    "univariate microaggregation", K_ANONYMITY,
+    "Every released value of the column is shared by at least k records of its stratum (k >= 2; 'auto' "
+    "resolves k per stratum, never below 2): k-anonymity of this column alone. It says nothing about "
+    "combinations with other released columns.",
+    "{k}-anonymity of {columns} within {strata}: every released value is shared by at least {k} records",
+    "the method's groups have at least k records (Domingo-Ferrer & Mateo-Sanz 2002; Hansen & Mukherjee 2003)")
+
+_DISCRETISATION = Guarantee(
+    "rounding by discretisation", K_ANONYMITY,
+    "The method bounds no group size: an interval may hold one value. A release measures, per stratum, "
+    "the smallest set of records sharing a released value (a set of attraction), refuses one below 2, "
+    "and states the measured size as k: k-anonymity of this column alone, as measured on the release.",
+    "{k}-anonymity of {columns} within {strata}, as measured on this release: every released value is "
+    "shared by at least {k} records",
+    "measured by the release (the set-of-attraction check)")
+
+_BASE_ROUNDING = Guarantee(
+    "base rounding", K_ANONYMITY,
+    "Every released value is a multiple of the smallest base b (of the series 1, 2, 5 times a power of "
+    "ten) whose every set of attraction holds at least alpha records of the stratum (alpha >= 2): "
+    "k-anonymity of this column alone. The release measures the smallest set of records sharing a "
+    "released value and states it as k (at least alpha).",
+    "{k}-anonymity of {columns} within {strata}, as measured on this release: every released value is "
+    "shared by at least {k} records",
+    "the base is chosen so that every set of attraction holds alpha records (seed 000); measured by the release")
+
+_NOISE = Guarantee(
+    "noise addition", NONE,
+    "none: random noise with a variance proportional to the column's (Brand 2002) is added to every "
+    "value; no formal guarantee holds (a value may stay close to the original). Its protection is "
+    "measured, not stated: record linkage and interval disclosure in the report, gated by a [policy].",
+    "none: {method} adds random noise to {columns}; no formal guarantee, the report measures the risk")
+
+_RANK_SWAP = Guarantee(
+    "rank swapping", NONE,
+    "none: every original value is released unchanged, moved to another record whose rank differs by at "
+    "most p percent of the records (Moore 1996). The column's values are disclosed exactly (only their "
+    "link to records is perturbed), and a record's own value lies in a known window of ranks. Its "
+    "protection is measured, not stated: record linkage and interval disclosure in the report, gated "
+    "by a [policy].",
+    "none: {method} releases every original value of {columns} unchanged, swapped between records "
+    "within {strata}; the values themselves are disclosed",
+    discloses_values=True)
+
+_MULTIVARIATE = Guarantee(
+    "multivariate microaggregation", K_ANONYMITY,
+    "Every released combination of the group's values is shared by at least k records of its stratum "
+    "(k >= 2): k-anonymity over the group's columns together.",
+    "{k}-anonymity of {columns} together within {strata}: every released combination is shared by at "
+    "least {k} records",
+    "the method's groups have at least k records (Domingo-Ferrer & Mateo-Sanz 2002; LeFevre et al. 2006)")
+
+_BOXES = Guarantee(
+    "box_release", K_ANONYMITY,
+    "Every released box (the lower and upper bounds of the group's columns) is shared by at least k "
+    "records of its stratum (k >= 2), and with l at least l values eps apart in every attribute: "
+    "k-anonymity of the boxes.",
+    "{k}-anonymity of the boxes of {columns} within {strata}: every released box is shared by at least "
+    "{k} records",
+    "the characteristic-aware Mondrian's boxes have at least k records")
+
+_DP_LAPLACE = Guarantee(
+    "dp_laplace", DP,
+    "epsilon-differential privacy of the column: data sets that differ in one record's value of the "
+    "column (within [lb, ub]) give releases whose probabilities differ by at most a factor e^epsilon "
+    "(Dwork, McSherry, Nissim & Smith 2006).",
+    "{epsilon:g}-differential privacy of {columns} (values in [{lb:g}, {ub:g}]){within}",
+    "the Laplace mechanism with the domain's sensitivity ub - lb")
+
+_DP_UM = Guarantee(
+    "dp_um", DP_FIXED_CLUSTERING,
+    "epsilon-differential privacy only for the fixed clustering: between data sets whose change keeps "
+    "every record in its cluster. Records that share a noisy value reveal the partition into clusters, "
+    "which one changed value can change (with ids 1..6 and x = 1..6, k = 3, the event 'ids 1, 2, 3 share "
+    "a value and id 4 has another' has probability 0.95 at epsilon = 1 and 0 when x1 = 10), so no "
+    "epsilon bounds the per-record release. The noisy cluster means released unlinked from records are "
+    "epsilon-DP (a release's centroids_table).",
+    "{epsilon:g}-differential privacy of {columns} only for the fixed clustering (values in [{lb:g}, "
+    "{ub:g}]){within}: records sharing a released value reveal their cluster, which is not protected",
+    "Sanchez, Domingo-Ferrer, Martinez & Soria-Comas 2016, for the means; the partition is not covered")
+
+_DP_UM_CENTROIDS = Guarantee(
+    CENTROIDS, DP,
+    "epsilon-differential privacy of the vector of DP-UM cluster means in rank order, released "
+    "unlinked from records: the sizes are a function of n and k only, one changed value moves the "
+    "sorted column by at most ub - lb in L1, and the noise of cluster C has scale (ub - lb) / "
+    "(size of C times epsilon) (Sanchez, Domingo-Ferrer, Martinez & Soria-Comas 2016).",
+    "{epsilon:g}-differential privacy of the cluster means of {columns} (values in [{lb:g}, {ub:g}]){within}, "
+    "released in table {table} unlinked from records",
+    "duckdb_sdc.methods.dp.dp_um_centroids states the proof")
+
+_IDP = Guarantee(
+    "individual ranking with local sensitivity", IDP,
+    "epsilon-individual differential privacy (Soria-Comas, Domingo-Ferrer, Sanchez & Megias 2017) for "
+    "the fixed clustering: for the individuals of this data set, against a change of their own record "
+    "that keeps every record in its cluster. The noise scale is computed from the data and is not "
+    "itself protected; it is not differential privacy for every pair of data sets.",
+    "{epsilon:g}-individual differential privacy of {columns} for the fixed clustering{within}: the noise "
+    "scale comes from the data and is not protected",
+    "Soria-Comas et al. 2017; Soria-Comas, Sanchez, Domingo-Ferrer, Martinez & Del Vasto-Terrientes 2025")
+
+_KEEP = Guarantee(KEEP, NONE, "Released as in the source: no protection.",
+                  "none: released as in the source", discloses_values=True)
+_KEY = Guarantee(KEY, NONE, "The row key, released as in the source: it links every released record to "
+                            "the source record.", "none: the row key, released as in the source",
+                  discloses_values=True)
+_BOX_ID = Guarantee(BOX_ID, K_ANONYMITY, "The id of a record's box, numbered over the release: shared by the "
+                                         "box's records.", "{k}-anonymity: shared by the {k} or more records of a box")
+_UNSTATED = Guarantee(
+    UNSTATED, NONE,
+    "none stated: a masking method without an entry here guarantees nothing that a release may claim; "
+    "add its entry (model, condition, words) before relying on it.",
+    "none stated: {method} has no entry in duckdb_sdc.guarantees")
+_REPRODUCIBLE = Guarantee(
+    REPRODUCIBLE, NONE,
+    "none: reproducible noise. A seed regenerates the noise, so whoever holds it can subtract it; the "
+    "column is not private, whatever epsilon says. Released only when the spec opts in "
+    "(reproducible_noise = true).",
+    "none: reproducible noise ({method} with a seed): whoever holds the seed can remove the noise; not private")
+
+GUARANTEES: dict[str, Guarantee] = {
+    **{m: _UNIVARIATE for m in ("mdav_round", "vmdav_round", "oma_round", "ranking_round")},
+    **{m: _DISCRETISATION for m in ("ewd_round", "efd_round", "kmd_round", "rbd_round")},
+    **{m: _MULTIVARIATE for m in ("mdav_multi_round", "mondrian_round")},
+    "base_round": _BASE_ROUNDING,
+    **{m: _NOISE for m in ("add_noise", "add_noise_multi")},
+    "rank_swap": _RANK_SWAP,
+    "box_release": _BOXES,
+    "dp_laplace": _DP_LAPLACE,
+    "dp_um": _DP_UM,
+    "idp_ls": _IDP,
+    "idp_cbls": _IDP,
+    CENTROIDS: _DP_UM_CENTROIDS,
+    KEEP: _KEEP,
+    KEY: _KEY,
+    BOX_ID: _BOX_ID,
+    REPRODUCIBLE: _REPRODUCIBLE,
+    UNSTATED: _UNSTATED,
+}
+
+
+def of(subject: str) -> Guarantee:
+    """The guarantee of a method (its SQL name) or of KEEP, KEY, REPRODUCIBLE, CENTROIDS, BOX_ID.
+    A method without an entry guarantees nothing that is stated: the caller must refuse it."""
+    try:
+        return GUARANTEES[subject]
+    except KeyError:
+        raise KeyError(f"no guarantee is stated for {subject!r}; add it to duckdb_sdc.guarantees") from None
+
+
+def sentence(subject: str, **facts) -> str:
+    """The manifest's words for one column: the subject's sentence with this release's numbers
+    (k, epsilon, lb, ub, columns, strata, table, method). `strata` and `within` are filled in from
+    `strata` (a list of column names) when not given."""
+    strata = facts.get("strata")
+    if not isinstance(strata, str):
+        names = list(strata or [])
+        facts["strata"] = "each stratum of " + ", ".join(names) if names else "the whole table"
+        facts.setdefault("within", f", within each stratum of {', '.join(names)}" if names else "")
+    facts.setdefault("within", "")
+    columns = facts.get("columns")
+    if not isinstance(columns, str):
+        facts["columns"] = ", ".join(columns or [])
+    return of(subject).sentence.format(**facts)
+
+
+_LABELS = {KEEP: "a kept column (`keep`)", KEY: "the row key, kept", BOX_ID: "a box id column",
+           CENTROIDS: "`dp_um` with `centroids_table`", REPRODUCIBLE: "any noise with a seed (`reproducible_noise = true`)",
+           UNSTATED: "a method without an entry here"}
+
+
+def markdown() -> str:
+    """The table of docs/releases/guarantees.md: one row per guarantee, what it covers, its model and
+    its statement."""
+    rows = {}
+    for name, g in GUARANTEES.items():
+        rows.setdefault(id(g), (g, []))[1].append(name)
+    lines = ["| released as | privacy model | what holds |", "|---|---|---|"]
+    for g, names in rows.values():
+        shown = ", ".join(_LABELS.get(n, f"`{n}`") for n in names)
+        lines.append(f"| {shown} | {g.model} | {g.statement} |")
+    return "\n".join(lines) + "\n"

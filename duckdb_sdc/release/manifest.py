@@ -1,0 +1,197 @@
+"""The release's manifest: one row per released column (and per dropped column), what was done to it
+and what that guarantees, in the words of duckdb_sdc.guarantees.
+
+It never holds a seed, an absolute path, the linkage file's path, or any value of the data: the
+parameters are the spec's (with the k or c that 'auto' resolved to, per stratum, and only when every
+stratum column is released: otherwise the range over strata), the source is a file name relative to
+the spec's folder. The rows are built when the manifest is written, after masking, from what the
+safeguards measured (`safeguards.Facts`).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from sqlglot import exp
+
+from .. import guarantees as g
+from .methods import SECRET_PARAMS
+from .plan import BOX, RELEASE_DB, ReleasedColumn, Step, ident, layout, literal, table
+from .safeguards import Facts
+from .spec import MANIFEST_TABLE, Rule, Spec
+
+MANIFEST_COLUMNS = (
+    ("release_table", "VARCHAR"),  # the table the column is in (a centroids table for dp_um centroids)
+    ("column_name", "VARCHAR"),    # the released column (the source column where it is dropped)
+    ("source_column", "VARCHAR"),  # the source column it comes from; NULL for a box id
+    ("released_as", "VARCHAR"),    # 'value', 'lower' / 'upper' (a box's bounds), 'box' (box id),
+                                   # 'centroids' (unlinked cluster means); NULL if dropped
+    ("position", "INTEGER"),       # position in the release table; NULL for a dropped column
+    ("rule", "VARCHAR"),           # 'key', 'keep', 'drop' or 'mask'
+    ("method", "VARCHAR"),         # SQL function of a masked column
+    ("parameters", "VARCHAR"),     # JSON object of every parameter used (seeds are never written),
+                                   # 'resolved' (what 'auto' chose), 'decimals', 'cells'
+    ("strata", "VARCHAR[]"),       # columns within whose groups the column was masked
+    ("masked_with", "VARCHAR[]"),  # the group of columns a multivariate method masked together
+    ("epsilon", "DOUBLE"),         # privacy budget spent by a differentially private column
+    ("privacy_model", "VARCHAR"),  # duckdb_sdc.guarantees: k-anonymity, epsilon-DP, ..., none
+    ("guarantee", "VARCHAR"),      # what holds for this column, in words a steward can quote
+    ("source_type", "VARCHAR"),    # NULL for a box id
+    ("released_type", "VARCHAR"),
+    ("source", "VARCHAR"),         # the source, with file names relative to the spec's folder
+    ("epsilon_total", "DOUBLE"),   # the release's total: sum over its DP columns
+    ("release_id", "VARCHAR"),     # random, per release: a linkage file names the release it belongs to
+    ("package_version", "VARCHAR"),
+    ("duckdb_version", "VARCHAR"),
+    ("created_at", "TIMESTAMP"),   # UTC (TIMESTAMPTZ would need pytz in Python clients)
+    ("spec", "VARCHAR"),           # the spec as written (JSON), without seeds, linkage or absolute paths
+)
+CENTROIDS = "centroids"
+NOT_RELEASED = "not released"
+
+
+def _resolved(spec: Spec, rule: Rule, facts: Facts) -> dict:
+    """The values 'auto' resolved to: per stratum when every stratum column is released, else (the
+    stratum values of a dropped column would be released here) only their range."""
+    out = {}
+    strata = spec.strata_of(rule)
+    released = all(spec.rules[c].action == "keep" for c in strata)
+    for param, pairs in facts.of(rule).resolved.items():
+        if not strata:
+            out[param] = pairs[0][1] if pairs else None
+        elif released:
+            out[param] = [{**dict(zip(strata, values)), param: v} for values, v in pairs]
+        else:
+            vs = [v for _, v in pairs]
+            out[param] = {"min": min(vs), "max": max(vs)} if vs else None
+    return out
+
+
+def _k(rule: Rule, facts: Facts) -> int | None:
+    """The k a deterministic rule's guarantee states: its parameter, the smallest that 'auto' resolved
+    to, or (discretisation, and anything merged or suppressed) at least that, the measured smallest set."""
+    f = facts.of(rule)
+    k = rule.params.get("k")
+    if "k" in f.resolved:
+        k = min((v for _, v in f.resolved["k"]), default=None)
+    if not isinstance(k, int) or isinstance(k, bool):
+        k = None
+    measured = f.smallest_set
+    if k is None:
+        return measured
+    return max(k, measured) if measured is not None and rule.method.param("c") is None else k
+
+
+def guarantee(spec: Spec, rule: Rule, facts: Facts, *, released_as: str | None = None,
+              is_key: bool = False) -> tuple[str | None, str]:
+    """(privacy_model, guarantee sentence) of one manifest row."""
+    if rule.action == "drop":
+        return None, NOT_RELEASED
+    if is_key:
+        return g.of(g.KEY).model, g.sentence(g.KEY)
+    if rule.action == "keep":
+        return g.of(g.KEEP).model, g.sentence(g.KEEP)
+    strata = list(spec.strata_of(rule))
+    method = rule.method.name
+    if rule.seeded:
+        return g.of(g.REPRODUCIBLE).model, g.sentence(g.REPRODUCIBLE, method=method)
+    params = rule.effective_params()
+    facts_ = dict(columns=list(rule.columns), strata=strata, epsilon=rule.epsilon, lb=params.get("lb"),
+                  ub=params.get("ub"), table=rule.centroids_table, k=_k(rule, facts), method=method)
+    if released_as == CENTROIDS:
+        subject = g.CENTROIDS
+    elif released_as == BOX:
+        subject = g.BOX_ID
+    else:
+        subject = method if method in g.GUARANTEES else g.UNSTATED
+    if subject in (g.CENTROIDS, "dp_laplace", "dp_um") and (facts_["lb"] is None or facts_["ub"] is None):
+        raise ValueError(f"{method} without a domain has no stated guarantee")  # the method refuses first
+    words = g.sentence(subject, **facts_)
+    if rule.cells is not None:
+        words += "; " + rule.cells.describe()
+    if spec.decimals_of(rule) is not None:
+        words += f"; values rounded to {spec.decimals_of(rule)} decimals after masking"
+    return g.of(subject).model, words
+
+
+def rows(spec: Spec, source_columns, facts: Facts, *, release_id: str, package_version: str,
+         duckdb_version: str, created_at: datetime | None = None) -> list[dict]:
+    """One row per released column, in the table's order, with a dropped column's row (and a column
+    released in a centroids table) at its place in the source's order: a boxed source column has two
+    rows (its bounds, both naming it as source_column) and its rule one more for the box id
+    (source_column NULL)."""
+    created_at = created_at or datetime.now(timezone.utc)
+    columns = layout(spec, source_columns)
+    position = {id(c): i for i, c in enumerate((c for _, _, cols in columns for c in cols), start=1)}
+    public = json.dumps(spec.public_text(), default=str, ensure_ascii=False, sort_keys=True)
+    entries: list[tuple[str, str, str | None, ReleasedColumn | None, str | None]] = []
+    for name, type_, cols in columns:
+        rule = spec.rules[name]
+        if not cols:
+            centroids = rule.action == "mask" and rule.centroids_table is not None
+            entries.append((name, name, type_, None, CENTROIDS if centroids else None))
+        entries += [(c.name, c.source, type_ if c.source is not None else None, c, c.role) for c in cols]
+    out = []
+    for name, source_column, type_, col, released_as in entries:
+        rule = spec.rules[source_column] if col is None else col.rule
+        masked = rule.action == "mask"
+        params = None
+        if masked:
+            params = {k: v for k, v in rule.effective_params().items() if k not in SECRET_PARAMS}
+            resolved = _resolved(spec, rule, facts)
+            if resolved:
+                params["resolved"] = resolved
+            if spec.decimals_of(rule) is not None:
+                params["decimals"] = spec.decimals_of(rule)
+            if rule.cells is not None:
+                f = facts.of(rule)
+                params["cells"] = {"rule": rule.cells.rule, "action": rule.cells.action,
+                                   **dict(zip(("n", "r") if rule.cells.rule == "dominance" else ("p",),
+                                              rule.cells.arguments())),
+                                   **({"primary_cells": f.primary_cells, "secondary_cells": f.secondary_cells}
+                                      if rule.cells.action == "suppress" else {"merged_clusters": f.merged_clusters})}
+        is_key = source_column is not None and source_column == spec.source.key
+        model, words = guarantee(spec, rule, facts, released_as=released_as, is_key=is_key)
+        out.append({
+            "release_table": rule.centroids_table if released_as == CENTROIDS else spec.output.table,
+            "column_name": name,
+            "source_column": source_column,
+            "released_as": released_as,
+            "position": None if col is None else position[id(col)],
+            "rule": "key" if is_key else rule.action,
+            "method": rule.method.name if masked else None,
+            "parameters": json.dumps(params, sort_keys=True, default=str) if masked else None,
+            "strata": list(spec.strata_of(rule)) if masked else None,
+            "masked_with": list(rule.columns) if masked and (rule.group or rule.boxed) else None,
+            "epsilon": rule.epsilon,
+            "privacy_model": model,
+            "guarantee": words,
+            "source_type": type_,
+            "released_type": None if col is None else col.type,
+            "source": spec.source.describe(spec.base),
+            "epsilon_total": spec.epsilon_spent(),
+            "release_id": release_id,
+            "package_version": package_version,
+            "duckdb_version": duckdb_version,
+            "created_at": created_at.astimezone(timezone.utc).replace(tzinfo=None).isoformat(sep=" "),
+            "spec": public,
+        })
+    return out
+
+
+def steps(make_rows) -> list[Step]:
+    """CREATE and INSERT of the manifest; `make_rows()` gives the rows when the INSERT runs."""
+    target = table(MANIFEST_TABLE, "main", RELEASE_DB)
+    schema = exp.Schema(this=target, expressions=[
+        exp.ColumnDef(this=ident(n), kind=exp.DataType.build(t, dialect="duckdb")) for n, t in MANIFEST_COLUMNS])
+    create = exp.Create(this=schema, kind="TABLE")
+
+    def insert():
+        values = exp.values([tuple(literal(row[n]) for n, _ in MANIFEST_COLUMNS) for row in make_rows()])
+        return exp.insert(values, target.copy())
+
+    return [Step("writing the manifest", create), Step("writing the manifest", insert)]
+
+
+__all__ = ["CENTROIDS", "MANIFEST_COLUMNS", "guarantee", "rows", "steps"]

@@ -1,0 +1,34 @@
+"""The Spark engine: run a release spec on a SparkSession and get the same release as DuckDB's.
+
+    from duckdb_sdc.release import load_spec
+    from duckdb_sdc.spark import local_session, release
+    release(load_spec("people.toml"), local_session("local[2]"))
+
+pyspark is an optional dependency (`pip install 'duckdb-sdc[spark]'`), imported only when these
+functions are used. Modules: `engine` (the release), `stratum` (one whole stratum through the numpy
+layer, shared with the DuckDB release), `positional` (a huge stratum bucket by bucket, no Spark in
+it), `planner` (the driver's passes that place the buckets), `intervals` and `summary` (equal-width
+and equal-frequency discretisation of a huge stratum in Spark SQL; `summary` needs no Spark), `kernel` (what the executors run),
+`evaluate` (the measures and k-anonymity of a release in Spark SQL), `files` (the atomic folder
+swap), `session` (a local session). See docs/spark.md.
+"""
+
+from __future__ import annotations
+
+from .session import SparkUnavailable, local_session, require_pyspark
+
+__all__ = ["Options", "SparkUnavailable", "evaluate", "local_session", "release"]
+
+
+def __getattr__(name):
+    if name in ("release", "Options", "SparkReleaseResult", "evaluate"):
+        require_pyspark()  # a clear message (pip install 'duckdb-sdc[spark]') instead of an ImportError
+    if name in ("release", "Options", "SparkReleaseResult"):
+        from . import engine
+
+        return getattr(engine, name)
+    if name == "evaluate":
+        from .evaluate import evaluate
+
+        return evaluate
+    raise AttributeError(name)

@@ -1,0 +1,664 @@
+"""Run a release spec on Apache Spark: the same spec, the same masked values (compared by key) as the
+DuckDB release, written as Parquet plus the manifest.
+
+    from duckdb_sdc.release import load_spec
+    from duckdb_sdc.spark import release, local_session
+    result = release(load_spec("people.toml"), local_session("local[2]"))
+
+What is written (`output.database` names the release folder; it is replaced atomically, see `files`):
+
+    <folder>/<output.table>/part-*.parquet      the released table, in a secret random row order
+    <folder>/release_manifest/part-*.parquet    the manifest: the DuckDB release's columns and words
+
+How the masking runs (one Spark job writes the release; the planning passes before it read the
+source only). The rules are grouped into stages (`plan_stages`), each one shuffle and one kernel:
+
+* a stage's records are given a bucket, shuffled by bucket, sorted inside each partition and masked
+  by `kernel.StageKernel` in the executors' Python workers (mapInArrow);
+* a stratum is one bucket, masked by the numpy layer on its values in key order
+  (`stratum.mask_stratum`, the function the DuckDB release calls); the rules with the same strata
+  share one stage. Methods that need a whole stratum (optimal, V-MDAV, k-means, re-sampling,
+  multivariate MDAV, Mondrian, boxes, stochastic rounding) refuse a stratum of more than
+  `Options.max_stratum_rows` records;
+* a stratum of more than `Options.bucket_rows` values of a position-based method (individual
+  ranking, univariate MDAV, iDP-CBLS, iDP-LS, DP-UM, plain Laplace noise) is split into buckets
+  (`planner`), each masked from its offset (`positional`): one stage per such rule;
+* equal-width and equal-frequency discretisation of a stratum above `Options.max_stratum_rows` run as
+  Spark SQL from per-stratum statistics (`intervals`).
+
+Then the release's rows are put in a random order (hash of the key with a secret salt), the key is
+checked unique and non-NULL on the way, and the Parquet files are written.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from .. import __version__
+from .._validate import SdcError
+from ..release.methods import BOXES, COLUMN
+from ..release.plan import MANIFEST_COLUMNS, key_step, manifest_rows, released_columns, resolve
+from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
+from . import intervals, summary
+from .files import FileSystem, normalise, sibling
+from .kernel import WHOLE, BucketTask, Part, StageKernel
+from .ordering import B, S, V, Order, per_stratum, qcol
+from .planner import POSITIONAL, Options, check_finite, plan_rule
+from .stratum import StratumCall
+
+STRATA_PREFIX = "__sdc_s_"  # one stratum index column per distinct strata list: __sdc_s_0, __sdc_s_1, ...
+HASH = "__sdc_h"
+LOG = logging.getLogger("duckdb_sdc.spark")
+LABELLED_BUCKETS = 1024
+PREVIOUS = "__sdc_previous_key"
+KEY_FAILURE = "__sdc_key_not_unique"
+TABLE_FOLDER_FORBIDDEN = re.compile(r"[/\\]|^[._]")
+
+
+@dataclass
+class SparkReleaseResult:
+    path: str  # the release folder
+    table: str
+    rows: int
+    columns: int
+    masked: list[str]
+    seconds: float
+
+
+# ---------------------------------------------------------------------------------------------
+# the spec, the source
+
+
+def check_spec(spec: Spec) -> None:
+    """Refuse what a Spark release cannot honour, naming the spec key."""
+    if spec.output.storage_version is not None:
+        raise SpecError(f"{spec.name}: output.storage_version: a Spark release writes Parquet files, which have "
+                        "no DuckDB storage version; remove the key (any DuckDB version reads the Parquet files)")
+    if spec.output.view_without_key is not None:
+        raise SpecError(f"{spec.name}: output.view_without_key: a Spark release writes Parquet files, which hold "
+                        "no views; remove the key and release the key column with \"drop\" if readers must not "
+                        "see it")
+    if TABLE_FOLDER_FORBIDDEN.search(spec.output.table):
+        raise SpecError(f"{spec.name}: output.table: {spec.output.table!r} names the table's folder in a Spark "
+                        "release: it cannot contain a slash or start with '.' or '_'")
+
+
+_SPARK_TO_DUCKDB = {
+    T.ByteType: "TINYINT", T.ShortType: "SMALLINT", T.IntegerType: "INTEGER", T.LongType: "BIGINT",
+    T.FloatType: "FLOAT", T.DoubleType: "DOUBLE", T.StringType: "VARCHAR", T.BooleanType: "BOOLEAN",
+    T.DateType: "DATE", T.TimestampType: "TIMESTAMP WITH TIME ZONE", T.TimestampNTZType: "TIMESTAMP",
+    T.BinaryType: "BLOB",
+}
+
+
+def duckdb_type(dtype: T.DataType) -> str:
+    """The DuckDB type name of a Spark type (what DuckDB reports for the same Parquet column)."""
+    if isinstance(dtype, T.DecimalType):
+        return f"DECIMAL({dtype.precision},{dtype.scale})"
+    for cls, name in _SPARK_TO_DUCKDB.items():
+        if isinstance(dtype, cls):
+            return name
+    return dtype.simpleString().upper()
+
+
+def _local_files(spec: Spec) -> bool:
+    return spec.source.database is None and not any("://" in f for f in spec.source.files)
+
+
+def read_source(spark: SparkSession, spec: Spec, source, staging: str | None):
+    """(DataFrame, [(column, DuckDB type)]) of the source: a DataFrame or a Spark table name given by
+    the caller, or the spec's Parquet/CSV files, or its DuckDB table (copied to Parquet in `staging`
+    first: local mode or a shared disk only)."""
+    if isinstance(source, DataFrame):
+        df = source
+    elif isinstance(source, str):
+        df = spark.table(source)
+    elif spec.source.database is not None:
+        import duckdb
+
+        from ..release.run import check_source
+
+        check_source(spec)
+        path = f"{staging}/source.parquet"
+        con = duckdb.connect()
+        try:
+            con.execute("ATTACH ? AS src (READ_ONLY)", [str(spec.source.database)])
+            q = '"' + spec.source.schema.replace('"', '""') + '"."' + spec.source.table.replace('"', '""') + '"'
+            described = con.execute(f"DESCRIBE src.{q}").fetchall()
+            Path(staging).mkdir(parents=True, exist_ok=True)
+            con.execute(f"COPY (SELECT * FROM src.{q}) TO ? (FORMAT parquet)".replace("?", "'" + path.replace("'", "''") + "'"))
+        except duckdb.Error as e:
+            raise SpecError(f"{spec.name}: source: {e}") from None
+        finally:
+            con.close()
+        return spark.read.parquet(path), [(r[0], r[1]) for r in described]
+    else:
+        from ..release.run import check_source
+
+        if _local_files(spec):
+            check_source(spec)
+        files = list(spec.source.files)
+        df = (spark.read.parquet(*files) if spec.source.format == "parquet"
+              else spark.read.csv(files, header=True, inferSchema=True))
+        if _local_files(spec) and spec.source.format == "parquet":
+            return df, _describe_parquet(spec, df)
+    return df, [(f.name, duckdb_type(f.dataType)) for f in df.schema.fields]
+
+
+def _describe_parquet(spec, df) -> list[tuple[str, str]]:
+    """The DuckDB types of local Parquet files (what the DuckDB release's manifest says)."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        rows = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [list(spec.source.files)]).fetchall()
+    finally:
+        con.close()
+    types = {r[0]: r[1] for r in rows}
+    return [(f.name, types.get(f.name, duckdb_type(f.dataType))) for f in df.schema.fields]
+
+
+# ---------------------------------------------------------------------------------------------
+# strata
+
+
+@dataclass
+class Strata:
+    """The strata of one list of strata columns: their values in ascending order (NULLS LAST), which
+    numbers them 0, 1, ... (the stratum index of the seeds), and per rule the non-NULL records."""
+    columns: tuple[str, ...]
+    index_column: str
+    labels: list[str]  # per stratum index, for messages: "region = 'north'"
+    counts: dict[str, list[int]]  # rule where -> per stratum index, its records to mask
+    rows: int  # records of the source
+
+
+def _nonnull(rule: Rule) -> "F.Column":
+    cond = None
+    for c in rule.columns:
+        piece = qcol(c).isNotNull()
+        cond = piece if cond is None else cond & piece
+    return cond
+
+
+def _nonfinite(rule: Rule):
+    cond = None
+    for c in rule.columns:
+        x = qcol(c).cast("double")
+        piece = F.isnan(x) | (F.abs(x) == F.lit(math.inf))
+        cond = piece if cond is None else cond | piece
+    return cond
+
+
+def _label(columns, values) -> str:
+    if not columns:
+        return "(no strata)"
+    return ", ".join(f"{c} = {'NULL' if v is None else repr(v)}" for c, v in zip(columns, values))
+
+
+def compute_strata(spark, df, spec: Spec, rules: list[Rule]) -> tuple[DataFrame, dict[tuple, Strata]]:
+    """One aggregate per distinct strata list: the strata in order, their sizes per rule, and a check
+    for NaN and infinity (refused as the numpy layer refuses them). Returns the source with one stratum
+    index column per strata list, joined from a small broadcast table."""
+    groups: dict[tuple, list[Rule]] = {}
+    for rule in rules:
+        groups.setdefault(tuple(spec.strata_of(rule)), []).append(rule)
+    out = {}
+    for t, (columns, members) in enumerate(groups.items()):
+        aggs = [F.count(F.lit(1)).alias("__sdc_rows")]
+        for i, rule in enumerate(members):
+            aggs.append(F.count(F.when(_nonnull(rule), F.lit(1))).alias(f"n{i}"))
+            aggs.append(F.first(F.when(_nonfinite(rule), F.lit(1)), ignorenulls=True).alias(f"bad{i}"))
+        grouped = df.groupBy(*(qcol(c) for c in columns)).agg(*aggs) if columns else df.agg(*aggs)
+        if columns:
+            grouped = grouped.orderBy(*(qcol(c).asc_nulls_last() for c in columns))
+        rows = grouped.collect()
+        for i, rule in enumerate(members):
+            if any(r[f"bad{i}"] is not None for r in rows):
+                bad = df.where(_nonfinite(rule)).select(*(qcol(c).cast("double") for c in rule.columns)).first()
+                value = next(v for v in bad if v is not None and not math.isfinite(v))
+                try:
+                    check_finite(rule.method.name, value)
+                except SdcError as e:
+                    raise SpecError(f"{spec.name}: {rule.where}: {e}") from None
+        name = f"{STRATA_PREFIX}{t}"
+        labels = [_label(columns, [r[c] for c in columns]) for r in rows]
+        out[columns] = Strata(columns, name, labels,
+                              {rule.where: [int(r[f"n{i}"]) for r in rows] for i, rule in enumerate(members)},
+                              sum(int(r["__sdc_rows"]) for r in rows))
+        if columns:
+            schema = T.StructType([df.schema[c] for c in columns] + [T.StructField(name, T.LongType(), False)])
+            table = spark.createDataFrame([(*[r[c] for c in columns], i) for i, r in enumerate(rows)], schema)
+            cond = None
+            for c in columns:
+                piece = df[c].eqNullSafe(table[c])
+                cond = piece if cond is None else cond & piece
+            df = df.join(F.broadcast(table), cond, "left").drop(*(table[c] for c in columns))
+        else:
+            df = df.withColumn(name, F.lit(0).cast("long"))
+    return df, out
+
+
+# ---------------------------------------------------------------------------------------------
+# one rule's values; discretisation of huge strata in Spark SQL
+
+
+def _value_expr(rule: Rule) -> "F.Column":
+    """V: the rule's value as DOUBLE (clamped to the domain for the DP mechanisms, as they sort the
+    clamped values), NULL where the record is not masked (a NULL value, or for a group a NULL in any
+    of its columns)."""
+    if rule.method.kind != COLUMN or rule.method.name == "dp_laplace":  # no value order: key order alone
+        return F.when(_nonnull(rule), F.lit(0.0))
+    x = qcol(rule.column).cast("double")
+    if rule.method.name in ("idp_cbls", "idp_ls", "dp_um"):
+        lb, ub = rule.params.get("lb"), rule.params.get("ub")
+        if lb is not None:
+            x = F.when(x.isNull(), x).otherwise(F.greatest(x, F.lit(float(lb))))
+        if ub is not None:
+            x = F.when(x.isNull(), x).otherwise(F.least(x, F.lit(float(ub))))
+    return x
+
+
+@dataclass
+class IntervalPlan:
+    """A discretisation rule on huge strata, in Spark SQL (`intervals`): the masked value is `expr`
+    (over S and V), or looked up in `table` (stratum, bin, point) by the bin `expr`."""
+    rule: Rule
+    strata: Strata
+    expr: "F.Column"
+    table: list | None = None
+
+
+def plan_intervals(spark, src, spec: Spec, rule: Rule, strata: Strata, options: Options) -> IntervalPlan | None:
+    """The interval path for a discretisation rule with a stratum above max_stratum_rows, or None."""
+    counts = strata.counts[rule.where]
+    route = summary.route(rule.method.name, rule.params)
+    if route is None or max(counts, default=0) <= options.max_stratum_rows:
+        return None
+    present = [s for s, n in enumerate(counts) if n > 0]
+    rule_src = src.withColumn(S, F.col(strata.index_column)).withColumn(V, _value_expr(rule))
+    func = rule.method.name
+    try:
+        if route == summary.WINDOW:
+            expr, table = intervals.window_table(spark, rule_src, rule.params, spec.source.key, present, func)
+            return IntervalPlan(rule, strata, expr, table)
+        expr = intervals.summary_expr(rule_src, func, rule.params, present, options.max_summary_rows, func)
+    except SdcError as e:
+        raise SpecError(f"{spec.name}: {rule.where}: {e}") from None
+    if expr is None:
+        raise SpecError(f"{spec.name}: {rule.where}: {func}: the strata's (distinct value, count) summary has more "
+                        f"than max_summary_rows = {options.max_summary_rows} rows, which the driver would gather "
+                        "for the interval bounds; raise the limit for a driver with more memory, or use finer "
+                        "strata")
+    return IntervalPlan(rule, strata, expr)
+
+
+def apply_intervals(spark, df: DataFrame, plan: IntervalPlan) -> DataFrame:
+    column = plan.rule.column
+    df = df.withColumn(S, F.col(plan.strata.index_column)).withColumn(V, _value_expr(plan.rule))
+    if plan.table is None:
+        masked = F.when(F.col(V).isNull(), F.lit(None).cast("double")).otherwise(plan.expr)
+        return df.withColumn(column, masked).drop(S, V)
+    bin_col, point = "__sdc_bin", "__sdc_point"
+    schema = T.StructType([T.StructField(S, T.LongType()), T.StructField(bin_col, T.LongType()),
+                           T.StructField(point, T.DoubleType())])
+    table = spark.createDataFrame([(int(s), int(b), float(p)) for s, b, p in plan.table], schema)
+    df = df.withColumn(bin_col, plan.expr).join(F.broadcast(table), [S, bin_col], "left")
+    return df.withColumn(column, F.col(point)).drop(S, V, bin_col, point)
+
+
+# ---------------------------------------------------------------------------------------------
+# stages: one shuffle and kernel each
+
+
+@dataclass
+class Stage:
+    """One shuffle of the release's records and the kernel after it: the rules `rules` masked together.
+    A whole-stratum stage sends every record of a stratum to the stratum's bucket (bucket id = stratum
+    index); a split stage (one position-based rule with huge strata) gives a record with a value the
+    bucket `bucket` and a record without one a pass-through bucket."""
+    strata: Strata
+    rules: list[Rule]
+    buckets: int  # bucket ids 0 .. buckets - 1
+    tasks: dict  # bucket id -> BucketTask
+    bucket: "F.Column | None" = None  # split stages: the bucket of a record with a value
+    order: Order | None = None
+    split_strata: tuple[int, ...] = ()
+
+    @property
+    def split(self) -> bool:
+        return self.bucket is not None
+
+
+def _refuse_oversized(spec: Spec, rule: Rule, strata: Strata, options: Options) -> None:
+    for s, n in enumerate(strata.counts[rule.where]):
+        if n > options.max_stratum_rows:
+            raise SpecError(f"{spec.name}: {rule.where}: {rule.method.name}: stratum {strata.labels[s]} has {n} "
+                            f"records to mask, more than max_stratum_rows = {options.max_stratum_rows}: this method "
+                            "needs a whole stratum in one task's memory (raise max_stratum_rows for executors "
+                            "with more memory, or use finer strata)")
+
+
+def whole_stage(strata: Strata, rules: list[Rule]) -> Stage:
+    count = len(strata.labels)
+    return Stage(strata, rules, count, {s: BucketTask(WHOLE, s) for s in range(count)})
+
+
+def split_stage(src, spec: Spec, rule: Rule, strata: Strata, huge: dict[int, int], options: Options) -> Stage:
+    """A position-based rule with huge strata: its small strata are whole buckets, the huge ones are
+    split by the planner."""
+    counts = strata.counts[rule.where]
+    tasks = {s: BucketTask(WHOLE, s) for s, n in enumerate(counts) if n > 0 and s not in huge}
+    rule_src = src.withColumn(S, F.col(strata.index_column)).withColumn(V, _value_expr(rule))
+    try:
+        order, split_tasks, cases, base = plan_rule(rule_src, method=rule.method.name, params=rule.params,
+                                                    key=spec.source.key, strata=huge, options=options,
+                                                    func=rule.method.name, base=len(counts))
+    except SdcError as e:
+        raise SpecError(f"{spec.name}: {rule.where}: {e}") from None
+    tasks.update(split_tasks)
+    return Stage(strata, [rule], base, tasks, per_stratum(F.col(S), cases), order, tuple(sorted(huge)))
+
+
+def plan_stages(spark, src, spec: Spec, rules: list[Rule], strata: dict[tuple, Strata], options: Options) -> list:
+    """The release's masking as stages and interval plans, in the order of the rules: the rules that
+    mask whole strata share one stage per strata list (one shuffle for all of them)."""
+    out, shared = [], {}
+    for rule in rules:
+        st = strata[tuple(spec.strata_of(rule))]
+        interval_plan = plan_intervals(spark, src, spec, rule, st, options)
+        if interval_plan is not None:
+            out.append(interval_plan)
+            continue
+        counts = st.counts[rule.where]
+        huge = {s: n for s, n in enumerate(counts) if rule.method.name in POSITIONAL and n > options.bucket_rows}
+        if huge:
+            out.append(split_stage(src, spec, rule, st, huge, options))
+            continue
+        if rule.method.name not in POSITIONAL:
+            _refuse_oversized(spec, rule, st, options)
+        if rule.method.kind == BOXES:
+            out.append(whole_stage(st, [rule]))
+            continue
+        if st.columns not in shared:
+            shared[st.columns] = whole_stage(st, [])
+            out.append(shared[st.columns])
+        shared[st.columns].rules.append(rule)
+    return out
+
+
+def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dict | None = None,
+                count_boxes: bool = False) -> DataFrame:
+    """The stage's records shuffled into buckets, sorted, and masked by the kernel."""
+    partitions = max(1, min(stage.buckets, spark.sparkContext.defaultParallelism * 4))
+    bucket = stage.bucket if stage.split else F.col(stage.strata.index_column)
+    if stage.buckets <= LABELLED_BUCKETS:
+        # few buckets: give each a label that Spark's hash partitioning sends to partition b mod P, so
+        # that they spread evenly (hashing the numbers 0..b directly leaves about a third of the
+        # partitions empty)
+        label_of = unique_labels(stage.buckets, partitions)
+        mapping = F.create_map(*[x for b in range(stage.buckets) for x in (F.lit(b), F.lit(label_of[b]))])
+        bucket = mapping[bucket]
+    else:
+        label_of = {b: b for b in range(stage.buckets)}
+    tasks = {label_of[b]: t for b, t in stage.tasks.items()}
+    key = qcol(spec.source.key)
+    if stage.split:
+        rule = stage.rules[0]
+        df = df.withColumn(S, F.col(stage.strata.index_column)).withColumn(V, _value_expr(rule))
+        null_bucket = -1 - F.pmod(F.xxhash64(key), F.lit(partitions))
+        df = df.withColumn(B, F.when(F.col(V).isNull(), null_bucket).otherwise(bucket))
+        order = [F.col(B), *stage.order.sort_columns(list(stage.split_strata))]
+    else:
+        df = df.withColumn(B, bucket)
+        order = [F.col(B), key.asc_nulls_last()]
+    df = df.repartition(partitions, B).sortWithinPartitions(*order)
+    kept = [f for f in df.schema.fields if f.name not in (B, V, S)]
+    parts = tuple(Part(StratumCall(r.method, dict(r.params), tuple(r.columns)), tuple(r.columns), r.where)
+                  for r in stage.rules)
+    common = dict(parts=parts, key=spec.source.key, tasks=tasks, stratum_labels=tuple(stage.strata.labels))
+    if count_boxes:
+        schema = T.StructType([T.StructField("stratum", T.LongType()), T.StructField("boxes", T.LongType())])
+        return df.mapInArrow(StageKernel(schema=to_arrow_schema(schema), count_boxes=True, **common), schema)
+    rule = stage.rules[0]
+    if rule.method.kind == BOXES:
+        names = tuple(bound_columns(c) for c in rule.columns)
+        fields = [f for f in kept if f.name not in rule.columns]
+        fields += [T.StructField(n, T.DoubleType()) for pair in names for n in pair]
+        fields.append(T.StructField(rule.box_column, T.LongType()))
+        schema = T.StructType(fields)
+        kernel = StageKernel(schema=to_arrow_schema(schema), box_names=names, box_column=rule.box_column,
+                             box_offsets=box_offsets or {}, **common)
+    else:
+        masked = {c for r in stage.rules for c in r.columns}
+        schema = T.StructType([T.StructField(f.name, T.DoubleType()) if f.name in masked else f for f in kept])
+        kernel = StageKernel(schema=to_arrow_schema(schema), **common)
+    return df.mapInArrow(kernel, schema)
+
+
+def box_offsets(spark, src, spec: Spec, stage: Stage) -> dict[int, int]:
+    """Per stratum index, the number of boxes of the strata before it (a pass that runs the box method
+    on the source and counts its boxes), so that box ids run 1..G over the release."""
+    per = {}
+    for r in apply_stage(spark, src, spec, stage, count_boxes=True).collect():
+        if r["stratum"] >= 0:
+            per[r["stratum"]] = per.get(r["stratum"], 0) + r["boxes"]
+    offsets, total = {}, 0
+    for s in range(len(stage.strata.labels)):
+        offsets[s] = total
+        total += per.get(s, 0)
+    return offsets
+
+
+# ---------------------------------------------------------------------------------------------
+# partitions
+
+
+def _mix_k1(k1: int) -> int:
+    k1 = (k1 * 0xCC9E2D51) & 0xFFFFFFFF
+    k1 = ((k1 << 15) | (k1 >> 17)) & 0xFFFFFFFF
+    return (k1 * 0x1B873593) & 0xFFFFFFFF
+
+
+def _mix_h1(h1: int, k1: int) -> int:
+    h1 ^= k1
+    h1 = ((h1 << 13) | (h1 >> 19)) & 0xFFFFFFFF
+    return (h1 * 5 + 0xE6546B64) & 0xFFFFFFFF
+
+
+def spark_hash_long(value: int, seed: int = 42) -> int:
+    """Spark's hash() of a BIGINT (Murmur3_x86_32.hashLong with seed 42), which its hash partitioning
+    takes modulo the number of partitions."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    h1 = _mix_h1(seed, _mix_k1(value & 0xFFFFFFFF))
+    h1 = _mix_h1(h1, _mix_k1(value >> 32))
+    h1 ^= 8
+    h1 ^= h1 >> 16
+    h1 = (h1 * 0x85EBCA6B) & 0xFFFFFFFF
+    h1 ^= h1 >> 13
+    h1 = (h1 * 0xC2B2AE35) & 0xFFFFFFFF
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 >= 1 << 31 else h1
+
+
+def unique_labels(buckets: int, partitions: int) -> dict[int, int]:
+    """Distinct BIGINT labels, bucket b's label sent to partition b mod partitions by Spark's hash
+    partitioning (pmod(hash(label), partitions))."""
+    need = {p: len(range(p, buckets, partitions)) for p in range(partitions)}
+    found: dict[int, list[int]] = {p: [] for p in range(partitions)}
+    label = 0
+    missing = sum(need.values())
+    while missing:
+        p = spark_hash_long(label) % partitions
+        if len(found[p]) < need[p]:
+            found[p].append(label)
+            missing -= 1
+        label += 1
+    return {b: found[b % partitions][b // partitions] for b in range(buckets)}
+
+
+# ---------------------------------------------------------------------------------------------
+# errors from the executors
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip().splitlines()
+    return text[0][:500] if text else type(error).__name__
+
+
+def executor_message(error: Exception) -> str | None:
+    """The duckdb_sdc message of an error raised in a Python worker, if there is one."""
+    text = str(error)
+    found = re.search(r"SdcError: (.*?)(\n|$)", text)
+    return found.group(1).strip() if found else None
+
+
+# ---------------------------------------------------------------------------------------------
+# the release
+
+
+_MANIFEST_SPARK = {"VARCHAR": T.StringType(), "INTEGER": T.IntegerType(), "DOUBLE": T.DoubleType(),
+                   "VARCHAR[]": T.ArrayType(T.StringType()), "TIMESTAMP": T.TimestampNTZType(),
+                   "BIGINT": T.LongType(), "BOOLEAN": T.BooleanType()}
+
+
+def manifest_frame(spark, rows: list[dict]) -> DataFrame:
+    """The manifest rows as a DataFrame with the DuckDB release's column names and types."""
+    schema = T.StructType([T.StructField(n, _MANIFEST_SPARK[t]) for n, t in MANIFEST_COLUMNS])
+    data = []
+    for row in rows:
+        values = []
+        for name, type_ in MANIFEST_COLUMNS:
+            v = row[name]
+            if type_ == "TIMESTAMP" and isinstance(v, str):
+                v = datetime.fromisoformat(v)
+            values.append(v)
+        data.append(tuple(values))
+    return spark.createDataFrame(data, schema)
+
+
+def released_frame(spark, df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
+    """The release's columns in order, in a random row order (hash of the key with a secret salt),
+    and the key checked unique and non-NULL on the way (duplicates share a hash, so they meet)."""
+    key = qcol(spec.source.key)
+    salt = secrets.randbits(62)
+    partitions = max(1, math.ceil(rows / 2_000_000))
+    df = df.withColumn(HASH, F.xxhash64(key, F.lit(salt)))
+    df = df.repartition(partitions, HASH).sortWithinPartitions(HASH, key)
+    df = df.withColumn(PREVIOUS, F.lag(key).over(Window.partitionBy(HASH).orderBy(key)))
+    ok = key.isNotNull() & (F.col(PREVIOUS).isNull() | (F.col(PREVIOUS) != key))
+    df = df.where(F.assert_true(ok, F.lit(KEY_FAILURE)).isNull())
+    return df.select(*(qcol(c.name) for c in released_columns(spec, source_columns)))
+
+
+def _key_error(spec: Spec, src: DataFrame) -> SpecError | None:
+    """The DuckDB release's error for a key that is not unique and non-NULL, or None."""
+    key = qcol(spec.source.key)
+    n, non_null, distinct = src.agg(F.count(F.lit(1)), F.count(key), F.countDistinct(key)).first()
+    try:
+        key_step(spec).check([(n, non_null, distinct)])
+    except SpecError as e:
+        return e
+    return None
+
+
+def release(spec: Spec, spark: SparkSession, *, source=None, target=None, options: Options | None = None,
+            check=None) -> SparkReleaseResult:
+    """Write the release declared by `spec` with Spark; raise SpecError (nothing written) on any failure.
+
+    source: a DataFrame or a Spark table name to release instead of the spec's [source] (the spec's
+    key and rules still apply). target: the release folder (default: output.database). check: an
+    optional callable check(spark, released DataFrame, original DataFrame) run on the would-be release
+    before it is put in place (the policy gate); it raises to refuse the release."""
+    start = time.perf_counter()
+    options = options or Options()
+    check_spec(spec)
+    target = normalise(target if target is not None else spec.output.database)
+    fs = FileSystem(spark, target)
+    if fs.exists(target) and not fs.is_dir(target):
+        raise SpecError(f"{spec.name}: output.database {target!r} is a file; a Spark release writes a folder")
+    parent = target.rstrip("/").rpartition("/")[0]
+    fs.mkdirs(parent)
+    tmp = sibling(target, "tmp")
+    try:
+        src, source_columns = read_source(spark, spec, source, staging=f"{tmp}-staging" if source is None else None)
+        resolve(spec, source_columns)
+        LOG.info("source read: %.1f s", time.perf_counter() - start)
+        rules = spec.masked()
+        src, strata = compute_strata(spark, src, spec, rules)
+        rows = next(iter(strata.values())).rows if strata else src.count()
+        LOG.info("strata: %.1f s", time.perf_counter() - start)
+        keep = {c for c, r in spec.rules.items() if r.action != "drop"} | {spec.source.key}
+        keep |= {c for r in rules for c in r.columns}
+        pipeline = src.select(*(qcol(f.name) for f in src.schema.fields
+                                if f.name in keep or f.name.startswith(STRATA_PREFIX)))
+        for stage in plan_stages(spark, src, spec, rules, strata, options):
+            if isinstance(stage, IntervalPlan):
+                pipeline = apply_intervals(spark, pipeline, stage)
+            else:
+                boxed = stage.rules[0].method.kind == BOXES
+                offsets = box_offsets(spark, src, spec, stage) if boxed else None
+                pipeline = apply_stage(spark, pipeline, spec, stage, box_offsets=offsets)
+        LOG.info("planned: %.1f s", time.perf_counter() - start)
+        final = released_frame(spark, pipeline, spec, source_columns, rows)
+        try:
+            final.write.parquet(f"{tmp}/{spec.output.table}")
+        except Exception as e:  # noqa: BLE001 - Spark wraps worker errors in its own exceptions
+            # the DuckDB release checks the key before masking: report a bad key first here too
+            key_problem = _key_error(spec, src)
+            if key_problem is not None:
+                raise key_problem from None
+            message = executor_message(e)
+            if message is not None:
+                raise SpecError(f"{spec.name}: {message}") from None
+            raise SpecError(f"{spec.name}: the Spark job failed: {_first_line(e)}") from e
+        LOG.info("table written: %.1f s", time.perf_counter() - start)
+        created = datetime.now(timezone.utc)
+        manifest = manifest_rows(spec, source_columns, package_version=__version__,
+                                 duckdb_version=f"spark {spark.version}", created_at=created)
+        manifest_frame(spark, manifest).coalesce(1).write.parquet(f"{tmp}/{MANIFEST_TABLE}")
+        if check is not None:
+            check(spark, spark.read.parquet(f"{tmp}/{spec.output.table}"), src)
+        _put_in_place(fs, tmp, target, spec)
+    except BaseException:
+        for leftover in (tmp, f"{tmp}-staging"):
+            try:
+                fs.delete(leftover)
+            except Exception:  # noqa: BLE001 - best effort: nothing at the target was touched
+                pass
+        raise
+    fs.delete(f"{tmp}-staging")
+    return SparkReleaseResult(path=target, table=spec.output.table, rows=rows,
+                              columns=len(released_columns(spec, source_columns)),
+                              masked=[c for r in spec.masked() for c in r.columns],
+                              seconds=time.perf_counter() - start)
+
+
+def _put_in_place(fs: FileSystem, tmp: str, target: str, spec: Spec) -> None:
+    old = None
+    if fs.exists(target):
+        old = sibling(target, "old")
+        if not fs.rename(target, old):
+            raise SpecError(f"{spec.name}: output.database: cannot move the previous release {target!r} aside")
+    if not fs.rename(tmp, target):
+        if old is not None:
+            fs.rename(old, target)
+        raise SpecError(f"{spec.name}: output.database: cannot write {target!r}")
+    if old is not None:
+        fs.delete(old)
+
+
+__all__ = ["Options", "SparkReleaseResult", "check_spec", "duckdb_type", "manifest_frame", "read_source", "release"]
+

@@ -1,0 +1,213 @@
+"""The risk/utility measures of a release in Spark SQL: what a policy gate needs, on Spark output.
+
+* the per-column information-loss measures of `evaluate_masking` that are pure SQL (mae, mse, il1,
+  il1s, il1s_sum, sse_sst): their macros in sql/10_measures.sql are parsed with sqlglot, the helper
+  macros inlined, and the expression written as Spark SQL, so the definition is the one DuckDB runs;
+* interval disclosure per column (`measures.risk.interval_disclosure`, Templ's dRisk with one column:
+  the share of records whose original value lies within +-k sd of the masked one, sd the sample sd of
+  the masked column, here Spark's stddev_samp, equal to the numpy layer's up to rounding);
+* the k-anonymity section of the release report (`release.report.k_anonymity_section`): for each
+  released quasi-identifier the smallest number of records sharing its value within a stratum, the
+  number of such classes and the share of records alone in theirs, then all quasi-identifiers
+  together.
+
+Rows have the report's shape (section, measure, column, value, note), so the same policy can read
+either. Record linkage is not computed here (it needs nearest neighbours across the whole release);
+evaluate a sample with `duckdb-sdc evaluate` for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tempfile
+
+import pandas as pd
+import sqlglot
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from sqlglot import exp
+
+from ..release.report import COLUMNS, K_ANONYMITY, RISK, Row, section_of
+from ..release.spec import Spec, SpecError, bound_columns
+from ..sql import sql_files
+from .ordering import qcol
+
+MEASURES_FILE = "10_measures.sql"
+SQL_MEASURES = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst")
+_HELPERS = ("__sdc_value", "__sdc_finite", "__sdc_il1s_sum")
+ORIGINAL, MASKED = "__sdc_o", "__sdc_m"
+
+
+@functools.cache
+def _macros() -> dict[str, tuple[list[str], exp.Expression]]:
+    text = dict(sql_files())[MEASURES_FILE]
+    out = {}
+    # the statements defining the measures and the helpers they call (the file's other macros build
+    # SQL text for DuckDB's table macros and are no business of Spark's)
+    wanted = re.compile(r"CREATE OR REPLACE MACRO (" + "|".join(SQL_MEASURES + _HELPERS) + r")\(")
+    for piece in re.split(r";\s*\n", text):
+        body = "\n".join(line for line in piece.splitlines() if not line.lstrip().startswith("--"))
+        if not wanted.search(body):
+            continue
+        stmt = sqlglot.parse_one(body, read="duckdb")
+        if isinstance(stmt, exp.Create) and str(stmt.args.get("kind", "")).upper() == "MACRO":
+            fn = stmt.this
+            out[fn.this.name] = ([p.name for p in fn.expressions], stmt.expression)
+    return out
+
+
+def _bind(expr: exp.Expression, bindings: dict[str, exp.Expression]) -> exp.Expression:
+    """The expression with its parameters (bare column names) replaced by `bindings`."""
+    def bind(node):
+        if isinstance(node, exp.Column) and not node.table and node.name in bindings:
+            return bindings[node.name].copy()
+        return node
+
+    return expr.transform(bind, copy=True)
+
+
+def _expand_once(expr: exp.Expression) -> exp.Expression:
+    macros = _macros()
+
+    def expand(node):
+        if not isinstance(node, exp.Anonymous):
+            return node
+        name = node.name.lower()
+        if name == "__sdc_value":  # the type dispatch: Spark's column types were checked when released
+            return exp.Cast(this=node.expressions[0].copy(), to=exp.DataType.build("DOUBLE"))
+        if name in macros:
+            params, body = macros[name]
+            return _bind(body, dict(zip(params, node.expressions)))
+        if name == "isfinite":  # Spark has no isfinite
+            x = node.expressions[0]
+            return exp.and_(exp.Not(this=exp.Anonymous(this="isnan", expressions=[x.copy()])),
+                            exp.NEQ(this=exp.Abs(this=x.copy()),
+                                    expression=exp.Cast(this=exp.Literal.string("Infinity"),
+                                                        to=exp.DataType.build("DOUBLE"))))
+        if name == "error":
+            return exp.Anonymous(this="raise_error", expressions=[a.copy() for a in node.expressions])
+        return node
+
+    return expr.transform(expand, copy=True)
+
+
+def _inline(expr: exp.Expression) -> exp.Expression:
+    """Every macro of the measures file expanded, until none is left."""
+    names = set(_macros()) | {"__sdc_value", "isfinite", "error"}
+    for _ in range(20):
+        if not any(isinstance(n, exp.Anonymous) and n.name.lower() in names for n in expr.walk()):
+            return expr
+        expr = _expand_once(expr)
+    raise RuntimeError("duckdb_sdc.spark.evaluate: the measure macros do not expand")
+
+
+def measure_sql(name: str, x: str, xm: str) -> str:
+    """A pure-SQL measure of sql/10_measures.sql as a Spark SQL aggregate over the columns x, xm."""
+    params, body = _macros()[name]
+    bound = {params[0]: sqlglot.parse_one(x, read="spark"), params[1]: sqlglot.parse_one(xm, read="spark")}
+    return _inline(_bind(body, bound)).sql(dialect="spark")
+
+
+def _ref(table: str, column: str) -> str:
+    return f"{table}.`{column.replace('`', '``')}`"
+
+
+def _classes(df: DataFrame, total: int, by: list[str], present: list[str], col: str | None) -> list[Row]:
+    """report._classes on Spark: k-anonymity of the released records grouped by `by`."""
+    rows = df
+    for c in present:
+        rows = rows.where(qcol(c).isNotNull())
+    sizes = rows.groupBy(*(qcol(c) for c in by)).count()
+    smallest, classes, alone, counted = sizes.agg(
+        F.min("count"), F.count(F.lit(1)), F.sum(F.when(F.col("count") == 1, 1).otherwise(0)),
+        F.sum("count")).first()
+    counted = counted or 0
+    note = None
+    if counted < total:
+        what = f"a NULL {col!r}" if col is not None else "a NULL quasi-identifier"
+        note = f"{total - counted} of {total} records with {what} left out"
+    if counted == 0:
+        return [Row(K_ANONYMITY, m, col, None, note) for m in ("k_anonymity", "classes", "unique_share")]
+    return [Row(K_ANONYMITY, "k_anonymity", col, float(smallest), note),
+            Row(K_ANONYMITY, "classes", col, float(classes), note),
+            Row(K_ANONYMITY, "unique_share", col, alone / counted, note)]
+
+
+def k_anonymity_rows(spec: Spec, released: DataFrame) -> list[Row]:
+    """The report's k-anonymity section (`report.k_anonymity_section`) on a released DataFrame."""
+    q = spec.quasi_identifiers()
+    strata = [c for c in q if c in set(spec.strata_columns())]
+    total = released.count()
+
+    def cols(name):
+        return list(bound_columns(name)) if spec.rules[name].boxed else [name]
+
+    rows = []
+    for c in q:
+        if c not in strata:
+            rows += _classes(released, total, strata + cols(c), cols(c), c)
+    every = [r for c in q for r in cols(c)]
+    rows += _classes(released, total, every, every, None)
+    for rule in {id(r): r for r in spec.masked() if r.boxed}.values():
+        rows += _classes(released, total, [rule.box_column], [rule.box_column], rule.box_column)
+    return rows
+
+
+def measure_rows(spec: Spec, released: DataFrame, original: DataFrame, k: float = 0.05) -> list[Row]:
+    """Per masked column released as values: the SQL measures and interval disclosure, in one
+    aggregate over the original and released records joined on the key."""
+    key = spec.source.key
+    if key not in released.columns:
+        raise SpecError(f"{spec.name}: source.key: the release has no key column {key!r} to link its records to "
+                        "the original ones; evaluate a release that keeps the key")
+    columns = [c for r in spec.masked() if not r.boxed for c in r.columns]
+    if not columns:
+        return []
+    o = original.select(*(qcol(c) for c in [key, *columns])).alias(ORIGINAL)
+    m = released.select(*(qcol(c) for c in [key, *columns])).alias(MASKED)
+    joined = o.join(m, F.col(_ref(ORIGINAL, key)) == F.col(_ref(MASKED, key)), "inner")
+    aggs, names = [], []
+    for c in columns:
+        x, xm = _ref(ORIGINAL, c), _ref(MASKED, c)
+        for name in SQL_MEASURES:
+            aggs.append(F.expr(measure_sql(name, x, xm)).alias(f"{len(names)}"))
+            names.append((name, c))
+        aggs.append(F.stddev_samp(F.when(F.col(x).isNotNull(), F.col(xm))).alias(f"{len(names)}"))
+        names.append(("__sd", c))
+    first = joined.agg(*aggs).first()
+    values = {names[i]: first[str(i)] for i in range(len(names))}
+    inside = []
+    for c in columns:
+        x, xm = F.col(_ref(ORIGINAL, c)), F.col(_ref(MASKED, c))
+        half = k * (values[("__sd", c)] or 0.0)
+        inside.append(F.avg(F.when(x.isNotNull() & xm.isNotNull(),
+                                   F.when((x >= xm - half) & (x <= xm + half), 1.0).otherwise(0.0))).alias(c))
+    shares = joined.agg(*inside).first()
+    rows = []
+    for c in columns:
+        for name in SQL_MEASURES:
+            v = values[(name, c)]
+            rows.append(Row(section_of(name), name, c, v, None if v is not None else "undefined for these data"))
+        rows.append(Row(RISK, "interval_disclosure", c, shares[c]))
+    return rows
+
+
+def evaluate(spec: Spec, spark, *, released: DataFrame | None = None, original: DataFrame | None = None,
+             k: float = 0.05) -> pd.DataFrame:
+    """The measures and k-anonymity of a Spark release as a tidy frame (section, measure, column, value,
+    note), like `release.report`. released: the release's table (default: read from the release folder);
+    original: the source (default: the spec's)."""
+    from .engine import read_source
+    from .files import normalise
+
+    if released is None:
+        released = spark.read.parquet(f"{normalise(spec.output.database)}/{spec.output.table}")
+    with tempfile.TemporaryDirectory() as staging:  # a DuckDB source is read through a Parquet copy
+        if original is None:
+            original, _ = read_source(spark, spec, None, staging=staging)
+        rows = measure_rows(spec, released, original, k) + k_anonymity_rows(spec, released)
+    return pd.DataFrame([(r.section, r.measure, r.column, r.value, r.note) for r in rows], columns=list(COLUMNS))
+
+
+__all__ = ["evaluate", "k_anonymity_rows", "measure_rows", "measure_sql"]

@@ -1,0 +1,107 @@
+"""Equal-width and equal-frequency discretisation of strata too large for one task, in Spark SQL.
+
+Intervals are ranges of values (equal values are never split), so once the driver knows each
+stratum's intervals and rounding points, every record's masked value is a function of its value
+alone: a CASE tree over the intervals' smallest values, evaluated in the JVM, with no shuffle.
+The intervals and points are computed exactly as `methods.discretisation` computes them:
+
+* equal frequency (and equal width with c = 'auto' or medians), from the stratum's
+  (distinct value, count) summary gathered on the driver (`Options.max_summary_rows` at most): the cut
+  rule `efd_bounds` is one call on that summary (swap it for another rule), the Freedman-Diaconis
+  count for 'auto' reads the summary as the sorted column, and means are summed over the runs in
+  ascending order, centred on the median value, as `_bounds_points` sums the sorted column;
+* equal width with a given c and means or midpoints, as `_run_ewd`: the stratum's minimum and
+  maximum, each record's bin in Spark SQL, and each bin's sum of (x - min) added in key order by a
+  window (a running sum over the bin's records ordered by key, the last one kept), which is the order
+  in which the numpy method adds them. Each bin's records pass through one task (streamed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
+from ..params import INTERVALS, POINT
+from ..methods import discretisation as disc
+from .ordering import S, V, per_stratum, qcol
+from .summary import summary_points
+
+def lookup(lows: np.ndarray, points: np.ndarray):
+    """points[number of lows <= V], as a CASE tree on V."""
+
+    def tree(lo: int, hi: int):
+        if lo == hi:
+            return F.lit(float(points[lo]))
+        mid = (lo + hi) // 2
+        return F.when(F.col(V) < F.lit(float(lows[mid])), tree(lo, mid)).otherwise(tree(mid + 1, hi))
+
+    return tree(0, len(lows))
+
+
+def summary_expr(src, method: str, params: dict, strata: list[int], limit: int, func: str):
+    """The masked value of a record (per stratum), from the gathered summaries."""
+    rows = (src.where(F.col(V).isNotNull() & F.col(S).isin(strata)).groupBy(S, V).count()
+            .limit(limit + 1).toArrow())
+    if rows.num_rows > limit:
+        return None
+    s_col = rows.column(S).to_numpy(zero_copy_only=False)
+    v_col = rows.column(V).to_numpy(zero_copy_only=False)
+    n_col = rows.column("count").to_numpy(zero_copy_only=False)
+    cases = {}
+    for s in strata:
+        idx = np.flatnonzero(s_col == s)
+        order = np.argsort(v_col[idx], kind="stable")
+        values = np.ascontiguousarray(v_col[idx][order], dtype=np.float64)
+        counts = np.ascontiguousarray(n_col[idx][order], dtype=np.int64)
+        lows, points = summary_points(method, params, values, counts, func)
+        cases[s] = lookup(lows, points)
+    return per_stratum(F.lit(None).cast("double"), cases)
+
+
+def window_table(spark, src, params: dict, key: str, strata: list[int], func: str):
+    """Equal width with a given c (means or midpoints): per stratum the minimum and width, and a small
+    table (stratum, bin, point) of the occupied bins."""
+    c = INTERVALS.check(params.get("c"), func, "c")  # a given c (the caller routes 'auto' elsewhere)
+    rep = POINT.check(params.get("representative", "mean"), func, "representative")
+    stats = src.where(F.col(V).isNotNull() & F.col(S).isin(strata)).groupBy(S).agg(
+        F.min(V).alias("lo"), F.max(V).alias("hi")).collect()
+    lo = {r[S]: float(r["lo"]) for r in stats}
+    width = {r[S]: (float(r["hi"]) - float(r["lo"])) / c for r in stats}
+    bin_expr = bins(lo, width, c)
+    bin_col = "__sdc_bin"
+    data = src.where(F.col(V).isNotNull() & F.col(S).isin(strata)).select(S, V, qcol(key).alias("k"))
+    data = data.withColumn(bin_col, bin_expr)
+    if rep == "midpoint":
+        occupied = data.select(S, bin_col).distinct().collect()
+        table = []
+        for r in occupied:
+            s, b = r[S], r[bin_col]
+            if width[s] > 0:
+                table.append((s, b, lo[s] + (b + 0.5) * width[s]))
+            else:
+                table.append((s, b, lo[s]))
+        return bin_expr, table
+    offset = per_stratum(F.lit(0.0), {s: F.lit(lo[s]) for s in strata})
+    w = (Window.partitionBy(S, bin_col).orderBy("k")
+         .rowsBetween(Window.unboundedPreceding, Window.currentRow))
+    sums = (data.withColumn("__sdc_run", F.sum(F.col(V) - offset).over(w))
+            .groupBy(S, bin_col).agg(F.max_by("__sdc_run", "k").alias("sum"), F.count(F.lit(1)).alias("n"))
+            .collect())
+    table = [(r[S], r[bin_col], lo[r[S]] + r["sum"] / r["n"]) for r in sums]
+    return bin_expr, table
+
+
+def bins(lo: dict, width: dict, c: int):
+    """Each record's bin: min(floor((x - min) / width), c - 1), 0 for a constant stratum."""
+    cases = {}
+    for s in lo:
+        if width[s] > 0:
+            t = F.floor((F.col(V) - F.lit(lo[s])) / F.lit(width[s]))
+            cases[s] = F.when(t >= c - 1, F.lit(c - 1)).otherwise(t).cast("long")
+        else:
+            cases[s] = F.lit(0).cast("long")
+    return per_stratum(F.lit(None).cast("long"), cases)
+
+
+__all__ = ["bins", "lookup", "summary_expr", "window_table"]

@@ -1,0 +1,157 @@
+"""What runs in the Spark executors' Python workers: `mapInArrow` over the records of one masking rule,
+repartitioned by bucket id and sorted by (bucket, value, key) within each partition.
+
+A bucket is a whole stratum (masked by `stratum.mask_stratum`, the numpy layer, on its values in key
+order) or a piece of a huge stratum (masked by its `positional` plan). Records whose value is NULL
+carry a negative bucket id and pass through unchanged (NULL stays NULL in place). Only one bucket's
+records are held in memory at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .._validate import SdcError
+from .ordering import B, V
+from .positional import Bucket, StratumPlan
+from .stratum import Boxes, StratumCall, mask_stratum
+
+WHOLE, SPLIT = "whole", "split"
+
+
+@dataclass(frozen=True)
+class BucketTask:
+    mode: str  # WHOLE or SPLIT
+    stratum: int
+    plan: StratumPlan | None = None  # SPLIT
+    bucket: Bucket | None = None  # SPLIT
+
+
+@dataclass(frozen=True)
+class Part:
+    """One masking rule of a stage."""
+    call: StratumCall
+    columns: tuple[str, ...]  # the source columns the rule masks
+    where: str  # the spec's rule, for messages
+
+
+@dataclass(frozen=True)
+class StageKernel:
+    """Everything a worker needs for one stage (pickled into the task): one shuffle that masks one or
+    more rules. Whole-stratum buckets mask every part; a split bucket (one part only) masks its piece.
+    `schema` is the output's Arrow schema: the input's columns without the internal ones, the parts'
+    columns as DOUBLE (for a box rule, the only part: instead of its columns, each column's lower and
+    upper bound after the other columns, then the box id)."""
+    parts: tuple[Part, ...]
+    key: str
+    tasks: dict  # bucket label -> BucketTask
+    schema: pa.Schema
+    stratum_labels: tuple = ()  # per stratum index, how messages name it
+    box_names: tuple[tuple[str, str], ...] = ()  # boxes: (lower, upper) column of each rule column
+    box_column: str | None = None  # boxes: the box id column
+    box_offsets: dict | None = None  # boxes: stratum index -> boxes in the strata before it
+    count_boxes: bool = False  # emit (stratum, number of boxes) per bucket instead of records
+
+    def __call__(self, batches):
+        pending: list[pa.RecordBatch] = []
+        current = None
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            ids = batch.column(B).to_numpy(zero_copy_only=False)
+            starts = np.concatenate(([0], np.flatnonzero(np.diff(ids)) + 1, [batch.num_rows]))
+            for a, b in zip(starts[:-1], starts[1:]):
+                bucket_id = int(ids[a])
+                if current is not None and bucket_id != current:
+                    yield self._bucket(current, pending)
+                    pending = []
+                current = bucket_id
+                pending.append(batch.slice(int(a), int(b - a)))
+        if pending:
+            yield self._bucket(current, pending)
+
+    # -- one bucket -----------------------------------------------------------------------------
+
+    def _bucket(self, bucket_id: int, parts: list[pa.RecordBatch]) -> pa.RecordBatch:
+        batch = pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
+        task = self.tasks.get(bucket_id)
+        out = {name: batch.column(name) for name in batch.schema.names}
+        order = None
+        if task is not None and task.mode == WHOLE:
+            order = pc.sort_indices(batch.column(self.key)).to_numpy(zero_copy_only=False)
+        for part in self.parts:
+            try:
+                masked = self._mask(part, task, batch, order)
+            except SdcError as e:
+                label = self.stratum_labels[task.stratum] if len(self.stratum_labels) > 1 else None
+                raise SdcError(f"{part.where}: " + (f"stratum {label}: " if label else "") + str(e)) from None
+            if self.count_boxes:
+                boxes = 0 if masked is None else int(np.unique(masked.box[masked.box >= 0]).shape[0])
+                return pa.RecordBatch.from_pydict({"stratum": [-1 if task is None else task.stratum],
+                                                   "boxes": [boxes]}, schema=self.schema)
+            if self.box_column is not None:
+                self._boxes(out, part, batch.num_rows, masked, order, None if task is None else task.stratum)
+            else:
+                self._values(out, part, batch, masked, order)
+        return pa.RecordBatch.from_arrays([out[f.name] for f in self.schema], schema=self.schema)
+
+    def _mask(self, part: Part, task: BucketTask | None, batch: pa.RecordBatch, order):
+        """Masked values (or Boxes) of one part, in key order for a whole stratum, else in the bucket's."""
+        if task is None:  # NULL values: unchanged
+            return None
+        if task.mode == WHOLE:
+            values = np.column_stack([_floats(batch.column(c)) for c in part.columns])[order]
+            return mask_stratum(part.call, values if len(part.columns) > 1 else values[:, 0], task.stratum)
+        v = batch.column(V).to_numpy(zero_copy_only=False)
+        keys = batch.column(self.key).to_numpy(zero_copy_only=False)
+        return task.plan.mask(task.bucket, v, keys, _floats(batch.column(part.columns[0])))
+
+    def _values(self, out: dict, part: Part, batch: pa.RecordBatch, masked, order) -> None:
+        n = batch.num_rows
+        if masked is None:  # NULL values stay NULL in place; a group's record is NULL when one value is
+            matrix = np.column_stack([_floats(batch.column(c)) for c in part.columns]) if n else \
+                np.empty((0, len(part.columns)))
+            if len(part.columns) > 1:
+                matrix[np.isnan(matrix).any(axis=1)] = np.nan
+        else:
+            matrix = masked if masked.ndim == 2 else masked[:, None]
+            if order is not None:
+                back = np.empty_like(matrix)
+                back[order] = matrix
+                matrix = back
+        for j, c in enumerate(part.columns):
+            col = np.ascontiguousarray(matrix[:, j])
+            out[c] = pa.array(col, pa.float64(), mask=np.isnan(col))
+
+    def _boxes(self, out: dict, part: Part, n: int, masked: Boxes | None, order, stratum) -> None:
+        p = len(part.columns)
+        box = np.full(n, -1, np.int64)
+        lower = np.full((n, p), np.nan)
+        upper = np.full((n, p), np.nan)
+        if masked is not None:
+            box[order] = masked.box
+            lower[order] = masked.lower
+            upper[order] = masked.upper
+        for j, (lo_name, hi_name) in enumerate(self.box_names):
+            out[lo_name] = pa.array(lower[:, j], pa.float64(), mask=np.isnan(lower[:, j]))
+            out[hi_name] = pa.array(upper[:, j], pa.float64(), mask=np.isnan(upper[:, j]))
+        # box ids as the DuckDB release numbers them: 1..G over the release, dense in the order
+        # (stratum, the method's box id), i.e. the stratum's dense rank plus the boxes of the strata before
+        has = box >= 0
+        ids = np.zeros(n, np.int64)
+        if has.any():
+            _, dense = np.unique(box[has], return_inverse=True)
+            ids[has] = dense + 1 + self.box_offsets.get(stratum, 0)
+        out[self.box_column] = pa.array(ids, pa.int64(), mask=~has)
+
+
+def _floats(arr) -> np.ndarray:
+    arr = arr.cast(pa.float64())
+    return np.asarray(arr.fill_null(np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+__all__ = ["BucketTask", "Part", "SPLIT", "StageKernel", "WHOLE"]

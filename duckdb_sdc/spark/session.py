@@ -1,0 +1,62 @@
+"""A local SparkSession for the command line and the tests (on a cluster, pass your own session).
+
+pyspark is an optional dependency (`pip install duckdb-sdc[spark]`); Spark needs a Java runtime
+(Java 17 or newer). Both are checked here with a message that says how to get them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+from .._validate import SdcError
+
+JAVA_HINT = ("Spark needs a Java runtime (17 or newer): install it (Debian/Ubuntu: "
+             "`apt-get install default-jre-headless`) or set JAVA_HOME")
+
+
+class SparkUnavailable(SdcError):
+    """pyspark or Java is missing: the message says how to install it."""
+
+
+def require_pyspark():
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise SparkUnavailable("the Spark engine needs pyspark: pip install 'duckdb-sdc[spark]'") from None
+    return pyspark
+
+
+def java_available() -> bool:
+    home = os.environ.get("JAVA_HOME")
+    if home and os.path.isfile(os.path.join(home, "bin", "java")):
+        return True
+    return shutil.which("java") is not None
+
+
+def local_session(master: str = "local[2]", *, app_name: str = "duckdb-sdc", config: dict | None = None,
+                  quiet: bool = False):
+    """A SparkSession on `master` with the Python workers running this interpreter, the web UI and the
+    console progress bar off, and Arrow batches of 100,000 rows. quiet: Spark logs nothing (the
+    command line prints duckdb_sdc's one-line errors, not executors' stack traces)."""
+    require_pyspark()
+    if not java_available():
+        raise SparkUnavailable(JAVA_HINT)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+               .config("spark.sql.session.timeZone", "UTC"))
+    for key, value in (config or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("OFF" if quiet else "ERROR")
+    return spark
+
+
+__all__ = ["JAVA_HINT", "SparkUnavailable", "java_available", "local_session", "require_pyspark"]

@@ -1,0 +1,129 @@
+"""Equal-frequency and equal-width intervals from a stratum's (distinct value, count) summary, and
+which of them a huge stratum can use: the part of the interval path that needs no Spark (the
+out-of-core path on one machine uses it too).
+
+The numpy method (`methods.discretisation`) computes intervals and rounding points from the sorted
+column; the summary is that column with its runs of equal values counted, so the functions here do
+the same arithmetic in the same order without expanding the runs.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .._validate import is_auto
+from ..params import AUTO, INTERVALS, POINT
+from ..methods import discretisation as disc
+from ..methods.freedman_diaconis import intervals_sorted
+
+SUMMARY = "summary"
+WINDOW = "window"
+
+
+def route(method: str, params: dict) -> str | None:
+    """How a huge stratum of this rule is discretised in Spark SQL, or None (the method needs the
+    stratum in memory: stochastic rounding, k-means, re-sampling)."""
+    if method not in ("efd_round", "ewd_round") or str(params.get("stochastic", False)).lower() in ("true", "1"):
+        return None
+    if method == "ewd_round" and not is_auto(params.get("c")) and params.get("representative", "mean") != "median":
+        return WINDOW
+    return SUMMARY
+
+
+class SortedSummary:
+    """The sorted column of one stratum given as its distinct values and their counts: an array-like
+    (shape, integer indexing) for numpy code written for a sorted array."""
+
+    def __init__(self, values: np.ndarray, counts: np.ndarray):
+        self.values = values
+        self.counts = counts
+        self.ends = np.cumsum(counts)
+        self.shape = (int(self.ends[-1]) if counts.shape[0] else 0,)
+
+    def __getitem__(self, i):
+        i = int(i)
+        if i < 0:
+            i += self.shape[0]
+        return self.values[int(np.searchsorted(self.ends, i, side="right"))]
+
+
+def efd_bounds(values: np.ndarray, counts: np.ndarray, c: int) -> np.ndarray:
+    """Equal-frequency interval bounds (positions 0 = b_0 < ... < b_c' = n of the sorted column) from
+    the stratum's sorted distinct values and their counts: the cut rule of
+    `discretisation._efd_bounds`, whose gaps are the run ends. The one place to swap the rule."""
+    n = int(counts.sum())
+    gaps = np.cumsum(counts)[:-1].astype(np.int64)
+    ce = min(c, gaps.shape[0] + 1)
+    cuts = gaps[disc._efd_cuts(gaps, n, ce)] if ce > 1 else np.empty(0, np.int64)
+    return np.concatenate(([0], cuts, [n])).astype(np.int64)
+
+
+@nb.njit(cache=True, nogil=True)
+def _summary_points(values, ends, bounds, rep, centre):
+    """`discretisation._bounds_points` on the sorted column given by its runs (values, run ends): the
+    same additions in the same order, without expanding the runs."""
+    g = bounds.shape[0] - 1
+    out = np.empty(g, np.float64)
+    r = 0  # the run holding position bounds[t]
+    for t in range(g):
+        a = bounds[t]
+        b = bounds[t + 1]
+        while ends[r] <= a:
+            r += 1
+        if rep == 0:
+            s = 0.0
+            q = r
+            pos = a
+            while pos < b:
+                stop = min(ends[q], b)
+                d = values[q] - centre
+                for _ in range(pos, stop):
+                    s += d
+                pos = stop
+                q += 1
+            out[t] = s / (b - a) + centre
+        else:
+            h = a + (b - a - 1) // 2
+            vh = values[np.searchsorted(ends, h, side="right")]
+            if rep == 1:
+                if (b - a) % 2 == 1:
+                    out[t] = (vh - centre) + centre
+                else:
+                    vh1 = values[np.searchsorted(ends, h + 1, side="right")]
+                    out[t] = 0.5 * ((vh - centre) + (vh1 - centre)) + centre
+            else:
+                out[t] = 0.5 * (values[np.searchsorted(ends, a, side="right")]
+                                + values[np.searchsorted(ends, b - 1, side="right")])
+    return out
+
+
+def summary_points(method: str, params: dict, values: np.ndarray, counts: np.ndarray, func: str):
+    """(lows, points) of one stratum: interval t holds the values v with lows[t-1] <= v < lows[t]
+    (lows of length c' - 1), rounded to points[t]; as `discretisation._run` computes them."""
+    rep = POINT.check(params.get("representative", "mean"), func, "representative")
+    c = INTERVALS.check(params.get("c"), func, "c")
+    sorted_v = SortedSummary(values, counts)
+    c = intervals_sorted(sorted_v) if c == AUTO else c
+    ends = sorted_v.ends.astype(np.int64)
+    n = sorted_v.shape[0]
+    centre = float(sorted_v[(n - 1) // 2])
+    if method == "efd_round":
+        bounds = efd_bounds(values, counts, c)
+        points = _summary_points(values, ends, bounds, disc.POINTS.index(rep), centre)
+        return values[np.searchsorted(ends, bounds[1:-1], side="right")], points
+    lo, hi = float(values[0]), float(values[-1])
+    width = (hi - lo) / c
+    bins = disc._ewd_bins(values, lo, width, c) if width > 0 else np.zeros(values.shape[0], np.int64)
+    occupied, first = np.unique(bins, return_index=True)
+    if rep == "midpoint" and width > 0:
+        points = lo + (occupied + 0.5) * width
+    else:
+        run_bounds = np.concatenate((first, [values.shape[0]]))
+        bounds = np.concatenate(([0], ends))[run_bounds]
+        points = _summary_points(values, ends, bounds.astype(np.int64),
+                                 disc.POINTS.index(rep if rep != "midpoint" else "mean"), centre)
+    return values[first[1:]], points
+
+
+__all__ = ["SUMMARY", "WINDOW", "SortedSummary", "efd_bounds", "route", "summary_points"]

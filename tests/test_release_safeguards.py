@@ -1,0 +1,271 @@
+"""What a release checks and adds besides masking: sets of attraction, what 'auto' resolved to,
+decimals, a spec without a key, unlinked DP-UM centroids, and the guarantees the manifest states."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from release_helpers import base_doc, people, write_db, write_spec
+
+from duckdb_sdc import guarantees
+from duckdb_sdc.methods import dp
+from duckdb_sdc.release import SpecError, load_spec, release, report
+
+
+@pytest.fixture
+def source(tmp_path):
+    df = people()
+    write_db(tmp_path / "src.duckdb", "people", df)
+    return tmp_path, df
+
+
+def _manifest(path, *columns):
+    plain = duckdb.connect(str(path), read_only=True)
+    rows = {r[0]: r[1:] for r in plain.execute(
+        f"SELECT column_name, {', '.join(columns)} FROM release_manifest").fetchall()}
+    plain.close()
+    return rows
+
+
+def _table(path, query="SELECT * FROM people"):
+    plain = duckdb.connect(str(path), read_only=True)
+    out = plain.execute(query).df()
+    plain.close()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# sets of attraction
+
+
+def test_a_discretisation_leaving_a_set_of_one_record_is_refused_naming_column_stratum_and_size(source):
+    folder, _ = source
+    doc = base_doc()
+    doc["columns"]["income"] = {"method": "ewd_round", "c": 400}  # more intervals than records per region
+    with pytest.raises(SpecError, match=r"columns\.income: ewd_round: stratum region = '(east|north|south)' has a "
+                                        r"released value of income shared by 1 record: a set of attraction below 2"):
+        release(load_spec(write_spec(folder, doc)))
+    assert not (folder / "out" / "release.duckdb").exists()
+
+
+def test_a_discretisation_states_the_smallest_set_it_measured(source):
+    folder, df = source
+    doc = base_doc()
+    doc["columns"]["income"] = {"method": "efd_round", "c": 6}
+    release(load_spec(write_spec(folder, doc)))
+    rel = _table(folder / "out" / "release.duckdb")
+    smallest = int(rel.dropna(subset=["income"]).groupby(["region", "income"]).size().min())
+    assert smallest >= 2
+    model, words = _manifest(folder / "out" / "release.duckdb", "privacy_model", "guarantee")["income"]
+    assert model == "k-anonymity"
+    assert words == guarantees.sentence("efd_round", k=smallest, columns=["income"], strata=["region"])
+    assert words.startswith(f"{smallest}-anonymity of income within each stratum of region, as measured on this release")
+
+
+# ---------------------------------------------------------------------------------------------
+# 'auto'
+
+
+@pytest.mark.parametrize("region", ["keep", "drop"])
+def test_the_manifest_records_what_auto_resolved_to_per_stratum(source, region):
+    folder, df = source
+    doc = base_doc()
+    doc["columns"]["region"] = region
+    doc["columns"]["income"] = {"method": "mdav_round", "k": "auto"}
+    doc["columns"]["expenses"] = {"method": "efd_round", "c": "auto"}
+    release(load_spec(write_spec(folder, doc)))
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{folder / 'src.duckdb'}' AS s (READ_ONLY)")
+    from duckdb_sdc.sql import register
+
+    register(con)
+    k = dict(con.execute("SELECT region, fd_group_size(income) FROM s.people GROUP BY region").fetchall())
+    c = dict(con.execute("SELECT region, fd_intervals(expenses) FROM s.people GROUP BY region").fetchall())
+    con.close()
+    manifest = _manifest(folder / "out" / "release.duckdb", "parameters", "guarantee")
+    income, expenses = json.loads(manifest["income"][0]), json.loads(manifest["expenses"][0])
+    assert income["k"] == "auto" and expenses["c"] == "auto"
+    if region == "keep":
+        assert income["resolved"] == {"k": [{"region": r, "k": k[r]} for r in sorted(k)]}
+        assert expenses["resolved"] == {"c": [{"region": r, "c": c[r]} for r in sorted(c)]}
+    else:  # the stratum values of a dropped column are not released in the manifest either
+        assert income["resolved"] == {"k": {"min": min(k.values()), "max": max(k.values())}}
+        assert "north" not in manifest["income"][0] and "north" not in manifest["income"][1]
+    assert manifest["income"][1].startswith(f"{min(k.values())}-anonymity of income")
+
+
+# ---------------------------------------------------------------------------------------------
+# decimals
+
+
+def test_decimals_round_released_values_after_masking(source):
+    folder, df = source
+    doc = base_doc()
+    doc["masking"]["decimals"] = 1
+    doc["columns"]["expenses"] = {"method": "mdav_round", "k": 4, "decimals": -2}  # to hundreds
+    release(load_spec(write_spec(folder, doc)))
+    path = folder / "out" / "release.duckdb"
+    rel = _table(path).dropna(subset=["income"])
+    doc.pop("masking")
+    doc["masking"] = {"strata": ["region"]}
+    doc["columns"]["expenses"] = {"method": "mdav_round", "k": 4}
+    doc["output"]["database"] = "out/unrounded.duckdb"
+    release(load_spec(write_spec(folder, doc, "unrounded.toml")))
+    raw = _table(folder / "out" / "unrounded.duckdb").set_index("id")
+    for row in rel.itertuples():
+        assert row.income == round(raw.loc[row.id, "income"], 1)
+        assert row.expenses == round(raw.loc[row.id, "expenses"], -2) and row.expenses % 100 == 0
+    manifest = _manifest(path, "parameters", "guarantee")
+    assert json.loads(manifest["income"][0])["decimals"] == 1 and json.loads(manifest["expenses"][0])["decimals"] == -2
+    assert manifest["income"][1].endswith("; values rounded to 1 decimals after masking")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["masking"].update(decimals=2.5), r"masking\.decimals: must be an integer in \[-15, 15\]"),
+    (lambda d: d["masking"].update(decimals=16), r"masking\.decimals: must be an integer in \[-15, 15\]"),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "decimals": "two"}),
+     r"columns\.income\.decimals: must be an integer"),
+    (lambda d: d["columns"].update(income={"method": "box_release", "k": 5, "characteristic": "mean(income)",
+                                           "decimals": 1}), r"columns\.income\.decimals: box_release releases box bounds"),
+    (lambda d: d["columns"].update(income={"method": "dp_laplace", "epsilon": 1.0, "lb": 0, "ub": 1, "cells":
+                                           {"rule": "dominance", "action": "suppress"}}),
+     r"columns\.income\.cells: dp_laplace adds noise"),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "cells": {"rule": "p%"}}),
+     r"columns\.income\.cells\.rule: must be \"dominance\" or \"p_percent\""),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "cells": {"rule": "dominance",
+                                                                                  "action": "hide"}}),
+     r"columns\.income\.cells\.action: must be \"suppress\" or \"merge\""),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "centroids_table": "x"}),
+     r"columns\.income\.centroids_table: only dp_um releases its cluster means unlinked"),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "reproducible_noise": "yes"}),
+     r"columns\.income\.reproducible_noise: must be true or false"),
+    (lambda d: d["output"].update(linkage="out/release.duckdb"), r"output\.linkage: must be a separate file"),
+])
+def test_release_setting_mistakes(source, change, message):
+    folder, _ = source
+    doc = base_doc()
+    change(doc)
+    with pytest.raises(SpecError, match=message):
+        load_spec(write_spec(folder, doc))
+
+
+# ---------------------------------------------------------------------------------------------
+# no key
+
+
+def _keyless(tmp_path, df, name="src.duckdb"):
+    write_db(tmp_path / name, "people", df)
+    return {"source": {"database": name, "table": "people"},
+            "output": {"database": f"out/{name}", "table": "people", "linkage": f"private/{name}"},
+            "masking": {"strata": ["region"]},
+            "columns": {"region": "keep", "age": "keep", "note": "drop",
+                        "income": {"method": "mdav_round", "k": 5}, "expenses": {"method": "oma_round", "k": 4}}}
+
+
+def test_a_spec_without_a_key_masks_by_a_surrogate_that_is_never_released(tmp_path):
+    df = people().drop(columns=["id"])
+    doc = _keyless(tmp_path, df)
+    spec = load_spec(write_spec(tmp_path, doc))
+    assert spec.source.key is None
+    release(spec)
+    path = tmp_path / "out" / "src.duckdb"
+    rel = _table(path)
+    assert list(rel.columns) == ["region", "age", "income", "expenses"]
+    assert set(_manifest(path, "rule")) == {"region", "age", "note", "income", "expenses"}
+    # deterministic: the same source, in another physical order, gives the same released records
+    shuffled = df.sample(frac=1, random_state=4).reset_index(drop=True)
+    doc2 = _keyless(tmp_path, shuffled, "shuffled.duckdb")
+    release(load_spec(write_spec(tmp_path, doc2, "shuffled.toml")))
+    other = _table(tmp_path / "out" / "shuffled.duckdb")
+    ordered = ["region", "age", "income", "expenses"]
+    key = lambda frame: frame.sort_values(ordered).reset_index(drop=True)  # noqa: E731
+    pd.testing.assert_frame_equal(key(rel), key(other))
+    # evaluated through the private linkage file (it holds the surrogates)
+    rows = report(spec)
+    assert rows[(rows["measure"] == "k_anonymity") & (rows["column"] == "income")]["value"].iloc[0] >= 5
+    link = duckdb.connect(str(tmp_path / "private" / "src.duckdb"), read_only=True)
+    assert link.execute("SELECT DISTINCT key_column FROM release_linkage").fetchall() == [(None,)]
+    link.close()
+
+
+def test_a_spec_without_a_key_refuses_a_view_without_key(tmp_path):
+    doc = _keyless(tmp_path, people().drop(columns=["id"]))
+    doc["output"]["view_without_key"] = "v"
+    with pytest.raises(SpecError, match=r"output\.view_without_key: the spec has no source\.key"):
+        load_spec(write_spec(tmp_path, doc))
+
+
+# ---------------------------------------------------------------------------------------------
+# unlinked DP-UM centroids
+
+
+def _stream(seed: int, column: str, region: str) -> int:
+    con = duckdb.connect()
+    value = con.execute("SELECT hash(?, ?, hash(?)) >> 1", [seed, column, region]).fetchall()[0][0]
+    con.close()
+    return value
+
+
+def test_dp_um_centroids_are_released_unlinked_and_equal_the_numpy_layer(source):
+    folder, df = source
+    doc = base_doc()
+    doc["columns"]["income"] = {"method": "dp_um", "k": 10, "epsilon": 1.0, "lb": 0, "ub": 100_000, "seed": 5,
+                                "reproducible_noise": True, "centroids_table": "income_means"}
+    release(load_spec(write_spec(folder, doc)))
+    path = folder / "out" / "release.duckdb"
+    assert "income" not in _table(path).columns  # not linked to any record
+    got = _table(path, "SELECT * FROM income_means")
+    assert list(got.columns) == ["region", "cluster", "records", "income"]
+    for region, part in df.sort_values("id").groupby("region"):
+        x = part["income"].dropna().to_numpy()
+        sizes, means = dp.dp_um_centroids(x, 10, 1.0, 0, 100_000, seed=_stream(5, "income", region))
+        mine = got[got["region"] == region]
+        assert mine["cluster"].tolist() == list(range(1, len(sizes) + 1))
+        assert mine["records"].tolist() == sizes.tolist()
+        np.testing.assert_allclose(mine["income"].to_numpy(), means, rtol=1e-12)
+    manifest = _manifest(path, "release_table", "released_as", "position")
+    assert manifest["income"] == ("income_means", "centroids", None)
+
+
+def test_dp_um_centroids_state_epsilon_dp(source):
+    folder, _ = source
+    doc = base_doc()
+    doc["columns"]["income"] = {"method": "dp_um", "k": 10, "epsilon": 0.5, "lb": 0, "ub": 100_000,
+                                "centroids_table": "income_means"}
+    doc["columns"]["expenses"] = {"method": "dp_um", "k": 10, "epsilon": 0.5, "lb": 0, "ub": 100_000}
+    release(load_spec(write_spec(folder, doc)))
+    manifest = _manifest(folder / "out" / "release.duckdb", "privacy_model", "guarantee")
+    assert manifest["income"][0] == "epsilon-DP"
+    assert manifest["income"][1] == ("0.5-differential privacy of the cluster means of income (values in [0, 100000]), "
+                                     "within each stratum of region, released in table income_means unlinked from records")
+    assert manifest["expenses"][0] == "epsilon-DP for the fixed clustering"
+
+
+# ---------------------------------------------------------------------------------------------
+# guarantees
+
+
+def test_every_released_column_states_its_guarantee_in_the_words_of_the_module(source):
+    folder, _ = source
+    doc = base_doc()
+    doc["masking"]["total_epsilon"] = 1.0
+    doc["columns"]["age"] = {"method": "idp_cbls", "k": 5}
+    release(load_spec(write_spec(folder, doc)))
+    manifest = _manifest(folder / "out" / "release.duckdb", "privacy_model", "guarantee")
+    assert manifest["id"] == ("none", guarantees.sentence(guarantees.KEY))
+    assert manifest["region"] == ("none", guarantees.sentence(guarantees.KEEP))
+    assert manifest["note"] == (None, "not released")
+    assert manifest["income"] == ("k-anonymity", guarantees.sentence("mdav_round", k=5, columns=["income"],
+                                                                    strata=["region"]))
+    assert manifest["age"] == (guarantees.IDP, guarantees.sentence("idp_cbls", epsilon=1.0, columns=["age"],
+                                                                   strata=["region"]))
+
+
+def test_docs_state_the_guarantees_of_the_module():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "releases" / "guarantees.md").read_text(encoding="utf-8")
+    assert guarantees.markdown() in page, "docs/releases/guarantees.md: paste guarantees.markdown() again"

@@ -1,0 +1,277 @@
+"""The Spark engine with a real Spark (local[2]): the same spec gives the same release as DuckDB's,
+value for value by key; huge strata are masked bucket by bucket with the numpy method's values; a
+stratum too large for a whole-stratum method is refused; the release folder appears atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from spark_helpers import read_manifest, read_release, spark, write_parquet  # noqa: F401 (fixture)
+
+from duckdb_sdc import methods
+from duckdb_sdc.release import SpecError, parse_spec, release
+from duckdb_sdc.spark import Options
+from duckdb_sdc.spark import engine
+from duckdb_sdc.spark import release as spark_release
+
+
+def records(n: int = 360, seed: int = 3) -> pd.DataFrame:
+    """Records with strata, NULLs and many ties in every masked column."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "id": rng.permutation(n).astype(np.int64) * 7 + 1,  # keys not in row order
+        "region": rng.choice(["north", "south", "east"], n),
+        "age": rng.integers(18, 40, n).astype(np.int64),
+        "income": np.round(rng.lognormal(9, 0.5, n), -1),
+        "expenses": np.round(rng.uniform(100, 900, n), 1),
+        "savings": rng.integers(0, 30, n) * 100.0,
+        "height": np.round(rng.normal(170, 10, n), 0),
+        "weight": np.round(rng.normal(70, 12, n), 0),
+        "g1": np.round(rng.normal(5, 2, n), 1),
+        "g2": np.round(rng.normal(50, 10, n), 0),
+        "b1": np.round(rng.normal(10, 3, n), 1),
+        "b2": np.round(rng.normal(20, 5, n), 1),
+        "note": [f"n{i}" for i in range(n)],
+    })
+    for col in ("income", "expenses", "savings", "height", "g1", "b2"):
+        df.loc[rng.random(n) < 0.06, col] = np.nan
+    df.loc[rng.random(n) < 0.05, "region"] = None
+    return df
+
+
+def doc(out: str, columns: dict, groups: list | None = None) -> dict:
+    d = {"source": {"files": "people.parquet", "key": "id"},
+         "output": {"database": out, "table": "people"},
+         "masking": {"strata": ["region"]},
+         "columns": columns}
+    if groups:
+        d["groups"] = groups
+    return d
+
+
+BASE = {"id": "keep", "region": "keep", "note": "drop"}
+
+
+def both(folder: Path, spark, columns: dict, groups=None, options=None):
+    """(DuckDB release, Spark release) of the same spec, both as frames ordered by id."""
+    columns = {**BASE, **columns}
+    release(parse_spec(doc("duck.duckdb", columns, groups), base=folder))
+    con = duckdb.connect(str(folder / "duck.duckdb"), read_only=True)
+    duck = con.execute("SELECT * FROM people ORDER BY id").fetchdf()
+    con.close()
+    spark_release(parse_spec(doc("spark_release", columns, groups), base=folder), spark, options=options)
+    return duck, read_release(folder / "spark_release", "people")
+
+
+@pytest.fixture
+def source(tmp_path):
+    df = records()
+    write_parquet(df, tmp_path / "people.parquet")
+    return tmp_path, df
+
+
+def test_whole_strata_equal_the_duckdb_release(source, spark):
+    """Methods that take a whole stratum, a group method and boxes, with strata and NULLs."""
+    folder, df = source
+    columns = {"age": {"method": "ranking_round", "k": 3, "strata": []},
+               "income": {"method": "mdav_round", "k": 5},
+               "expenses": {"method": "oma_round", "k": 4, "representative": "median"},
+               "savings": {"method": "efd_round", "c": 5},
+               "height": {"method": "vmdav_round", "k": 3},
+               "weight": {"method": "kmd_round", "c": 4}}
+    groups = [{"columns": ["g1", "g2"], "method": "mdav_multi_round", "k": 4},
+              {"columns": ["b1", "b2"], "method": "box_release", "k": 6, "characteristic": "mean(b1)"}]
+    duck, sp = both(folder, spark, columns, groups)
+    assert list(sp.columns) == list(duck.columns)
+    assert list(sp["id"]) == sorted(df["id"])
+    pd.testing.assert_frame_equal(sp, duck, check_dtype=False)
+    assert sp["income"].isna().sum() == df["income"].isna().sum() > 0  # NULLs stay NULL
+    assert sp["b2_lower"].isna().sum() == df["b2"].isna().sum() > 0
+    manifest = read_manifest(folder / "spark_release")
+    con = duckdb.connect(str(folder / "duck.duckdb"), read_only=True)
+    duck_manifest = con.execute("SELECT * FROM release_manifest").fetchdf()
+    con.close()
+    assert list(manifest.columns) == list(duck_manifest.columns)
+    same = [c for c in manifest.columns if c not in ("duckdb_version", "created_at", "spec")]
+    pd.testing.assert_frame_equal(manifest[same], duck_manifest[same], check_dtype=False)
+    specs = [json.loads(t) for t in (manifest["spec"][0], duck_manifest["spec"][0])]
+    assert [s["output"]["database"] for s in specs] == ["spark_release", "duck.duckdb"]
+    assert specs[0] | {"output": None} == specs[1] | {"output": None}
+    assert set(manifest["duckdb_version"]) == {f"spark {spark.version}"}
+
+
+def test_huge_strata_in_buckets_equal_the_duckdb_release(source, spark):
+    """Position-based methods with strata split into buckets of 40 records, and equal-width and
+    equal-frequency discretisation above max_stratum_rows in Spark SQL."""
+    folder, _ = source
+    columns = {"age": {"method": "ranking_round", "k": 3, "strata": []},
+               "income": {"method": "mdav_round", "k": 5},
+               "expenses": {"method": "mdav_round", "k": 3, "representative": "median", "strata": []},
+               "savings": {"method": "efd_round", "c": 5},
+               "height": {"method": "ewd_round", "c": 4},
+               "weight": {"method": "ewd_round", "c": "auto", "representative": "median"},
+               "g1": {"method": "ewd_round", "c": 3, "representative": "midpoint"},
+               "g2": {"method": "efd_round", "c": "auto", "representative": "midpoint", "strata": []},
+               "b1": {"method": "ranking_round", "k": "auto"}, "b2": "keep"}
+    options = Options(bucket_rows=40, max_stratum_rows=50, sample_rows=60, guard_rows=12)
+    duck, sp = both(folder, spark, columns, options=options)
+    pd.testing.assert_frame_equal(sp, duck, check_dtype=False)
+
+
+def one_column_source(folder: Path, n: int) -> np.ndarray:
+    """n records in key order: heavy ties (integers with long runs) and some decimals."""
+    rng = np.random.default_rng(17)
+    x = rng.integers(0, 2_000, n).astype(float)
+    x[rng.random(n) < 0.3] = 700.0  # a long run near the median
+    frac = rng.random(n) < 0.2
+    x[frac] += np.round(rng.random(frac.sum()), 2)
+    y = np.round(rng.lognormal(8, 1, n), 0)
+    pd_df = pd.DataFrame({"id": np.arange(n, dtype=np.int64), "x": x, "y": y, "z": y.copy()})
+    write_parquet(pd_df, folder / "one.parquet")
+    return pd_df
+
+
+def test_one_huge_stratum_of_a_million_values_equals_the_numpy_methods(tmp_path, spark):
+    """1M values cut into about 10 buckets (ties cross the bucket boundaries): MDAV and individual
+    ranking equal the numpy methods value for value; so does equal frequency in Spark SQL."""
+    df = one_column_source(tmp_path, 1_000_000)
+    spec = parse_spec({"source": {"files": "one.parquet", "key": "id"},
+                       "output": {"database": "big", "table": "t"},
+                       "columns": {"id": "keep", "x": {"method": "mdav_round", "k": 7},
+                                   "y": {"method": "ranking_round", "k": 5},
+                                   "z": {"method": "efd_round", "c": 20}}}, base=tmp_path)
+    options = Options(bucket_rows=100_000, max_stratum_rows=200_000)
+    spark_release(spec, spark, options=options)
+    out = duckdb.connect().execute(f"SELECT x, y, z FROM read_parquet('{tmp_path}/big/t/*.parquet') ORDER BY id").fetchnumpy()
+    np.testing.assert_array_equal(out["x"], methods.mdav_round(df["x"].to_numpy(), 7))
+    np.testing.assert_array_equal(out["y"], methods.ranking_round(df["y"].to_numpy(), 5))
+    np.testing.assert_array_equal(out["z"], methods.efd_round(df["z"].to_numpy(), 20))
+
+
+def test_a_stratum_too_large_for_a_whole_stratum_method_is_refused(source, spark):
+    folder, _ = source
+    columns = {**BASE, "income": {"method": "oma_round", "k": 3}, "age": "keep", "expenses": "drop",
+               "savings": "drop", "height": "drop", "weight": "drop", "g1": "drop", "g2": "drop", "b1": "drop",
+               "b2": "drop"}
+    spec = parse_spec(doc("refused", columns), base=folder)
+    with pytest.raises(SpecError, match=r"columns.income: oma_round: stratum region = '(north|south|east)' has "
+                                        r"\d+ records to mask, more than max_stratum_rows = 50"):
+        spark_release(spec, spark, options=Options(max_stratum_rows=50))
+    assert not (folder / "refused").exists() and _leftovers(folder) == []
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+SMALL = {**BASE, "age": "keep", "income": {"method": "mdav_round", "k": 5}, "expenses": "drop", "savings": "drop",
+         "height": "drop", "weight": "drop", "g1": "drop", "g2": "drop", "b1": "drop", "b2": "drop"}
+
+
+def test_a_run_that_fails_midway_leaves_the_previous_release_untouched(source, spark):
+    """A stratum too small for k fails inside the executors while the table is being written."""
+    folder, df = source
+    target = folder / "out"
+    target.mkdir()
+    (target / "previous.txt").write_text("the previous release")
+    smallest = int(df.groupby("region", dropna=False)["income"].count().min())
+    columns = {**SMALL, "income": {"method": "mdav_round", "k": smallest + 1}}
+    with pytest.raises(SpecError, match=rf"columns.income: stratum region = .*: mdav_round: k = {smallest + 1} is "
+                                        r"larger than the number of non-NULL values"):
+        spark_release(parse_spec(doc("out", columns), base=folder), spark)
+    assert sorted(p.name for p in target.iterdir()) == ["previous.txt"]
+    assert _leftovers(folder) == []
+
+
+def test_an_interrupted_run_writes_nothing(source, spark, monkeypatch):
+    """Interrupted after the table was written, before the manifest: no folder, no leftovers."""
+    folder, _ = source
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "manifest_frame", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        spark_release(parse_spec(doc("out", SMALL), base=folder), spark)
+    assert not (folder / "out").exists() and _leftovers(folder) == []
+
+
+def test_a_repeated_key_is_refused_with_the_duckdb_message(tmp_path, spark):
+    df = records()
+    df.loc[5, "id"] = df.loc[6, "id"]
+    write_parquet(df, tmp_path / "people.parquet")
+    with pytest.raises(SpecError, match=r"source.key: 'id' must be unique and non-NULL; it has 0 NULL and 1 "
+                                        r"repeated values"):
+        spark_release(parse_spec(doc("out", SMALL), base=tmp_path), spark)
+    assert not (tmp_path / "out").exists() and _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("storage_version", "v1.5.0", "output.storage_version: a Spark release writes Parquet files"),
+    ("view_without_key", "public", "output.view_without_key: a Spark release writes Parquet files, which hold no views"),
+])
+def test_spec_options_a_spark_release_cannot_honour_are_refused(tmp_path, spark, key, value, message):
+    d = doc("out", SMALL)
+    d["output"][key] = value
+    with pytest.raises(SpecError, match=message):
+        spark_release(parse_spec(d, base=tmp_path), spark)
+
+
+def test_spark_release_of_a_duckdb_table_source(tmp_path, spark):
+    """A spec whose source is a DuckDB table: copied to Parquet next to the target, then released."""
+    df = records()
+    con = duckdb.connect(str(tmp_path / "src.duckdb"))
+    con.register("frame", df)
+    con.execute("CREATE TABLE people AS SELECT * FROM frame")
+    con.close()
+    d = doc("out", SMALL)
+    d["source"] = {"database": "src.duckdb", "table": "people", "key": "id"}
+    spark_release(parse_spec(d, base=tmp_path), spark)
+    out = read_release(tmp_path / "out", "people")
+    assert len(out) == len(df) and _leftovers(tmp_path) == []
+    expected = {}
+    for _, part in df.sort_values("id").groupby("region", dropna=False):
+        vals = part["income"].to_numpy()
+        ok = ~np.isnan(vals)
+        expected.update(zip(part["id"][ok], methods.mdav_round(vals[ok], 5)))
+    got = dict(zip(out["id"], out["income"]))
+    assert all(got[i] == v for i, v in expected.items())
+
+
+def test_release_row_order_is_not_the_key_order(source, spark):
+    folder, _ = source
+    spark_release(parse_spec(doc("out", SMALL), base=folder), spark)
+    con = duckdb.connect()
+    ids = [r[0] for r in con.execute(f"SELECT id FROM read_parquet('{folder}/out/people/*.parquet')").fetchall()]
+    con.close()
+    assert sorted(ids) != ids and abs(np.corrcoef(np.argsort(np.argsort(ids)), np.arange(len(ids)))[0, 1]) < 0.2
+    assert sorted(os.listdir(folder / "out")) == ["people", "release_manifest"]
+
+
+def test_a_check_on_the_would_be_release_can_refuse_it(source, spark):
+    """The policy gate's hook: it sees the written table before it is put in place; refusing leaves
+    nothing at the target. The source here is a DataFrame given by the caller."""
+    from duckdb_sdc.spark.evaluate import evaluate
+
+    folder, df = source
+    spec = parse_spec(doc("gated", SMALL), base=folder)
+    seen = {}
+
+    def gate(spark, released, original):
+        rows = evaluate(spec, spark, released=released, original=original)
+        k = rows[(rows["measure"] == "k_anonymity") & (rows["column"] == "income")]["value"].iloc[0]
+        seen["k"] = k
+        if k < 6:
+            raise SpecError(f"policy: min_k = 6, but k_anonymity of income is {k:g}")
+
+    frame = spark.read.parquet(str(folder / "people.parquet"))
+    with pytest.raises(SpecError, match=r"policy: min_k = 6, but k_anonymity of income is 5"):
+        spark_release(spec, spark, source=frame, check=gate)
+    assert seen["k"] == 5
+    assert not (folder / "gated").exists() and _leftovers(folder) == []
