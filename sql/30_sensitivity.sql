@@ -141,7 +141,7 @@ CREATE OR REPLACE MACRO __sdc_sensitivity_report_sql(tbl, cols, clusters, n, r, 
         __sdc_sensitivity_report_checked_sql(__sdc_t, __sdc_cs, __sdc_k,
                                              __sdc_check_integer(n, 'sensitivity_report', 'n', 1),
                                              __sdc_check_number(r, 'sensitivity_report', 'r', 0, 1),
-                                             __sdc_check_number(p, 'sensitivity_report', 'p', 0, NULL),
+                                             __sdc_check_number(p, 'sensitivity_report', 'p', 0, 1e6),
                                              __sdc_check_flag(absolute, 'sensitivity_report', 'absolute'))
     )[1])[1])[1];
 
