@@ -53,6 +53,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ._numerics import exponent
 from ._validate import SdcError, choice, fail, group_size, interval_count, is_auto
 from .methods import discretisation as disc
 from .methods.freedman_diaconis import group_size_sorted
@@ -403,20 +404,23 @@ def _ewd_rows(con, relation, key, column, where, params, s, method):
     rep = choice(method, "representative", params.get("representative", "mean"), disc.POINTS)
     x = _qi(column)
     lo, hi = con.execute(f"SELECT min({x}::DOUBLE), max({x}::DOUBLE) FROM {relation} WHERE {where}").fetchall()[0]
-    width = (hi - lo) / c
+    # on the values scaled by 2^-e, as the numpy method computes (`_numerics.to_unit`)
+    e = exponent(np.array([lo, hi]))
+    lo, hi = float(np.ldexp(lo, -e)), float(np.ldexp(hi, -e))
+    width, top = disc._ewd_width(method, lo, hi, c)
     sums = np.zeros(c, np.float64)
     counts = np.zeros(c, np.int64)
     smallest = np.full(c, np.inf)
     reader = con.sql(f"SELECT {x}::DOUBLE FROM {relation} WHERE {where} AND {x} IS NOT NULL "
                      f"ORDER BY {_qi(key)}").to_arrow_reader(CHUNK_ROWS)
     for batch in reader:
-        v = batch.column(0).to_numpy(zero_copy_only=False)
-        bins = disc._ewd_bins(v, lo, width, c) if width > 0 else np.zeros(v.shape[0], np.int64)
-        _bin_sums(bins, v, lo, sums, counts, smallest)
+        v = np.ldexp(batch.column(0).to_numpy(zero_copy_only=False), -e)
+        bins = disc._ewd_bins(v, lo, width, top) if width > 0 else np.zeros(v.shape[0])
+        _bin_sums(bins.astype(np.int64), v, lo, sums, counts, smallest)
     out = []
     for t, b in enumerate(np.flatnonzero(counts)):
         point = lo + (b + 0.5) * width if rep == "midpoint" and width > 0 else lo + sums[b] / counts[b]
-        out.append((s, -math.inf if t == 0 else float(smallest[b]), float(point)))
+        out.append((s, -math.inf if t == 0 else float(np.ldexp(smallest[b], e)), float(np.ldexp(point, e))))
     return out
 
 

@@ -262,7 +262,12 @@ def _stratum_plan(src, *, method, params, key, order, layout, s, n, func):
     if mechanism == "dp_laplace":
         return LaplacePlan(n, eps, lo, hi, seed)
     k = np_dp._k(func, params.get("k"), n, mechanism)
-    return DpPlan(n, k, mechanism, eps, lo, hi, seed)
+    if lo is None or hi is None:  # idp_cbls without a domain: scaled by the largest clamped magnitude
+        e = _with_positions(src, key, order, layout, s, n,
+                            lambda v: np_dp.scale_exponent(np.array([v[0], v[n - 1]], np.float64), lo, hi))
+    else:
+        e = np_dp.scale_exponent(np.empty(0), lo, hi)
+    return DpPlan(n, k, mechanism, eps, lo, hi, seed, e)
 
 
 def _cuts(plan, iv: _Intervals, order: Order) -> list[int]:
