@@ -182,7 +182,7 @@ def test_dp_in_buckets_equals_numpy_up_to_the_draw(no_noise, mechanism):
         np.testing.assert_array_equal(out, want)
 
 
-def test_seeded_dp_noise_does_not_depend_on_the_bucket_layout():
+def test_seeded_dp_noise_does_not_depend_on_the_bucket_layout_and_equals_numpy():
     rng = np.random.default_rng(8)
     x = rng.normal(50, 10, 500)
     plan = DpPlan(500, 5, "dp_um", 1.0, 0.0, 100.0, seed=42)
@@ -192,6 +192,8 @@ def test_seeded_dp_noise_does_not_depend_on_the_bucket_layout():
     cuts = allowed_cuts(plan, v)[::7]
     many = masked_in_buckets(plan, v, keys, cuts)
     np.testing.assert_array_equal(one, many)
+    # the counter-based sampler: the numpy mechanism's own seeded draws, bit for bit
+    np.testing.assert_array_equal(many, np_dp.release(np.sort(x), "dp_um", 5, 1.0, 0.0, 100.0, seed=42))
     again = DpPlan(500, 5, "dp_um", 1.0, 0.0, 100.0, seed=43).mask(Bucket(0), v, keys)
     assert (again != one).mean() > 0.9
 
