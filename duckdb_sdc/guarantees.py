@@ -48,6 +48,7 @@ class Guarantee:
     statement: str  # the general words (docs, SQL docstrings), without this release's numbers
     sentence: str  # the manifest's words for one column: str.format(**facts) (see `sentence`)
     source: str = ""  # where it is proved
+    discloses_values: bool = False  # the released values are original values, by design (keep, rank swapping)
 
 
 _UNIVARIATE = Guarantee(
@@ -66,6 +67,34 @@ _DISCRETISATION = Guarantee(
     "{k}-anonymity of {columns} within {strata}, as measured on this release: every released value is "
     "shared by at least {k} records",
     "measured by the release (the set-of-attraction check)")
+
+_BASE_ROUNDING = Guarantee(
+    "base rounding", K_ANONYMITY,
+    "Every released value is a multiple of the smallest base b (of the series 1, 2, 5 times a power of "
+    "ten) whose every set of attraction holds at least alpha records of the stratum (alpha >= 2): "
+    "k-anonymity of this column alone. The release measures the smallest set of records sharing a "
+    "released value and states it as k (at least alpha).",
+    "{k}-anonymity of {columns} within {strata}, as measured on this release: every released value is "
+    "shared by at least {k} records",
+    "the base is chosen so that every set of attraction holds alpha records (seed 000); measured by the release")
+
+_NOISE = Guarantee(
+    "noise addition", NONE,
+    "none: random noise with a variance proportional to the column's (Brand 2002) is added to every "
+    "value; no formal guarantee holds (a value may stay close to the original). Its protection is "
+    "measured, not stated: record linkage and interval disclosure in the report, gated by a [policy].",
+    "none: {method} adds random noise to {columns}; no formal guarantee, the report measures the risk")
+
+_RANK_SWAP = Guarantee(
+    "rank swapping", NONE,
+    "none: every original value is released unchanged, moved to another record whose rank differs by at "
+    "most p percent of the records (Moore 1996). The column's values are disclosed exactly (only their "
+    "link to records is perturbed), and a record's own value lies in a known window of ranks. Its "
+    "protection is measured, not stated: record linkage and interval disclosure in the report, gated "
+    "by a [policy].",
+    "none: {method} releases every original value of {columns} unchanged, swapped between records "
+    "within {strata}; the values themselves are disclosed",
+    discloses_values=True)
 
 _MULTIVARIATE = Guarantee(
     "multivariate microaggregation", K_ANONYMITY,
@@ -125,9 +154,10 @@ _IDP = Guarantee(
     "Soria-Comas et al. 2017; Soria-Comas, Sanchez, Domingo-Ferrer, Martinez & Del Vasto-Terrientes 2025")
 
 _KEEP = Guarantee(KEEP, NONE, "Released as in the source: no protection.",
-                  "none: released as in the source")
+                  "none: released as in the source", discloses_values=True)
 _KEY = Guarantee(KEY, NONE, "The row key, released as in the source: it links every released record to "
-                            "the source record.", "none: the row key, released as in the source")
+                            "the source record.", "none: the row key, released as in the source",
+                  discloses_values=True)
 _BOX_ID = Guarantee(BOX_ID, K_ANONYMITY, "The id of a record's box, numbered over the release: shared by the "
                                          "box's records.", "{k}-anonymity: shared by the {k} or more records of a box")
 _UNSTATED = Guarantee(
@@ -146,6 +176,9 @@ GUARANTEES: dict[str, Guarantee] = {
     **{m: _UNIVARIATE for m in ("mdav_round", "vmdav_round", "oma_round", "ranking_round")},
     **{m: _DISCRETISATION for m in ("ewd_round", "efd_round", "kmd_round", "rbd_round")},
     **{m: _MULTIVARIATE for m in ("mdav_multi_round", "mondrian_round")},
+    "base_round": _BASE_ROUNDING,
+    **{m: _NOISE for m in ("add_noise", "add_noise_multi")},
+    "rank_swap": _RANK_SWAP,
     "box_release": _BOXES,
     "dp_laplace": _DP_LAPLACE,
     "dp_um": _DP_UM,

@@ -47,6 +47,8 @@ LARGE_QUERIES = (  # the functions whose kernels take a parallel path on a large
     "SELECT rank_bounded_mae(x, xm), rank_bounded_mse(x, xm), rank_mae(x, xm), rank_mse(x, xm) FROM big",
     "SELECT record_linkage([x], [xm]), record_linkage([x, y], [xm, ym]) FROM big",
     "SELECT add_noise(list(x), 0.1, seed := 1), rank_swap(list(x), 5, seed := 1) FROM big",
+    # heavy unequal ties: equal-frequency cuts need the exact balanced search, not the nearest gaps
+    "SELECT efd_round(list(floor(-ln(((hash(i) % 1000003) + 0.5) / 1000003) * 30)), 50) FROM range(5000) r(i)",
 )
 
 

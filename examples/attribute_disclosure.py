@@ -45,6 +45,14 @@ def sql_list(names) -> str:
     return "[" + ", ".join("'" + c.replace("'", "''") + "'" for c in names) + "]"
 
 
+def clusters(name: str, method: str, cols, k: int) -> str:
+    """The relation of `name` with a cluster label per record: k = 1 is every record alone (the
+    seed's baseline, which the masking functions refuse), else the method's labels."""
+    if k == 1:
+        return f'(SELECT *, row_number() OVER () AS cluster FROM "{name}")'
+    return f"{method}_labels_table('{name}', {sql_list(cols)}, {k})"
+
+
 def share_table(con, sets) -> None:
     print("1. Share of (2, 0.7)-dominance-sensitive cells (cluster, attribute), by k and number of attributes")
     print(f"{'data set':>10} {'method':>9} {'attrs':>5} " + " ".join(f"{'k=' + str(k):>7}" for k in KS))
@@ -54,7 +62,7 @@ def share_table(con, sets) -> None:
                 row = []
                 for k in KS:
                     con.execute(f"CREATE OR REPLACE TEMP TABLE clustered AS SELECT * FROM "
-                                f"{method}_labels_table('{name}', {sql_list(cols[:m])}, {k})")
+                                f"{clusters(name, method, cols[:m], k)}")
                     share = con.execute(f"SELECT dominance_share FROM sensitivity_report('clustered', "
                                         f"{sql_list(cols[:m])}, 'cluster', 2, 0.7, 0.66, absolute := true) "
                                         "WHERE attribute = '(all)'").fetchall()[0][0]
@@ -71,8 +79,7 @@ def rules_table(con, sets) -> None:
     for name, cols in sets.items():
         quoted = ['"' + c + '"' for c in cols]
         for k in KS:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE clustered AS SELECT * FROM "
-                        f"mdav_multi_labels_table('{name}', {sql_list(cols)}, {k})")
+            con.execute(f"CREATE OR REPLACE TEMP TABLE clustered AS SELECT * FROM {clusters(name, 'mdav_multi', cols, k)}")
             shares = con.execute(f"""
                 WITH cells AS (
                     SELECT {", ".join(f"{f} AS c{i}" for i, f in enumerate(flags))}

@@ -178,14 +178,15 @@ def leak_scan(spec) -> list[str]:
     the release declares; [] when nowhere. Read with plain DuckDB connections (nothing registered).
 
     A raw value v of a masked column (boxed, released in a centroids table or not) is explained, and
-    may show, where it is: a value of a kept column of the release table (kept columns are released
-    by declaration), a number written in the spec (a bound, a parameter), or a released value of a
+    may show, where it is: a value of a kept column of the release table, or of a masked column whose
+    guarantee declares that it releases original values (rank swapping) (released by declaration), a number written in the spec (a bound, a parameter), or a released value of a
     masked column that at least 2 records share (a group's value, a box's bound). Anywhere else it is
     a leak: in any numeric column of any table or view (the manifest's position and epsilon columns
     are metadata and skipped), as text in any VARCHAR column of the manifest or of a table the
     release adds, or in the file's bytes as text or as the 8 bytes of a double (only distinctive
     forms: text of at least 5 significant digits, doubles with at least 5 non-zero bytes, so that no
     count or timestamp matches by chance). The linkage file may hold nothing but positions and keys."""
+    from duckdb_sdc import guarantees
     from duckdb_sdc.release.plan import RAW
     from duckdb_sdc.release.run import open_source
 
@@ -200,7 +201,11 @@ def leak_scan(spec) -> list[str]:
     explained = _numbers(spec.text)
     problems = []
     plain = duckdb.connect(str(spec.output.database), read_only=True)
-    kept = [c for c, r in spec.rules.items() if r.action == "keep"]
+    # released as original values by declaration: kept columns, and masked ones whose stated guarantee
+    # says so (rank swapping moves every original value to another record)
+    kept = [c for c, r in spec.rules.items() if r.action == "keep"
+            or (r.action == "mask" and r.method is not None
+                and getattr(guarantees.GUARANTEES.get(r.method.name), "discloses_values", False))]
     table = '"' + spec.output.table.replace('"', '""') + '"'
     columns = {r[0]: r[1] for r in plain.execute(f"DESCRIBE {table}").fetchall()}
     for c in kept:

@@ -15,7 +15,7 @@ import pytest
 
 from duckdb_sdc import SdcError
 from duckdb_sdc.measures.ml_utility import ml_utility
-from duckdb_sdc.release import load_spec, release
+from duckdb_sdc.release import SpecError, load_spec, release
 from duckdb_sdc.release.report import KEY, MASKED, ORIGINAL, Evaluation
 from duckdb_sdc.release.report_ml import ML_UTILITY, ml_section
 from release_helpers import base_doc, people, write_db, write_spec
@@ -161,15 +161,28 @@ def test_section_explains_when_it_has_no_values():
     assert few[0].note == "3 complete records; 5 folds need at least 5"
 
 
-def test_section_in_the_report_of_a_real_release(tmp_path, monkeypatch):
+def test_section_in_the_report_of_a_real_release(tmp_path):
+    """[evaluation] ml_utility = true adds the section to the report; without it there is none."""
     write_db(tmp_path / "src.duckdb", "people", people(300))
-    spec = load_spec(write_spec(tmp_path, base_doc()))
+    doc = base_doc()
+    spec = load_spec(write_spec(tmp_path, doc))
     release(spec)
-    monkeypatch.setattr(report_module, "SECTIONS", report_module.SECTIONS + (ml_section,))
+    assert ML_UTILITY not in set(report_module.report(spec)["section"])
+    doc["evaluation"] = {"ml_utility": True}
+    spec = load_spec(write_spec(tmp_path, doc))
     df = report_module.report(spec)
-    section = df[df["section"] == ML_UTILITY]
+    section = df[(df["section"] == ML_UTILITY) & (df["measure"] != "verdict")]
+    assert dict(zip(section["measure"], section["direction"]))["ml_utility.difference"] == "lower"
     assert sorted(section["column"].unique()) == ["expenses", "income"]
     values = dict(zip(section["measure"] + "/" + section["column"], section["value"]))
     # income and expenses are strongly related, and MDAV / optimal microaggregation keep that
     assert values["ml_utility.original/expenses"] > 0.5
     assert values["ml_utility.masked_to_original/expenses"] > 0.5
+
+
+def test_the_spec_key_takes_only_a_boolean(tmp_path):
+    write_db(tmp_path / "src.duckdb", "people", people(20))
+    doc = base_doc()
+    doc["evaluation"] = {"ml_utility": "yes"}
+    with pytest.raises(SpecError, match=r"evaluation\.ml_utility: must be true or false, got 'yes'"):
+        load_spec(write_spec(tmp_path, doc))

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import SHARED_DATA
 from release_helpers import base_doc, people, toml_value, write_db, write_spec
 
+from duckdb_sdc import datasets
 from duckdb_sdc.cli import main
 from duckdb_sdc.release import PolicyBreach, SpecError, load_spec, release, report
 from duckdb_sdc.release.policy import LIMITS
@@ -23,16 +23,8 @@ POLICY = {"min_k": 5, "max_unique_share": 0.0, "max_record_linkage": 0.25, "max_
 
 @pytest.fixture
 def tarragona(tmp_path):
-    """A folder with Tarragona.csv: the bundled data set where the package has it, else ../shared/data."""
-    try:
-        from duckdb_sdc.datasets import load
-    except ImportError:
-        path = SHARED_DATA / "Tarragona.csv"
-        if not path.is_file():
-            pytest.skip(f"Tarragona not found at {path} and duckdb_sdc.datasets is not there yet")
-        shutil.copy(path, tmp_path / "Tarragona.csv")
-    else:
-        load("tarragona").to_csv(tmp_path / "Tarragona.csv", index=False)
+    """A folder with Tarragona.csv, the data set bundled in the package."""
+    shutil.copy(datasets.path("tarragona"), tmp_path / "Tarragona.csv")
     return tmp_path
 
 

@@ -78,6 +78,8 @@ DIRECTION: dict[str, tuple[str, str]] = {
     "il_metrics.il1": (LOWER, "mean relative change"), "il_metrics.means": (LOWER, "mean relative change"),
     "il_metrics.covariances": (LOWER, "mean relative change"), "il_metrics.variances": (LOWER, "mean relative change"),
     "il_metrics.correlations": (LOWER, "mean absolute change"), "il_metrics": (LOWER, "percent"),
+    "ml_utility.original": (NEITHER, "R^2 (the baseline)"), "ml_utility.masked_to_original": (HIGHER, "R^2"),
+    "ml_utility.original_to_masked": (HIGHER, "R^2"), "ml_utility.difference": (LOWER, "R^2 lost"),
     "regression_utility.mse": (LOWER, "squared units of the response"), "regression_utility.r2": (HIGHER, "share of variance"),
     "interval_disclosure": (LOWER, "share of records"), "sd_interval_disclosure": (LOWER, "share of values"),
     "rank_interval_disclosure": (LOWER, "share of values"), "record_linkage": (LOWER, "share of records"),
@@ -358,9 +360,14 @@ def evaluate_relations(ev: Evaluation, progress=None) -> pd.DataFrame:
     with its verdict row against `ev.policy`; with a `progress.Progress`, one step per section."""
     from .progress import Progress
 
+    sections = SECTIONS
+    if ev.spec.ml_utility:  # opt-in: it trains models (the `ml` extra), seconds per 100k records
+        from .report_ml import ml_section
+
+        sections += (ml_section,)
     rows = []
-    with (progress or Progress(enabled=False)).task(f"evaluate {ev.spec.name}", len(SECTIONS)) as task:
-        for section in SECTIONS:
+    with (progress or Progress(enabled=False)).task(f"evaluate {ev.spec.name}", len(sections)) as task:
+        for section in sections:
             task.advance(section.__name__.removesuffix("_section").replace("_", " "))
             rows += section(ev)
     frame = _frame(rows)

@@ -8,7 +8,9 @@
   that share a released value (a set of attraction; for a group, a combination; for boxes, a box).
   A set of one record releases that record's masked value as its own: refused, naming the column,
   the stratum and the size. Microaggregation cannot fail it (k >= 2); rounding by discretisation
-  can (an interval that holds one value). The size is the measured k of the manifest's guarantee;
+  can (an interval that holds one value). The size is the measured k of the manifest's guarantee.
+  Not for DP rules (the noise protects) nor for the perturbative methods whose stated guarantee is
+  none (noise addition, rank swapping: every value is its own, by design, and the manifest says so);
 * `centroids_steps`: a dp_um rule's unlinked table of noisy cluster means.
 
 Each records what it found in `Facts`, which the manifest reads when it is written (after them).
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from .. import guarantees
 from .._validate import is_auto
 from .methods import BOXES, COLUMN
 from .plan import (BOX_ID, RELEASE_DB, ROW_KEY, SOURCE, Step, column, ident, literal, mask_table, table,
@@ -246,8 +249,10 @@ def _merged(spec: Spec, rule: Rule, i: int) -> exp.Select:
 
 def smallest_set_step(spec: Spec, rule: Rule, i: int, facts: Facts) -> Step | None:
     """The smallest set of records of a stratum sharing a released value of a deterministic rule;
-    below MIN_SET the release is refused. None for DP rules (noise, not the group, protects)."""
-    if rule.method.is_dp:
+    below MIN_SET the release is refused. None for DP rules (noise, not the group, protects) and for
+    methods whose stated guarantee is none (noise addition, rank swapping: no group to measure)."""
+    stated = guarantees.GUARANTEES.get(rule.method.name)
+    if rule.method.is_dp or (stated is not None and stated.model == guarantees.NONE):
         return None
     strata = spec.strata_of(rule)
     value = column(BOX_ID, "__sdc_m") if rule.method.kind == BOXES else None

@@ -245,6 +245,7 @@ class Spec:
     total_epsilon: float | None = None
     declared_quasi_identifiers: tuple[str, ...] | None = None  # [evaluation] quasi_identifiers
     sensitivity: SensitivityRules = field(default_factory=lambda: SensitivityRules())  # [evaluation]
+    ml_utility: bool = False  # [evaluation] ml_utility: the report's model-based utility section
     name: str = "spec"  # prefix of error messages (the file name)
     text: dict = field(default_factory=dict)  # the parsed TOML
     base: Path = Path(".")  # the folder relative paths of `text` are relative to
@@ -466,7 +467,7 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
         policy = dataclasses.replace(policy, origin=f"the [policy] of {name}")
     return Spec(source=source, output=output, rules=rules, strata=strata,
                 total_epsilon=None if total is None else float(total), declared_quasi_identifiers=qi,
-                sensitivity=_sensitivity(c, evaluation), name=name, text=doc, base=base, decimals=decimals,
+                sensitivity=_sensitivity(c, evaluation), ml_utility=_ml_utility(c, evaluation), name=name, text=doc, base=base, decimals=decimals,
                 reproducible_noise=reproducible, policy=policy)
 
 
@@ -506,8 +507,15 @@ def _sensitivity(c: _Checker, e: dict) -> SensitivityRules:
     return SensitivityRules(n, float(r), None if p is None else float(p))
 
 
+def _ml_utility(c: _Checker, e: dict) -> bool:
+    on = e.get("ml_utility", False)
+    if not isinstance(on, bool):
+        raise c.error("evaluation.ml_utility", f"must be true or false, got {show(on)}")
+    return on
+
+
 def _evaluation(c: _Checker, e: dict, rules: dict[str, Rule]) -> tuple[str, ...] | None:
-    c.keys("evaluation", e, ("quasi_identifiers", "dominance_n", "dominance_r", "p_percent"))
+    c.keys("evaluation", e, ("quasi_identifiers", "dominance_n", "dominance_r", "p_percent", "ml_utility"))
     if "quasi_identifiers" not in e:
         return None
     where = "evaluation.quasi_identifiers"

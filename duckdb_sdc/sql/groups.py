@@ -44,7 +44,7 @@ def _idr(func, X, XM, k, max_outside):
 
 
 def _linkage(func, X, XM, rank):
-    return st.record_linkage(X, XM, group_size(func, rank, X.shape[1], param="rank"))
+    return st.record_linkage(X, XM, group_size(func, rank, X.shape[1], param="rank", minimum=1))
 
 
 def _score(func, X, XM, k):
