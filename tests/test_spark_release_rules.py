@@ -1,7 +1,7 @@
 """The Spark release follows the DuckDB release's rules (real Spark, local[2]): the policy gate (a
 breach writes nothing and raises the same error), seeds refused without reproducible_noise,
 `decimals`, the surrogate key of a spec without source.key, the manifest's resolved 'auto' values,
-base rounding, perturbation methods refused as DuckDB refuses them, and the options a Spark release
+base rounding, noise addition and rank swapping per stratum, and the options a Spark release
 cannot honour refused naming their key."""
 
 from __future__ import annotations
@@ -142,16 +142,31 @@ def test_a_spec_without_a_key_gets_the_duckdb_surrogate(tmp_path, spark):
     _same_manifest(read_manifest(tmp_path / "out"), duck_manifest)
 
 
-@pytest.mark.parametrize("method, params", [("add_noise", {"level": 0.1}), ("rank_swap", {"p": 10})])
-def test_perturbation_is_refused_as_the_duckdb_release_refuses_it(source, spark, method, params):
-    """Each perturbed value is its own set of attraction: both engines refuse the release alike."""
-    folder, _ = source
-    columns = {**BASE, **DROP_REST, "income": {"method": method, **params}}
-    with pytest.raises(SpecError) as duck:
-        release(parse_spec(doc("duck.duckdb", columns), base=folder))
-    with pytest.raises(SpecError) as ours:
-        spark_release(parse_spec(doc("out", columns), base=folder), spark)
-    assert str(ours.value) == str(duck.value) and "set of attraction below 2" in str(ours.value)
+def test_noise_and_rank_swapping_on_whole_strata_with_the_stratum_seeds(source, spark):
+    """add_noise and rank_swap (reproducible_noise opted in) on each stratum: the numpy method on the
+    stratum's values in key order with stratum_seed(seed, column, stratum index), strata numbered in
+    ascending order of their values, NULLs last; NULLs stay in place; the manifest marks both."""
+    folder, df = source
+    columns = {**BASE, **DROP_REST, "income": {"method": "rank_swap", "p": 10, "seed": 5},
+               "expenses": {"method": "add_noise", "level": 0.1, "seed": 6}}
+    d = doc("out", columns)
+    d["masking"]["reproducible_noise"] = True
+    result = spark_release(parse_spec(d, base=folder), spark)
+    assert sorted(result.not_private) == ["expenses", "income"]
+    ours = _spark_table(folder, "out").set_index("id")
+    ordered = df.sort_values("id")
+    strata = sorted(ordered["region"].dropna().unique()) + [None]
+    for index, region in enumerate(strata):
+        part = ordered[ordered["region"].isna()] if region is None else ordered[ordered["region"] == region]
+        for column, fn in (("income", lambda v, s: rank_swap(v, 10, seed=s)),
+                           ("expenses", lambda v, s: add_noise(v, 0.1, seed=s))):
+            ok = part[column].notna().to_numpy()
+            want = fn(part[column].to_numpy()[ok], stratum_seed(5 if column == "income" else 6, column, index))
+            np.testing.assert_array_equal(ours.loc[part["id"].to_numpy()[ok], column].to_numpy(), want)
+            assert ours.loc[part["id"].to_numpy()[~ok], column].isna().all()
+    manifest = read_manifest(folder / "out").set_index("column_name")
+    assert manifest.loc["income", "guarantee"].startswith("none: reproducible noise (rank_swap")
+    assert manifest.loc["expenses", "guarantee"].startswith("none: reproducible noise (add_noise")
 
 
 @pytest.mark.parametrize("method, params, fn", [
