@@ -444,18 +444,19 @@ def mask_column(con, relation: str, *, key: str, column: str, method: str, param
 
 def mask_rule(con, spec, rule, i: int, chunk_rows: int = CHUNK_ROWS) -> None:
     """What `release.plan.mask_step(spec, rule, i)` does, out of core: the temporary table
-    `__sdc_mask_<i>(__sdc_key, __sdc_value)` of a one-column rule of METHODS, from `__sdc_source`."""
-    from .release.plan import SOURCE, mask_table
+    `__sdc_mask_<i>(__sdc_key, __sdc_value)` of a one-column rule of METHODS, from `__sdc_source` keyed
+    by its row key `__sdc_rid` (the spec's key or the surrogate)."""
+    from .release.plan import ROW_KEY, SOURCE, mask_table
 
     name = f"__sdc_ooc_{i}"
     try:
-        mask_column(con, _qi(SOURCE), key=spec.source.key, column=rule.column, method=rule.method.name,
+        mask_column(con, _qi(SOURCE), key=ROW_KEY, column=rule.column, method=rule.method.name,
                     params=rule.params, strata=list(spec.strata_of(rule)), target=name, chunk_rows=chunk_rows)
     except SdcError as e:
         from .release.spec import SpecError
 
         raise SpecError(f"{spec.name}: {rule.where}: {e}") from None
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {_qi(mask_table(i))} AS SELECT {_qi(spec.source.key)} AS __sdc_key, "
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_qi(mask_table(i))} AS SELECT {_qi(ROW_KEY)} AS __sdc_key, "
                 f"{_qi(rule.column)} AS __sdc_value FROM {_qi(name)}")
     con.execute(f"DROP TABLE {_qi(name)}")
 
