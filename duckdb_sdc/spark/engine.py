@@ -26,8 +26,15 @@ source only). The rules are grouped into stages (`plan_stages`), each one shuffl
 * equal-width and equal-frequency discretisation of a stratum above `Options.max_stratum_rows` run as
   Spark SQL from per-stratum statistics (`intervals`).
 
-Then the release's rows are put in a random order (hash of the key with a secret salt), the key is
-checked unique and non-NULL on the way, and the Parquet files are written.
+The release's rules are the DuckDB release's, through the functions it calls: seeds refused without
+reproducible_noise (`run._refuse_unopted_seeds`), the surrogate key of a spec without source.key
+(`with_surrogate_key`, `plan.keyed_step`'s definition), 'auto' resolved per stratum and the smallest
+sets of attraction measured and refused below 2 (`safeguards.auto_step` / `smallest_set_step`'s
+checks on Spark's aggregates), `decimals` as DuckDB's round, the policy gate on the would-be release
+(`gate.policy_gate`, `policy.judge`, `PolicyBreach`), the manifest rows of `release.manifest.rows`.
+The masked records are persisted once (on disk) for those checks and the writer. Then the rows are
+put in the order of md5(secret salt || row key), a declared key is checked unique and non-NULL on the
+way, and the Parquet files are written.
 """
 
 from __future__ import annotations
