@@ -193,13 +193,14 @@ def _release(args) -> int:
     from .release.progress import Progress
 
     spec = load_spec(args.spec)
-    if args.engine == "spark":
-        return _release_spark(spec, args)
-    if args.dry_run:
+    if args.dry_run and args.engine != "spark":
         print(dry_run(spec))
         return 0
     try:
-        result = release(spec, progress=Progress(enabled=False if args.quiet else None))
+        if args.engine == "spark":
+            result = _release_spark(spec, args)
+        else:
+            result = release(spec, progress=Progress(enabled=False if args.quiet else None))
     except PolicyBreach as e:
         print(f"duckdb-sdc release: {e}", file=sys.stderr)
         return POLICY_BREACH
@@ -209,23 +210,20 @@ def _release(args) -> int:
               "(reproducible_noise = true): whoever holds the seed can remove the noise; the manifest marks "
               "them \"none: reproducible noise\"", file=sys.stderr)
     if not args.quiet:
+        linkage = getattr(result, "linkage", None)
         print(f"released {result.rows} rows x {result.columns} columns ({len(result.masked)} masked: "
-              f"{', '.join(result.masked) or 'none'}) to {result.path} table {result.table!r} "
-              f"in {result.seconds:.1f} s" + (f"; linkage (keep it secret) in {result.linkage}" if result.linkage else ""))
+              f"{', '.join(result.masked) or 'none'}) {'with Spark ' if args.engine == 'spark' else ''}to "
+              f"{result.path} table {result.table!r} in {result.seconds:.1f} s"
+              + (f"; linkage (keep it secret) in {linkage}" if linkage else ""))
     return 0
 
 
-def _release_spark(spec, args) -> int:
+def _release_spark(spec, args):
     from .spark import local_session, release
 
     if args.dry_run:
         raise UserError("--dry-run prints the DuckDB script; a Spark release has no script to print")
-    result = release(spec, local_session(args.master, quiet=True))
-    if not args.quiet:
-        print(f"released {result.rows} rows x {result.columns} columns ({len(result.masked)} masked: "
-              f"{', '.join(result.masked) or 'none'}) with Spark to {result.path} table {result.table!r} "
-              f"in {result.seconds:.1f} s")
-    return 0
+    return release(spec, local_session(args.master, quiet=True))
 
 
 def _evaluate(args) -> int:

@@ -53,6 +53,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ._numerics import exponent
 from ._validate import SdcError, fail, is_auto
 from .params import AUTO, GROUP_SIZE_AUTO, INTERVALS, POINT, REPRESENTATIVE
 from .methods import discretisation as disc
@@ -403,20 +404,23 @@ def _ewd_rows(con, relation, key, column, where, params, s, method):
     rep = POINT.check(params.get("representative", "mean"), method, "representative")
     x = _qi(column)
     lo, hi = con.execute(f"SELECT min({x}::DOUBLE), max({x}::DOUBLE) FROM {relation} WHERE {where}").fetchall()[0]
-    width = (hi - lo) / c
+    # on the values scaled by 2^-e, as the numpy method computes (`_numerics.to_unit`)
+    e = exponent(np.array([lo, hi]))
+    lo, hi = float(np.ldexp(lo, -e)), float(np.ldexp(hi, -e))
+    width, top = disc._ewd_width(method, lo, hi, c)
     sums = np.zeros(c, np.float64)
     counts = np.zeros(c, np.int64)
     smallest = np.full(c, np.inf)
     reader = con.sql(f"SELECT {x}::DOUBLE FROM {relation} WHERE {where} AND {x} IS NOT NULL "
                      f"ORDER BY {_qi(key)}").to_arrow_reader(CHUNK_ROWS)
     for batch in reader:
-        v = batch.column(0).to_numpy(zero_copy_only=False)
-        bins = disc._ewd_bins(v, lo, width, c) if width > 0 else np.zeros(v.shape[0], np.int64)
-        _bin_sums(bins, v, lo, sums, counts, smallest)
+        v = np.ldexp(batch.column(0).to_numpy(zero_copy_only=False), -e)
+        bins = disc._ewd_bins(v, lo, width, top) if width > 0 else np.zeros(v.shape[0])
+        _bin_sums(bins.astype(np.int64), v, lo, sums, counts, smallest)
     out = []
     for t, b in enumerate(np.flatnonzero(counts)):
         point = lo + (b + 0.5) * width if rep == "midpoint" and width > 0 else lo + sums[b] / counts[b]
-        out.append((s, -math.inf if t == 0 else float(smallest[b]), float(point)))
+        out.append((s, -math.inf if t == 0 else float(np.ldexp(smallest[b], e)), float(np.ldexp(point, e))))
     return out
 
 
@@ -440,18 +444,19 @@ def mask_column(con, relation: str, *, key: str, column: str, method: str, param
 
 def mask_rule(con, spec, rule, i: int, chunk_rows: int = CHUNK_ROWS) -> None:
     """What `release.plan.mask_step(spec, rule, i)` does, out of core: the temporary table
-    `__sdc_mask_<i>(__sdc_key, __sdc_value)` of a one-column rule of METHODS, from `__sdc_source`."""
-    from .release.plan import SOURCE, mask_table
+    `__sdc_mask_<i>(__sdc_key, __sdc_value)` of a one-column rule of METHODS, from `__sdc_source` keyed
+    by its row key `__sdc_rid` (the spec's key or the surrogate)."""
+    from .release.plan import ROW_KEY, SOURCE, mask_table
 
     name = f"__sdc_ooc_{i}"
     try:
-        mask_column(con, _qi(SOURCE), key=spec.source.key, column=rule.column, method=rule.method.name,
+        mask_column(con, _qi(SOURCE), key=ROW_KEY, column=rule.column, method=rule.method.name,
                     params=rule.params, strata=list(spec.strata_of(rule)), target=name, chunk_rows=chunk_rows)
     except SdcError as e:
         from .release.spec import SpecError
 
         raise SpecError(f"{spec.name}: {rule.where}: {e}") from None
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {_qi(mask_table(i))} AS SELECT {_qi(spec.source.key)} AS __sdc_key, "
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_qi(mask_table(i))} AS SELECT {_qi(ROW_KEY)} AS __sdc_key, "
                 f"{_qi(rule.column)} AS __sdc_value FROM {_qi(name)}")
     con.execute(f"DROP TABLE {_qi(name)}")
 

@@ -224,6 +224,20 @@ def _large_table(con) -> None:
                 f"FROM range({n}) r(i)")
 
 
+OUT_OF_CORE = (  # duckdb_sdc.outofcore's streaming kernels (a Python API, not SQL)
+    ("ranking_round", {"k": 5}), ("mdav_round", {"k": 5}), ("ewd_round", {"c": 8}), ("efd_round", {"c": 8}),
+)
+
+
+def _out_of_core(con, method: str, params: dict) -> None:
+    from . import outofcore
+
+    con.execute("CREATE TEMP TABLE IF NOT EXISTS ooc AS SELECT i AS id, (hash(i) % 1000) * 1.0 AS x FROM range(5000) r(i)")
+    outofcore.mask_column(con, "ooc", key="id", column="x", method=method, params=params,
+                          target=f"ooc_{method}")
+    con.execute(f"DROP TABLE IF EXISTS ooc_{method}")
+
+
 def _statement(example: str) -> str:
     return example.split("--")[0].strip()
 
@@ -245,14 +259,18 @@ def warm_up(progress=None) -> WarmupResult:
         _large_table(con)
         work = [(row.name, _statement(row.example)) for row in REGISTRY if row.example]
         work += [(query, query) for query in LARGE_QUERIES]
+        work += [(f"out of core {method}", (method, params)) for method, params in OUT_OF_CORE]
         for i, (what, query) in enumerate(work, start=1):
             if progress is not None:
                 progress(i, len(work), what)
             began = time.perf_counter()
             try:
-                con.execute(query).fetchall()
+                if isinstance(query, tuple):
+                    _out_of_core(con, *query)
+                else:
+                    con.execute(query).fetchall()
                 statements += 1
-            except duckdb.Error as e:
+            except (duckdb.Error, ValueError) as e:  # ValueError: an SdcError of the out-of-core path
                 failures.append((what, str(e).splitlines()[0]))
             timings.append((what, time.perf_counter() - began))
     finally:

@@ -114,20 +114,29 @@ def test_errors_name_the_function_and_parameter():
         outofcore.mask_column(con, "t", key="id", column="x", method="oma_round", params={"k": 3}, target="m")
 
 
-def test_mask_rule_gives_the_planner_its_mask_table(tmp_path):
-    """The temporary table the release planner joins: (__sdc_key, __sdc_value) from __sdc_source."""
+@pytest.mark.parametrize("key", ["id", None])
+def test_mask_rule_gives_the_planner_its_mask_table(tmp_path, key):
+    """The temporary table the release planner joins: (__sdc_key, __sdc_value) from the planner's keyed
+    view __sdc_source, keyed by the spec's key or (no source.key) the surrogate, here in id order."""
     from duckdb_sdc.release import parse_spec
+    from duckdb_sdc.release.plan import RAW, keyed_step
 
     con = duckdb.connect()
     df = table(con, 500, seed=2, kind="cents")
-    con.execute("CREATE TEMP VIEW __sdc_source AS SELECT * FROM t")
-    spec = parse_spec({"source": {"database": "x.duckdb", "table": "t", "key": "id"},
-                       "output": {"database": "o.duckdb", "table": "t"}, "masking": {"strata": ["region"]},
+    con.execute(f"CREATE TEMP VIEW {RAW} AS SELECT * FROM t")
+    source = {"database": "x.duckdb", "table": "t"} | ({"key": key} if key else {})
+    spec = parse_spec({"source": source, "output": {"database": "o.duckdb", "table": "t"},
+                       "masking": {"strata": ["region"]},
                        "columns": {"id": "keep", "region": "keep", "x": {"method": "mdav_round", "k": 4}}},
                       base=tmp_path)
+    columns = [("id", "BIGINT"), ("region", "VARCHAR"), ("x", "DOUBLE")]
+    con.execute(keyed_step(spec, columns).expression().sql(dialect="duckdb"))
     outofcore.mask_rule(con, spec, spec.rules["x"], 1, chunk_rows=60)
     got = dict(con.execute("SELECT __sdc_key, __sdc_value FROM __sdc_mask_1").fetchall())
     want = expected(df, lambda x: methods.mdav_round(x, 4), strata=True)
+    if key is None:  # the surrogate: the rank of (id, region, x), which is the rank of id here
+        rank = {i: r for r, i in enumerate(sorted(df["id"]), start=1)}
+        want = {rank[i]: v for i, v in want.items()}
     assert got == want
 
 

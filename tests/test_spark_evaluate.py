@@ -50,7 +50,7 @@ def test_spark_evaluation_equals_the_duckdb_report(tmp_path, spark):
             assert row["value"] == pytest.approx(want, rel=1e-12), (row["measure"], row["column"])
     k_rows = ours[ours["section"] == "k-anonymity"]
     assert set(k_rows["measure"]) == {"k_anonymity", "classes", "unique_share"}
-    assert set(k_rows["column"].fillna("all")) == {"income", "expenses", "b1", "b2", "b1_b2_box", "all"}
+    assert set(k_rows["column"].fillna("all")) == {"age", "income", "expenses", "b1", "b2", "b1_b2_box", "all"}
 
 
 def test_evaluation_needs_the_key(tmp_path, spark):

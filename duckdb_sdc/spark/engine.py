@@ -26,8 +26,15 @@ source only). The rules are grouped into stages (`plan_stages`), each one shuffl
 * equal-width and equal-frequency discretisation of a stratum above `Options.max_stratum_rows` run as
   Spark SQL from per-stratum statistics (`intervals`).
 
-Then the release's rows are put in a random order (hash of the key with a secret salt), the key is
-checked unique and non-NULL on the way, and the Parquet files are written.
+The release's rules are the DuckDB release's, through the functions it calls: seeds refused without
+reproducible_noise (`run._refuse_unopted_seeds`), the surrogate key of a spec without source.key
+(`with_surrogate_key`, `plan.keyed_step`'s definition), 'auto' resolved per stratum and the smallest
+sets of attraction measured and refused below 2 (`safeguards.auto_step` / `smallest_set_step`'s
+checks on Spark's aggregates), `decimals` as DuckDB's round, the policy gate on the would-be release
+(`gate.policy_gate`, `policy.judge`, `PolicyBreach`), the manifest rows of `release.manifest.rows`.
+The masked records are persisted once (on disk) for those checks and the writer. Then the rows are
+put in the order of md5(secret salt || row key), a declared key is checked unique and non-NULL on the
+way, and the Parquet files are written.
 """
 
 from __future__ import annotations
@@ -37,19 +44,28 @@ import math
 import re
 import secrets
 import time
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from .. import __version__
-from .._validate import SdcError
+from .._validate import SdcError, is_auto
+from ..methods.freedman_diaconis import group_size_sorted, intervals_sorted
+from ..release import safeguards
+from ..release.manifest import MANIFEST_COLUMNS
+from ..release.manifest import rows as manifest_rows
 from ..release.methods import BOXES, COLUMN
-from ..release.plan import MANIFEST_COLUMNS, key_step, manifest_rows, released_columns, resolve
+from ..release.plan import ROW_KEY, VALUE, key_step, released_columns, resolve
+from ..release.policy import PolicyBreach, judge
+from ..release.run import _refuse_unopted_seeds
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from . import intervals, summary
 from .files import FileSystem, normalise, sibling
@@ -75,6 +91,7 @@ class SparkReleaseResult:
     columns: int
     masked: list[str]
     seconds: float
+    not_private: list[str]  # columns released with reproducible noise (the spec opted in)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -83,13 +100,23 @@ class SparkReleaseResult:
 
 def check_spec(spec: Spec) -> None:
     """Refuse what a Spark release cannot honour, naming the spec key."""
-    if spec.output.storage_version is not None:
+    if "storage_version" in (spec.text.get("output") or {}):
         raise SpecError(f"{spec.name}: output.storage_version: a Spark release writes Parquet files, which have "
                         "no DuckDB storage version; remove the key (any DuckDB version reads the Parquet files)")
     if spec.output.view_without_key is not None:
         raise SpecError(f"{spec.name}: output.view_without_key: a Spark release writes Parquet files, which hold "
                         "no views; remove the key and release the key column with \"drop\" if readers must not "
                         "see it")
+    if spec.output.linkage is not None:
+        raise SpecError(f"{spec.name}: output.linkage: a Spark release does not write the private linkage file "
+                        "(a DuckDB database); remove the key, or run the release with DuckDB")
+    for rule in spec.masked():
+        if rule.cells is not None:
+            raise SpecError(f"{spec.name}: {rule.where}.cells: a Spark release does not protect cells (suppression "
+                            "or merging of sensitive cells); remove the setting, or run the release with DuckDB")
+        if rule.centroids_table is not None:
+            raise SpecError(f"{spec.name}: {rule.where}.centroids_table: a Spark release does not write DP-UM's "
+                            "unlinked centroids table; remove the setting, or run the release with DuckDB")
     if TABLE_FOLDER_FORBIDDEN.search(spec.output.table):
         raise SpecError(f"{spec.name}: output.table: {spec.output.table!r} names the table's folder in a Spark "
                         "release: it cannot contain a slash or start with '.' or '_'")
@@ -181,6 +208,7 @@ class Strata:
     columns: tuple[str, ...]
     index_column: str
     labels: list[str]  # per stratum index, for messages: "region = 'north'"
+    values: list[tuple]  # per stratum index, the strata columns' values
     counts: dict[str, list[int]]  # rule where -> per stratum index, its records to mask
     rows: int  # records of the source
 
@@ -235,7 +263,7 @@ def compute_strata(spark, df, spec: Spec, rules: list[Rule]) -> tuple[DataFrame,
                     raise SpecError(f"{spec.name}: {rule.where}: {e}") from None
         name = f"{STRATA_PREFIX}{t}"
         labels = [_label(columns, [r[c] for c in columns]) for r in rows]
-        out[columns] = Strata(columns, name, labels,
+        out[columns] = Strata(columns, name, labels, [tuple(r[c] for c in columns) for r in rows],
                               {rule.where: [int(r[f"n{i}"]) for r in rows] for i, rule in enumerate(members)},
                               sum(int(r["__sdc_rows"]) for r in rows))
         if columns:
@@ -285,6 +313,7 @@ def plan_intervals(spark, src, spec: Spec, rule: Rule, strata: Strata, options: 
     """The interval path for a discretisation rule with a stratum above max_stratum_rows, or None."""
     counts = strata.counts[rule.where]
     route = summary.route(rule.method.name, rule.params)
+    key = spec.source.key or ROW_KEY
     if route is None or max(counts, default=0) <= options.max_stratum_rows:
         return None
     present = [s for s, n in enumerate(counts) if n > 0]
@@ -292,7 +321,7 @@ def plan_intervals(spark, src, spec: Spec, rule: Rule, strata: Strata, options: 
     func = rule.method.name
     try:
         if route == summary.WINDOW:
-            expr, table = intervals.window_table(spark, rule_src, rule.params, spec.source.key, present, func)
+            expr, table = intervals.window_table(spark, rule_src, rule.params, key, present, func)
             return IntervalPlan(rule, strata, expr, table)
         expr = intervals.summary_expr(rule_src, func, rule.params, present, options.max_summary_rows, func)
     except SdcError as e:
@@ -364,8 +393,8 @@ def split_stage(src, spec: Spec, rule: Rule, strata: Strata, huge: dict[int, int
     rule_src = src.withColumn(S, F.col(strata.index_column)).withColumn(V, _value_expr(rule))
     try:
         order, split_tasks, cases, base = plan_rule(rule_src, method=rule.method.name, params=rule.params,
-                                                    key=spec.source.key, strata=huge, options=options,
-                                                    func=rule.method.name, base=len(counts))
+                                                    key=spec.source.key or ROW_KEY, strata=huge, options=options,
+                                                    func=rule.method.name, base=len(counts), column=rule.column)
     except SdcError as e:
         raise SpecError(f"{spec.name}: {rule.where}: {e}") from None
     tasks.update(split_tasks)
@@ -414,7 +443,7 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
     else:
         label_of = {b: b for b in range(stage.buckets)}
     tasks = {label_of[b]: t for b, t in stage.tasks.items()}
-    key = qcol(spec.source.key)
+    key = qcol(spec.source.key or ROW_KEY)
     if stage.split:
         rule = stage.rules[0]
         df = df.withColumn(S, F.col(stage.strata.index_column)).withColumn(V, _value_expr(rule))
@@ -428,7 +457,7 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
     kept = [f for f in df.schema.fields if f.name not in (B, V, S)]
     parts = tuple(Part(StratumCall(r.method, dict(r.params), tuple(r.columns)), tuple(r.columns), r.where)
                   for r in stage.rules)
-    common = dict(parts=parts, key=spec.source.key, tasks=tasks, stratum_labels=tuple(stage.strata.labels))
+    common = dict(parts=parts, key=spec.source.key or ROW_KEY, tasks=tasks, stratum_labels=tuple(stage.strata.labels))
     if count_boxes:
         schema = T.StructType([T.StructField("stratum", T.LongType()), T.StructField("boxes", T.LongType())])
         return df.mapInArrow(StageKernel(schema=to_arrow_schema(schema), count_boxes=True, **common), schema)
@@ -549,22 +578,119 @@ def manifest_frame(spark, rows: list[dict]) -> DataFrame:
     return spark.createDataFrame(data, schema)
 
 
-def released_frame(spark, df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
-    """The release's columns in order, in a random row order (hash of the key with a secret salt),
-    and the key checked unique and non-NULL on the way (duplicates share a hash, so they meet)."""
-    key = qcol(spec.source.key)
-    salt = secrets.randbits(62)
+def rounded(x, decimals: int):
+    """DuckDB's round(x, decimals) of a DOUBLE, in Spark SQL: round(x * 10^d) / 10^d (half away from
+    zero), and for d < 0 round(x / 10^-d) * 10^-d; x itself where the product overflows (0 for d < 0),
+    as DuckDB does, so that both engines release the same rounded values."""
+    m = F.lit(float(10 ** abs(decimals)))
+    r = F.round(x * m, 0) / m if decimals >= 0 else F.round(x / m, 0) * m
+    fallback = x if decimals >= 0 else F.lit(0.0)
+    return F.when(F.isnan(r) | (F.abs(r) == F.lit(math.inf)), fallback).otherwise(r)
+
+
+def released_with_key(df: DataFrame, spec: Spec, source_columns) -> DataFrame:
+    """The would-be release (`plan.released_query`): ROW_KEY (the spec's key or the surrogate), then the
+    released columns in order, masked values rounded to the rule's decimals where it has some."""
+    out = [qcol(spec.source.key or ROW_KEY).alias(ROW_KEY)]
+    for col in released_columns(spec, source_columns):
+        value = qcol(col.name)
+        decimals = spec.decimals_of(col.rule)
+        if col.rule.action == "mask" and col.role == VALUE and decimals is not None:
+            value = rounded(value, decimals)
+        out.append(value.alias(col.name))
+    return df.select(*out)
+
+
+def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
+    """The release's columns in order (ROW_KEY dropped), rows in the order of md5(salt || row key): a
+    secret salt of 128 random bits, drawn per release and never written, makes the order unrelated to
+    the source's and the key's (as `plan.released_step`; a cryptographic hash, not a mixing one that a
+    few known (record, position) pairs could undo). A declared key is checked unique and non-NULL on
+    the way (duplicates share a hash, so they meet)."""
+    key = F.col(ROW_KEY)
+    salt = secrets.token_hex(16)
     partitions = max(1, math.ceil(rows / 2_000_000))
-    df = df.withColumn(HASH, F.xxhash64(key, F.lit(salt)))
+    df = df.withColumn(HASH, F.md5(F.concat(F.lit(salt), key.cast("string"))))
     df = df.repartition(partitions, HASH).sortWithinPartitions(HASH, key)
-    df = df.withColumn(PREVIOUS, F.lag(key).over(Window.partitionBy(HASH).orderBy(key)))
-    ok = key.isNotNull() & (F.col(PREVIOUS).isNull() | (F.col(PREVIOUS) != key))
-    df = df.where(F.assert_true(ok, F.lit(KEY_FAILURE)).isNull())
+    if spec.source.key is not None:
+        df = df.withColumn(PREVIOUS, F.lag(key).over(Window.partitionBy(HASH).orderBy(key)))
+        ok = key.isNotNull() & (F.col(PREVIOUS).isNull() | (F.col(PREVIOUS) != key))
+        df = df.where(F.assert_true(ok, F.lit(KEY_FAILURE)).isNull())
     return df.select(*(qcol(c.name) for c in released_columns(spec, source_columns)))
+
+
+def with_surrogate_key(df: DataFrame, source_columns) -> DataFrame:
+    """The source with ROW_KEY, the DuckDB release's surrogate key for a spec without source.key
+    (`plan.keyed_step`): the record's rank, from 1, when the records are sorted by all their columns in
+    the source's order, NULLs last. Spark's distributed sort, then each sorted partition's count and
+    the offsets (monotonically_increasing_id holds the partition in its upper bits). Records that tie
+    in every column are interchangeable, as in DuckDB."""
+    mid = "__sdc_mid"
+    ranked = df.orderBy(*(qcol(n).asc_nulls_last() for n, _ in source_columns))
+    ranked = ranked.withColumn(mid, F.monotonically_increasing_id()).persist(StorageLevel.DISK_ONLY)
+    counts = sorted((r["p"], r["count"]) for r in ranked.groupBy(F.shiftright(F.col(mid), 33).alias("p")).count().collect())
+    offsets, total = [], 0
+    for p, n in counts:
+        offsets += [F.lit(p), F.lit(total)]
+        total += n
+    base = F.create_map(*offsets)[F.shiftright(F.col(mid), 33)] if offsets else F.lit(0)
+    local = F.col(mid).bitwiseAND(F.lit((1 << 33) - 1))
+    return ranked.withColumn(ROW_KEY, (base + local + F.lit(1)).cast("long")).drop(mid)
+
+
+def resolve_auto(src: DataFrame, spec: Spec, rules: list[Rule], strata: dict, facts, options: Options) -> None:
+    """What k or c = 'auto' resolves to per stratum, for the manifest (`safeguards.auto_step`'s facts):
+    `freedman_diaconis.group_size_sorted` / `intervals_sorted`, the rule the list functions apply, on
+    each stratum's (distinct value, count) summary read as the sorted column (gathered on the driver,
+    at most Options.max_summary_rows rows)."""
+    for rule in rules:
+        step = safeguards.auto_step(spec, rule, facts)
+        if step is None:
+            continue
+        param = "k" if is_auto(rule.params.get("k")) else "c"
+        st = strata[tuple(spec.strata_of(rule))]
+        x = qcol(rule.column).cast("double")
+        limit = options.max_summary_rows
+        got = (src.where(x.isNotNull()).groupBy(F.col(st.index_column).alias(S), x.alias(V)).count()
+               .limit(limit + 1).toArrow())
+        if got.num_rows > limit:
+            raise SpecError(f"{spec.name}: {rule.where}: {param} = 'auto': the strata's (distinct value, count) "
+                            f"summary has more than max_summary_rows = {limit} rows, which the driver would gather "
+                            f"to resolve it; give {param} explicitly, or raise the limit")
+        s_col = got.column(S).to_numpy(zero_copy_only=False)
+        v_col = got.column(V).to_numpy(zero_copy_only=False)
+        n_col = got.column("count").to_numpy(zero_copy_only=False)
+        rule_fn = group_size_sorted if param == "k" else intervals_sorted
+        rows = []
+        for s in sorted(set(s_col.tolist())):
+            idx = np.flatnonzero(s_col == s)
+            order = np.argsort(v_col[idx], kind="stable")
+            values = np.ascontiguousarray(v_col[idx][order], dtype=np.float64)
+            counts = np.ascontiguousarray(n_col[idx][order], dtype=np.int64)
+            rows.append((*st.values[s], int(rule_fn(summary.SortedSummary(values, counts)))))
+        step.check(rows)
+
+
+def check_smallest_sets(masked: DataFrame, spec: Spec, rules: list[Rule], strata: dict, facts) -> None:
+    """`safeguards.smallest_set_step` on Spark: per deterministic rule, the smallest number of records of
+    a stratum sharing a released value (before rounding; a box: its id), refused below 2 with the
+    DuckDB release's message, else recorded as the manifest's measured k."""
+    for i, rule in enumerate(rules, start=1):
+        step = safeguards.smallest_set_step(spec, rule, i, facts)
+        if step is None:
+            continue
+        st = strata[tuple(spec.strata_of(rule))]
+        cols = [rule.box_column] if rule.boxed else list(rule.columns)
+        sizes = (masked.where(qcol(cols[0]).isNotNull())
+                 .groupBy(F.col(st.index_column), *(qcol(c) for c in cols)).count())
+        first = sizes.orderBy(F.col("count"), F.col(st.index_column)).select(st.index_column, "count").first()
+        step.check([] if first is None else [(*st.values[first[0]], int(first[1]))])
 
 
 def _key_error(spec: Spec, src: DataFrame) -> SpecError | None:
     """The DuckDB release's error for a key that is not unique and non-NULL, or None."""
+    if spec.source.key is None:
+        return None
     key = qcol(spec.source.key)
     n, non_null, distinct = src.agg(F.count(F.lit(1)), F.count(key), F.countDistinct(key)).first()
     try:
@@ -574,17 +700,33 @@ def _key_error(spec: Spec, src: DataFrame) -> SpecError | None:
     return None
 
 
+def _job_error(spec: Spec, src: DataFrame, error: Exception) -> SpecError:
+    """A failed Spark job as the DuckDB release's error: a bad key first (DuckDB checks it before
+    masking), else the duckdb_sdc message raised in an executor, else the job's first line."""
+    key_problem = _key_error(spec, src)
+    if key_problem is not None:
+        return key_problem
+    message = executor_message(error)
+    if message is not None:
+        return SpecError(f"{spec.name}: {message}")
+    return SpecError(f"{spec.name}: the Spark job failed: {_first_line(error)}")
+
+
 def release(spec: Spec, spark: SparkSession, *, source=None, target=None, options: Options | None = None,
             check=None) -> SparkReleaseResult:
-    """Write the release declared by `spec` with Spark; raise SpecError (nothing written) on any failure.
+    """Write the release declared by `spec` with Spark; raise SpecError, or PolicyBreach when the
+    would-be release breaches the spec's [policy], with nothing written on any failure.
 
     source: a DataFrame or a Spark table name to release instead of the spec's [source] (the spec's
     key and rules still apply). target: the release folder (default: output.database). check: an
-    optional callable check(spark, released DataFrame, original DataFrame) run on the would-be release
-    before it is put in place (the policy gate); it raises to refuse the release."""
+    optional callable check(spark, released DataFrame, original DataFrame) run on the written table
+    before it is put in place; it raises to refuse the release."""
+    from .gate import policy_gate
+
     start = time.perf_counter()
     options = options or Options()
     check_spec(spec)
+    _refuse_unopted_seeds(spec)
     target = normalise(target if target is not None else spec.output.database)
     fs = FileSystem(spark, target)
     if fs.exists(target) and not fs.is_dir(target):
@@ -592,15 +734,21 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
     parent = target.rstrip("/").rpartition("/")[0]
     fs.mkdirs(parent)
     tmp = sibling(target, "tmp")
+    cached: list[DataFrame] = []
     try:
         src, source_columns = read_source(spark, spec, source, staging=f"{tmp}-staging" if source is None else None)
         resolve(spec, source_columns)
+        if spec.source.key is None:
+            src = with_surrogate_key(src, source_columns)
+            cached.append(src)
         LOG.info("source read: %.1f s", time.perf_counter() - start)
         rules = spec.masked()
         src, strata = compute_strata(spark, src, spec, rules)
         rows = next(iter(strata.values())).rows if strata else src.count()
+        facts = safeguards.Facts()
+        resolve_auto(src, spec, rules, strata, facts, options)
         LOG.info("strata: %.1f s", time.perf_counter() - start)
-        keep = {c for c, r in spec.rules.items() if r.action != "drop"} | {spec.source.key}
+        keep = {c for c, r in spec.rules.items() if r.action != "drop"} | {spec.source.key or ROW_KEY}
         keep |= {c for r in rules for c in r.columns}
         pipeline = src.select(*(qcol(f.name) for f in src.schema.fields
                                 if f.name in keep or f.name.startswith(STRATA_PREFIX)))
@@ -612,22 +760,28 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
                 offsets = box_offsets(spark, src, spec, stage) if boxed else None
                 pipeline = apply_stage(spark, pipeline, spec, stage, box_offsets=offsets)
         LOG.info("planned: %.1f s", time.perf_counter() - start)
-        final = released_frame(spark, pipeline, spec, source_columns, rows)
         try:
-            final.write.parquet(f"{tmp}/{spec.output.table}")
+            masked = pipeline.persist(StorageLevel.DISK_ONLY)  # read by the checks and the writer
+            cached.append(masked)
+            check_smallest_sets(masked, spec, rules, strata, facts)
+            LOG.info("masked and checked: %.1f s", time.perf_counter() - start)
+            released = released_with_key(masked, spec, source_columns)
+            if spec.policy is not None and spec.policy.limits():
+                original = src if spec.source.key is None else src.withColumn(ROW_KEY, qcol(spec.source.key))
+                outcomes = judge(spec.policy, policy_gate(spark, spec, released, original, source_columns))
+                if not all(o.passed for o in outcomes):
+                    raise PolicyBreach(spec.name, outcomes)
+                LOG.info("policy gate: %.1f s", time.perf_counter() - start)
+            shuffled(released, spec, source_columns, rows).write.parquet(f"{tmp}/{spec.output.table}")
+        except (SpecError, PolicyBreach):
+            raise
         except Exception as e:  # noqa: BLE001 - Spark wraps worker errors in its own exceptions
-            # the DuckDB release checks the key before masking: report a bad key first here too
-            key_problem = _key_error(spec, src)
-            if key_problem is not None:
-                raise key_problem from None
-            message = executor_message(e)
-            if message is not None:
-                raise SpecError(f"{spec.name}: {message}") from None
-            raise SpecError(f"{spec.name}: the Spark job failed: {_first_line(e)}") from e
+            raise _job_error(spec, src, e) from (None if executor_message(e) else e)
         LOG.info("table written: %.1f s", time.perf_counter() - start)
         created = datetime.now(timezone.utc)
-        manifest = manifest_rows(spec, source_columns, package_version=__version__,
-                                 duckdb_version=f"spark {spark.version}", created_at=created)
+        manifest = manifest_rows(spec, source_columns, facts, release_id=str(uuid.uuid4()),
+                                 package_version=__version__, duckdb_version=f"spark {spark.version}",
+                                 created_at=created)
         manifest_frame(spark, manifest).coalesce(1).write.parquet(f"{tmp}/{MANIFEST_TABLE}")
         if check is not None:
             check(spark, spark.read.parquet(f"{tmp}/{spec.output.table}"), src)
@@ -639,11 +793,15 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
             except Exception:  # noqa: BLE001 - best effort: nothing at the target was touched
                 pass
         raise
+    finally:
+        for frame in cached:
+            frame.unpersist()
     fs.delete(f"{tmp}-staging")
     return SparkReleaseResult(path=target, table=spec.output.table, rows=rows,
                               columns=len(released_columns(spec, source_columns)),
                               masked=[c for r in spec.masked() for c in r.columns],
-                              seconds=time.perf_counter() - start)
+                              seconds=time.perf_counter() - start,
+                              not_private=[c for r in spec.masked() if r.seeded for c in r.columns])
 
 
 def _put_in_place(fs: FileSystem, tmp: str, target: str, spec: Spec) -> None:

@@ -28,29 +28,31 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from ..release.report import COLUMNS, K_ANONYMITY, RISK, Row, section_of
+from ..release.report import K_ANONYMITY, RISK, Row, _frame, section_of
 from ..release.spec import Spec, SpecError, bound_columns
 from ..sql import sql_files
 from .ordering import qcol
 
 MEASURES_FILE = "10_measures.sql"
 SQL_MEASURES = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst")
-_HELPERS = ("__sdc_value", "__sdc_finite", "__sdc_il1s_sum")
 ORIGINAL, MASKED = "__sdc_o", "__sdc_m"
 
 
 @functools.cache
 def _macros() -> dict[str, tuple[list[str], exp.Expression]]:
+    """The measures of SQL_MEASURES and every internal `__sdc_` macro of the measures file (the helpers
+    they call; the file's macros that build SQL text for DuckDB's table macros are never expanded)."""
     text = dict(sql_files())[MEASURES_FILE]
     out = {}
-    # the statements defining the measures and the helpers they call (the file's other macros build
-    # SQL text for DuckDB's table macros and are no business of Spark's)
-    wanted = re.compile(r"CREATE OR REPLACE MACRO (" + "|".join(SQL_MEASURES + _HELPERS) + r")\(")
+    wanted = re.compile(r"CREATE OR REPLACE MACRO (" + "|".join(SQL_MEASURES) + r"|__sdc_(?!\w*(?:_sql|_list|_columns)\()\w+)\(")
     for piece in re.split(r";\s*\n", text):
         body = "\n".join(line for line in piece.splitlines() if not line.lstrip().startswith("--"))
         if not wanted.search(body):
             continue
-        stmt = sqlglot.parse_one(body, read="duckdb")
+        try:
+            stmt = sqlglot.parse_one(body, read="duckdb")
+        except sqlglot.errors.ParseError:
+            continue
         if isinstance(stmt, exp.Create) and str(stmt.args.get("kind", "")).upper() == "MACRO":
             fn = stmt.this
             out[fn.this.name] = ([p.name for p in fn.expressions], stmt.expression)
@@ -123,7 +125,8 @@ def _classes(df: DataFrame, total: int, by: list[str], present: list[str], col: 
         F.min("count"), F.count(F.lit(1)), F.sum(F.when(F.col("count") == 1, 1).otherwise(0)),
         F.sum("count")).first()
     counted = counted or 0
-    note = None
+    note = ("NULL counts as a value (a record alone with a NULL is as identifiable as one alone with a value)"
+            if not present and col is None else None)
     if counted < total:
         what = f"a NULL {col!r}" if col is not None else "a NULL quasi-identifier"
         note = f"{total - counted} of {total} records with {what} left out"
@@ -134,9 +137,10 @@ def _classes(df: DataFrame, total: int, by: list[str], present: list[str], col: 
             Row(K_ANONYMITY, "unique_share", col, alone / counted, note)]
 
 
-def k_anonymity_rows(spec: Spec, released: DataFrame) -> list[Row]:
-    """The report's k-anonymity section (`report.k_anonymity_section`) on a released DataFrame."""
-    q = spec.quasi_identifiers()
+def k_anonymity_rows(spec: Spec, released: DataFrame, types: dict[str, str]) -> list[Row]:
+    """The report's k-anonymity section (`report.k_anonymity_section`) on a released DataFrame; `types`:
+    the source's column types (they choose the default quasi-identifiers)."""
+    q = spec.quasi_identifiers(types)
     strata = [c for c in q if c in set(spec.strata_columns())]
     total = released.count()
 
@@ -148,7 +152,7 @@ def k_anonymity_rows(spec: Spec, released: DataFrame) -> list[Row]:
         if c not in strata:
             rows += _classes(released, total, strata + cols(c), cols(c), c)
     every = [r for c in q for r in cols(c)]
-    rows += _classes(released, total, every, every, None)
+    rows += _classes(released, total, every, [], None)  # all together, NULL counting as a value
     for rule in {id(r): r for r in spec.masked() if r.boxed}.values():
         rows += _classes(released, total, [rule.box_column], [rule.box_column], rule.box_column)
     return rows
@@ -158,6 +162,10 @@ def measure_rows(spec: Spec, released: DataFrame, original: DataFrame, k: float 
     """Per masked column released as values: the SQL measures and interval disclosure, in one
     aggregate over the original and released records joined on the key."""
     key = spec.source.key
+    if key is None:
+        raise SpecError(f"{spec.name}: source.key: a release of a spec without a key cannot be linked to the "
+                        "source record by record (its surrogate key is never released); evaluate it with the "
+                        "policy gate of the release, or declare a key")
     if key not in released.columns:
         raise SpecError(f"{spec.name}: source.key: the release has no key column {key!r} to link its records to "
                         "the original ones; evaluate a release that keeps the key")
@@ -196,18 +204,21 @@ def measure_rows(spec: Spec, released: DataFrame, original: DataFrame, k: float 
 def evaluate(spec: Spec, spark, *, released: DataFrame | None = None, original: DataFrame | None = None,
              k: float = 0.05) -> pd.DataFrame:
     """The measures and k-anonymity of a Spark release as a tidy frame (section, measure, column, value,
-    note), like `release.report`. released: the release's table (default: read from the release folder);
+    note, direction, unit), like `release.report`. released: the release's table (default: read from the release folder);
     original: the source (default: the spec's)."""
-    from .engine import read_source
+    from .engine import duckdb_type, read_source
     from .files import normalise
 
     if released is None:
         released = spark.read.parquet(f"{normalise(spec.output.database)}/{spec.output.table}")
     with tempfile.TemporaryDirectory() as staging:  # a DuckDB source is read through a Parquet copy
         if original is None:
-            original, _ = read_source(spark, spec, None, staging=staging)
-        rows = measure_rows(spec, released, original, k) + k_anonymity_rows(spec, released)
-    return pd.DataFrame([(r.section, r.measure, r.column, r.value, r.note) for r in rows], columns=list(COLUMNS))
+            original, source_columns = read_source(spark, spec, None, staging=staging)
+            types = dict(source_columns)
+        else:
+            types = {f.name: duckdb_type(f.dataType) for f in original.schema.fields}
+        rows = measure_rows(spec, released, original, k) + k_anonymity_rows(spec, released, types)
+    return _frame(rows)
 
 
 __all__ = ["evaluate", "k_anonymity_rows", "measure_rows", "measure_sql"]

@@ -7,7 +7,7 @@ The intervals and points are computed exactly as `methods.discretisation` comput
 
 * equal frequency (and equal width with c = 'auto' or medians), from the stratum's
   (distinct value, count) summary gathered on the driver (`Options.max_summary_rows` at most): the cut
-  rule `efd_bounds` is one call on that summary (swap it for another rule), the Freedman-Diaconis
+  rule `efd_bounds` (`discretisation.efd_split`) is one call on that summary (swap it for another rule), the Freedman-Diaconis
   count for 'auto' reads the summary as the sorted column, and means are summed over the runs in
   ascending order, centred on the median value, as `_bounds_points` sums the sorted column;
 * equal width with a given c and means or midpoints, as `_run_ewd`: the stratum's minimum and
@@ -22,6 +22,7 @@ import numpy as np
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
+from .._numerics import exponent
 from ..params import INTERVALS, POINT
 from ..methods import discretisation as disc
 from .ordering import S, V, per_stratum, qcol
@@ -59,45 +60,55 @@ def summary_expr(src, method: str, params: dict, strata: list[int], limit: int, 
     return per_stratum(F.lit(None).cast("double"), cases)
 
 
+def _times_power_of_two(x, e: int):
+    """x * 2^e in Spark SQL, exact as np.ldexp (two factors, so neither overflows for any e of a double)."""
+    half = e // 2
+    return x * F.lit(float(np.ldexp(1.0, half))) * F.lit(float(np.ldexp(1.0, e - half)))
+
+
 def window_table(spark, src, params: dict, key: str, strata: list[int], func: str):
     """Equal width with a given c (means or midpoints): per stratum the minimum and width, and a small
-    table (stratum, bin, point) of the occupied bins."""
+    table (stratum, bin, point) of the occupied bins. As `discretisation._run`, on the values scaled by
+    2^-e (`_numerics.to_unit`; e from the stratum's extremes), the points scaled back."""
     c = INTERVALS.check(params.get("c"), func, "c")  # a given c (the caller routes 'auto' elsewhere)
     rep = POINT.check(params.get("representative", "mean"), func, "representative")
     stats = src.where(F.col(V).isNotNull() & F.col(S).isin(strata)).groupBy(S).agg(
         F.min(V).alias("lo"), F.max(V).alias("hi")).collect()
-    lo = {r[S]: float(r["lo"]) for r in stats}
-    width = {r[S]: (float(r["hi"]) - float(r["lo"])) / c for r in stats}
-    bin_expr = bins(lo, width, c)
-    bin_col = "__sdc_bin"
-    data = src.where(F.col(V).isNotNull() & F.col(S).isin(strata)).select(S, V, qcol(key).alias("k"))
-    data = data.withColumn(bin_col, bin_expr)
+    e = {r[S]: exponent(np.array([r["lo"], r["hi"]], np.float64)) for r in stats}
+    lo = {r[S]: float(np.ldexp(r["lo"], -e[r[S]])) for r in stats}
+    width, top = {}, float(c - 1)
+    for r in stats:
+        width[r[S]], top = disc._ewd_width(func, lo[r[S]], float(np.ldexp(r["hi"], -e[r[S]])), c)
+    unit = per_stratum(F.lit(None).cast("double"), {s: _times_power_of_two(F.col(V), -e[s]) for s in e})
+    bin_expr = bins(unit, lo, width, c)
+    bin_col, unit_col = "__sdc_bin", "__sdc_unit"
+    data = src.where(F.col(V).isNotNull() & F.col(S).isin(strata)).select(S, unit.alias(unit_col), qcol(key).alias("k"))
+    data = data.withColumn(bin_col, bins(F.col(unit_col), lo, width, c))
     if rep == "midpoint":
         occupied = data.select(S, bin_col).distinct().collect()
         table = []
         for r in occupied:
             s, b = r[S], r[bin_col]
-            if width[s] > 0:
-                table.append((s, b, lo[s] + (b + 0.5) * width[s]))
-            else:
-                table.append((s, b, lo[s]))
+            point = lo[s] + (b + 0.5) * width[s] if width[s] > 0 else lo[s]
+            table.append((s, b, float(np.ldexp(point, e[s]))))
         return bin_expr, table
-    offset = per_stratum(F.lit(0.0), {s: F.lit(lo[s]) for s in strata})
+    offset = per_stratum(F.lit(0.0), {s: F.lit(lo[s]) for s in strata if s in lo})
     w = (Window.partitionBy(S, bin_col).orderBy("k")
          .rowsBetween(Window.unboundedPreceding, Window.currentRow))
-    sums = (data.withColumn("__sdc_run", F.sum(F.col(V) - offset).over(w))
+    sums = (data.withColumn("__sdc_run", F.sum(F.col(unit_col) - offset).over(w))
             .groupBy(S, bin_col).agg(F.max_by("__sdc_run", "k").alias("sum"), F.count(F.lit(1)).alias("n"))
             .collect())
-    table = [(r[S], r[bin_col], lo[r[S]] + r["sum"] / r["n"]) for r in sums]
+    table = [(r[S], r[bin_col], float(np.ldexp(lo[r[S]] + r["sum"] / r["n"], e[r[S]]))) for r in sums]
     return bin_expr, table
 
 
-def bins(lo: dict, width: dict, c: int):
-    """Each record's bin: min(floor((x - min) / width), c - 1), 0 for a constant stratum."""
+def bins(unit, lo: dict, width: dict, c: int):
+    """Each record's bin from its value scaled to the unit range (`unit`): min(floor((u - min) / width),
+    c - 1), 0 for a constant stratum."""
     cases = {}
     for s in lo:
         if width[s] > 0:
-            t = F.floor((F.col(V) - F.lit(lo[s])) / F.lit(width[s]))
+            t = F.floor((unit - F.lit(lo[s])) / F.lit(width[s]))
             cases[s] = F.when(t >= c - 1, F.lit(c - 1)).otherwise(t).cast("long")
         else:
             cases[s] = F.lit(0).cast("long")

@@ -39,6 +39,7 @@ from ..methods.freedman_diaconis import group_size_sorted
 from .kernel import SPLIT, BucketTask
 from .ordering import S, V, Order, per_stratum, qcol
 from .positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan
+from .stratum import stratum_seed
 
 INTERVAL = "__sdc_i"
 LOG = logging.getLogger("duckdb_sdc.spark")
@@ -242,9 +243,10 @@ def _with_positions(src, key, order, layout, s, n, compute):
 POSITIONAL = ("ranking_round", "mdav_round", "idp_cbls", "idp_ls", "dp_um", "dp_laplace")
 
 
-def _stratum_plan(src, *, method, params, key, order, layout, s, n, func):
+def _stratum_plan(src, *, method, params, key, order, layout, s, n, func, column=None):
     """Resolve and validate the method's parameters on stratum s (n values), as the numpy function
-    does, and return its StratumPlan."""
+    does, and return its StratumPlan. A seed becomes the stratum's, `stratum.stratum_seed(seed,
+    column, s)`, as a whole stratum's does (without `column`: the seed as given)."""
     if method in ("ranking_round", "mdav_round"):
         k = GROUP_SIZE_AUTO.check(params["k"], func, "k", n=n)
         if k == AUTO:  # Freedman-Diaconis, at least the minimum group size (as `methods.microaggregate`)
@@ -259,10 +261,17 @@ def _stratum_plan(src, *, method, params, key, order, layout, s, n, func):
     eps = EPSILON.check(params.get("epsilon"), func, "epsilon")
     lo, hi = np_dp._domain(func, params.get("lb"), params.get("ub"), required=mechanism != "idp_cbls")
     seed = SEED.check(params.get("seed"), func, "seed")
+    if seed is not None and column is not None:
+        seed = stratum_seed(seed, column, s)
     if mechanism == "dp_laplace":
         return LaplacePlan(n, eps, lo, hi, seed)
     k = np_dp._k(func, params.get("k"), n, mechanism)
-    return DpPlan(n, k, mechanism, eps, lo, hi, seed)
+    if lo is None or hi is None:  # idp_cbls without a domain: scaled by the largest clamped magnitude
+        e = _with_positions(src, key, order, layout, s, n,
+                            lambda v: np_dp.scale_exponent(np.array([v[0], v[n - 1]], np.float64), lo, hi))
+    else:
+        e = np_dp.scale_exponent(np.empty(0), lo, hi)
+    return DpPlan(n, k, mechanism, eps, lo, hi, seed, e)
 
 
 def _cuts(plan, iv: _Intervals, order: Order) -> list[int]:
@@ -291,7 +300,7 @@ def _cuts(plan, iv: _Intervals, order: Order) -> list[int]:
 
 
 def plan_rule(src, *, method: str, params: dict, key: str, strata: dict[int, int], options: Options,
-              func: str, base: int):
+              func: str, base: int, column: str | None = None):
     """Buckets of the huge strata of one position-based rule. Returns (order, tasks: bucket id ->
     BucketTask, bucket id expression of a non-NULL record, next free bucket id)."""
     order = Order(key)
@@ -312,7 +321,7 @@ def plan_rule(src, *, method: str, params: dict, key: str, strata: dict[int, int
         n = strata[s]
         iv = layout[s]
         plan = _stratum_plan(src, method=method, params=params, key=key, order=order, layout=layout, s=s, n=n,
-                             func=func)
+                             func=func, column=column)
         cuts = _cuts(plan, iv, order)
         starts = [0, *cuts]
         bounds = []

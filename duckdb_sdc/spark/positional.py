@@ -138,27 +138,23 @@ class RankingPlan(StratumPlan):
 
 
 def draw_noise(centre: np.ndarray, allowed: np.ndarray, epsilon: float, magnitude, seed: int | None,
-               first_cluster: int, func: str) -> np.ndarray:
-    """Noisy cluster values: `noise.laplace_mechanism` on the clusters first_cluster, first_cluster + 1,
-    ... of one bucket. Without a seed every bucket draws from the operating system's randomness (the
-    guarantee needs independent noise per cluster, nothing more). With a seed, cluster t's noise is a
-    pure function of (seed, t), whatever the bucket layout: a stream seeded by (seed, t). This is the
-    one place to swap for the counter-based sampler of the numpy layer."""
+               first_counter: int, func: str) -> np.ndarray:
+    """Noisy values of the clusters (dp_laplace: the records) first_counter, first_counter + 1, ... of
+    one bucket: `noise.laplace_mechanism`, the numpy layer's sampler. Without a seed every bucket
+    draws from the operating system's randomness (the guarantee needs independent noise per cluster,
+    nothing more). With a seed, the draw of cluster t is the counter-based draw of (seed, t) that
+    `methods.dp.release` makes for cluster t of the whole stratum, whatever the bucket layout."""
+    counters = None if seed is None else np.arange(first_counter, first_counter + centre.shape[0], dtype=np.uint64)
     with reporting(func):
-        if seed is None:
-            return laplace_mechanism(centre, allowed, epsilon, magnitude, seed=None)
-        mag = np.broadcast_to(np.asarray(magnitude, dtype=np.float64), centre.shape)
-        out = np.empty_like(centre)
-        for t in range(centre.shape[0]):
-            s = int(np.random.SeedSequence(seed, spawn_key=(first_cluster + t,)).generate_state(1, np.uint64)[0])
-            out[t:t + 1] = laplace_mechanism(centre[t:t + 1], allowed[t:t + 1], epsilon, mag[t:t + 1], seed=s)
-    return out
+        return laplace_mechanism(centre, allowed, epsilon, magnitude, seed=seed, counters=counters)
 
 
 @dataclass(frozen=True)
 class DpPlan(StratumPlan):
     """idp_cbls, idp_ls or dp_um (`methods.dp.release`) on the clusters of individual ranking of the
-    values clamped to [lb, ub] (clusters of k, the last one takes the remainder)."""
+    values clamped to [lb, ub] (clusters of k, the last one takes the remainder), solved like the numpy
+    layer on the values times 2^-e (`dp.scale_exponent` of the stratum, from the domain, or for
+    idp_cbls without one from the largest clamped magnitude, which the planner measures)."""
     n: int
     k: int
     mechanism: str
@@ -166,6 +162,7 @@ class DpPlan(StratumPlan):
     lb: float | None
     ub: float | None
     seed: int | None = None
+    e: int = 0
     kind = DP
 
     @property
@@ -181,19 +178,20 @@ class DpPlan(StratumPlan):
         stratum's last bucket, whose length is then a multiple of k plus the remainder)."""
         if v.shape[0] == 0:
             return v.copy()
-        centre, sens, mag = _dp._stats(self.mechanism, self.k, self.lb, self.ub, v)
+        v, lo, hi = _dp._scaled(np.asarray(v, np.float64), self.lb, self.ub, self.e)
+        centre, sens, mag = _dp._stats(self.mechanism, self.k, lo, hi, v)
         sizes = _dp._sizes(v.shape[0], self.k)
         allowed = np.where(sens > 0, sens * (1 + 2.0**-48) + _dp._rounding_allowance(sizes, mag), 0.0)
         noisy = draw_noise(centre, allowed, self.epsilon, mag, self.seed, bucket.offset // self.k, self.mechanism)
-        return np.repeat(_dp._clamp(noisy, self.lb, self.ub), sizes)
+        return _dp._back(np.repeat(_dp._clamp(noisy, lo, hi), sizes), self.e)
 
 
 @dataclass(frozen=True)
 class LaplacePlan(StratumPlan):
     """dp_laplace (`methods.dp.release`): every value clamped to [lb, ub] gets its own Laplace noise of
-    scale (ub - lb) / epsilon. Records are ordered by key alone (their sort value is a constant), so a
-    record's position is its index in key order, which a seeded stream is a function of; any cut is
-    allowed."""
+    scale (ub - lb) / epsilon, on the values times 2^-e (e from the domain, as the numpy layer).
+    Records are ordered by key alone (their sort value is a constant), so a record's position is its
+    index in key order, the counter of its seeded draw; any cut is allowed."""
     n: int
     epsilon: float
     lb: float
@@ -207,10 +205,11 @@ class LaplacePlan(StratumPlan):
 
     def mask(self, bucket, v, keys=None, x=None) -> np.ndarray:
         x = np.clip(np.asarray(x, np.float64), self.lb, self.ub)
-        sens = np.full(x.shape[0], (self.ub - self.lb) * (1 + 2.0**-48))
-        mag = max(abs(self.lb), abs(self.ub))
-        out = draw_noise(x, sens, self.epsilon, mag, self.seed, bucket.offset, "dp_laplace")
-        return np.clip(out, self.lb, self.ub)
+        e = _dp.scale_exponent(x, self.lb, self.ub)
+        x, lo, hi = _dp._scaled(x, self.lb, self.ub, e)
+        sens = np.full(x.shape[0], (hi - lo) * (1 + 2.0**-48))
+        out = draw_noise(x, sens, self.epsilon, max(abs(lo), abs(hi)), self.seed, bucket.offset, "dp_laplace")
+        return _dp._back(np.clip(out, lo, hi), e)
 
 
 # ---------------------------------------------------------------------------------------------

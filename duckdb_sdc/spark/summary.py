@@ -12,6 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._numerics import to_unit
 from .._validate import is_auto
 from ..params import AUTO, INTERVALS, POINT
 from ..methods import discretisation as disc
@@ -50,13 +51,11 @@ class SortedSummary:
 
 def efd_bounds(values: np.ndarray, counts: np.ndarray, c: int) -> np.ndarray:
     """Equal-frequency interval bounds (positions 0 = b_0 < ... < b_c' = n of the sorted column) from
-    the stratum's sorted distinct values and their counts: the cut rule of
-    `discretisation._efd_bounds`, whose gaps are the run ends. The one place to swap the rule."""
-    n = int(counts.sum())
-    gaps = np.cumsum(counts)[:-1].astype(np.int64)
-    ce = min(c, gaps.shape[0] + 1)
-    cuts = gaps[disc._efd_cuts(gaps, n, ce)] if ce > 1 else np.empty(0, np.int64)
-    return np.concatenate(([0], cuts, [n])).astype(np.int64)
+    the stratum's sorted distinct values and their counts: `discretisation.efd_split`, THE cut rule
+    on a (value, count) summary (the one the numpy method applies), its bounds over the distinct
+    values turned into positions of the sorted column."""
+    ends = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
+    return ends[disc.efd_split(counts, c)]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -100,30 +99,32 @@ def _summary_points(values, ends, bounds, rep, centre):
 
 def summary_points(method: str, params: dict, values: np.ndarray, counts: np.ndarray, func: str):
     """(lows, points) of one stratum: interval t holds the values v with lows[t-1] <= v < lows[t]
-    (lows of length c' - 1), rounded to points[t]; as `discretisation._run` computes them."""
+    (lows of length c' - 1), rounded to points[t]; as `discretisation._run` computes them: on the
+    values scaled by 2^-e (`_numerics.to_unit`), the points scaled back."""
     rep = POINT.check(params.get("representative", "mean"), func, "representative")
     c = INTERVALS.check(params.get("c"), func, "c")
     sorted_v = SortedSummary(values, counts)
     c = intervals_sorted(sorted_v) if c == AUTO else c
+    unit, e = to_unit(values)
     ends = sorted_v.ends.astype(np.int64)
     n = sorted_v.shape[0]
-    centre = float(sorted_v[(n - 1) // 2])
+    centre = float(unit[np.searchsorted(ends, (n - 1) // 2, side="right")])
     if method == "efd_round":
         bounds = efd_bounds(values, counts, c)
-        points = _summary_points(values, ends, bounds, disc.POINTS.index(rep), centre)
-        return values[np.searchsorted(ends, bounds[1:-1], side="right")], points
-    lo, hi = float(values[0]), float(values[-1])
-    width = (hi - lo) / c
-    bins = disc._ewd_bins(values, lo, width, c) if width > 0 else np.zeros(values.shape[0], np.int64)
+        points = _summary_points(unit, ends, bounds, disc.POINTS.index(rep), centre)
+        return values[np.searchsorted(ends, bounds[1:-1], side="right")], np.ldexp(points, e)
+    lo, hi = float(unit[0]), float(unit[-1])
+    width, top = disc._ewd_width(func, lo, hi, c)
+    bins = disc._ewd_bins(unit, lo, width, top) if width > 0 else np.zeros(values.shape[0])
     occupied, first = np.unique(bins, return_index=True)
     if rep == "midpoint" and width > 0:
         points = lo + (occupied + 0.5) * width
     else:
         run_bounds = np.concatenate((first, [values.shape[0]]))
         bounds = np.concatenate(([0], ends))[run_bounds]
-        points = _summary_points(values, ends, bounds.astype(np.int64),
+        points = _summary_points(unit, ends, bounds.astype(np.int64),
                                  disc.POINTS.index(rep if rep != "midpoint" else "mean"), centre)
-    return values[first[1:]], points
+    return values[first[1:]], np.ldexp(points, e)
 
 
 __all__ = ["SUMMARY", "WINDOW", "SortedSummary", "efd_bounds", "route", "summary_points"]
