@@ -54,7 +54,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._numerics import exponent
-from ._validate import SdcError, fail, is_auto
+from ._validate import SdcError, fail
 from .params import AUTO, GROUP_SIZE_AUTO, INTERVALS, POINT, REPRESENTATIVE
 from .methods import discretisation as disc
 from .methods.freedman_diaconis import group_size_sorted

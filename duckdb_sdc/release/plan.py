@@ -327,11 +327,6 @@ def mask_steps(spec: Spec) -> list[Step]:
 
 
 
-def mask_steps(spec: Spec) -> list[Step]:
-    """One step per masking rule, into the temporary tables `mask_table(1..)`."""
-    return [mask_step(spec, rule, i) for i, rule in enumerate(spec.masked(), start=1)]
-
-
 VALUE, LOWER, UPPER, BOX = "value", "lower", "upper", "box"  # what a released column holds
 
 
