@@ -129,8 +129,12 @@ CREATE OR REPLACE MACRO __sdc_sensitivity_report_checked_sql(tbl, cols, clusters
         __sdc_qi_list(cols),
         __sdc_qi_list(clusters),
         __sdc_ql(n), __sdc_ql(r), __sdc_ql(p), __sdc_ql(absolute) || '::BOOLEAN',
-        array_to_string(list_transform(cols, lambda c: format('__sdc_check_value({0}, ''sensitivity_report'', {1})::DOUBLE AS {0}',
-                                                              __sdc_qi(c), __sdc_ql('column ' || c))), ', '),
+        -- a negative contribution without absolute is refused here, under this function's name
+        array_to_string(list_transform(cols, lambda c: format(
+            '__sdc_check_value(CASE WHEN NOT {2} AND {0} < 0 THEN error(''sensitivity_report: '' || {1} || '' contains '' '
+            || '|| {0} || ''; the rule needs contributions >= 0 (absolute := true applies it to absolute values)'') '
+            || 'ELSE {0} END, ''sensitivity_report'', {1})::DOUBLE AS {0}',
+            __sdc_qi(c), __sdc_ql('column ' || c), __sdc_ql(absolute) || '::BOOLEAN')), ', '),
         array_to_string(list_transform(clusters, lambda c: __sdc_qi(c) || ' IS NOT NULL'), ' AND '),
         '[' || array_to_string(list_transform(cols, lambda c: __sdc_ql(c)), ', ') || ']');
 
