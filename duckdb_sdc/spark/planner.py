@@ -212,9 +212,9 @@ def fetch_intervals(src, *, key: str, order: Order, layout: dict[int, _Intervals
         wanted += [iv.base + iv.locate(p) for p in positions]
     interval = per_stratum(F.lit(-1), cases)
     rows = (src.where(F.col(S).isin(list(missing)) & F.col(V).isNotNull())
-            .select(S, V, qcol(key).alias("k"))
-            .withColumn(INTERVAL, interval)
+            .withColumn(INTERVAL, interval)  # before the key is renamed: the interval compares keys
             .where(F.col(INTERVAL).isin(wanted))
+            .select(INTERVAL, V, qcol(key).alias("k"))
             .groupBy(INTERVAL).agg(F.collect_list(F.struct(F.col(V).alias("v"), F.col("k"))).alias("r"))
             .collect())
     by_id = {r[INTERVAL]: r["r"] for r in rows}
