@@ -123,7 +123,7 @@ def test_numeric_record_types_are_accepted(con, sql_type):
     ("SELECT p_percent_merge([[1], [2]], NULL, 0.5)", "p_percent_merge: clusters must not be NULL when rows is not"),
     ("SELECT dominance_suppress([[1], [2]], [0, 0], 1, 1.5)", "dominance_suppress: r must be in (0, 1], got 1.5"),
     ("SELECT dominance_suppress([[1], [2]], [0, 0], 0, 0.5)", "dominance_suppress: n must be an integer >= 1, got 0"),
-    ("SELECT p_percent_suppress([[1], [2]], [0, 0], 0)", "p_percent_suppress: p must be a finite number > 0, got 0"),
+    ("SELECT p_percent_suppress([[1], [2]], [0, 0], 0)", "p_percent_suppress: p must be in (0, 1000000], got 0"),
     ("SELECT p_percent_suppress([[1], [-2]], [0, 0], 0.1)", "p_percent_suppress: rows contains -2"),
 ])
 def test_bad_input_gives_a_clear_error(con, sql, message):

@@ -90,7 +90,7 @@ def test_idp_cbls_table_and_release_give_the_same_noise(tmp_path):
     df = people(120)
     write_db(tmp_path / "src.duckdb", "people", df)
     doc = base_doc()
-    doc["masking"] = {"strata": ["region"]}
+    doc["masking"] = {"strata": ["region"], "reproducible_noise": True}
     doc["columns"].update(income={"method": "idp_cbls", "k": 4, "epsilon": 1.0, "lb": 0, "seed": 21})
     for name in list(doc["columns"]):
         if name not in ("id", "income", "region"):
