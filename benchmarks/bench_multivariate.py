@@ -39,7 +39,7 @@ def data(n: int, seed: int = 0) -> np.ndarray:
 
 def plain_numpy_mdav(X: np.ndarray, k: int) -> np.ndarray:
     """Textbook MDAV, each step a vectorised scan of the remaining records."""
-    R = mv.standardize(X)
+    R = mv.standardised(X)
     idx = np.arange(R.shape[0])
     labels = np.full(R.shape[0], -1, np.int64)
     g = 0

@@ -1,24 +1,94 @@
-"""Argument validation shared by every public function (numpy API and SQL binding).
+"""The error type of every duckdb_sdc function and the primitives the parameter kinds are made of.
 
 Every error names the function, the parameter and the offending value, so that a message that
 surfaces through DuckDB ("Invalid Input Error: ... SdcError: mdav_round: k must be ...") tells the
-user exactly what to fix.
+user exactly what to fix. The checks of parameters themselves are declared once, as parameter kinds,
+in `duckdb_sdc.params`; this module holds what those kinds and the array checks share.
+
+An error knows which function raised it (`SdcError.func`), which parameter it is about
+(`SdcError.param`, when one is) and what is wrong (`SdcError.detail`), so that a caller can report it
+under another name: a public numpy function reports errors of the helpers it calls under its own name
+(`named`), and the SQL binding reports them under the SQL function the user called
+(`SdcError.renamed`). No function takes a hidden "caller's name" argument.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import re
+from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
 
 
 class SdcError(ValueError):
-    """Bad input to a duckdb_sdc function. The message starts with the function's name."""
+    """Bad input to a duckdb_sdc function. The message starts with the function's name.
+
+    `func`, `param` and `detail` are set when the error comes from `fail` (message
+    "func: detail"); an error built from a message alone (a release spec's error) has them None.
+    """
+
+    def __init__(self, message: str, *, func: str | None = None, param: str | None = None,
+                 detail: str | None = None):
+        super().__init__(message)
+        self.func = func
+        self.param = param
+        self.detail = detail
+
+    def renamed(self, func: str, params: dict[str, str] | None = None) -> SdcError:
+        """The same error reported by `func` (the function the user called), with parameter names
+        mapped by `params` (e.g. {"x": "xs"}) where the detail starts with the parameter's name.
+        An error without a function (a plain message) is returned unchanged."""
+        if self.func is None or (self.func == func and not params):
+            return self
+        detail, param = self.detail, self.param
+        new = (params or {}).get(param) if param is not None else None
+        if new is not None:
+            if detail.startswith(param) and not detail[len(param):len(param) + 1].isidentifier():
+                detail = new + detail[len(param):]
+            param = new
+        err = type(self)(f"{func}: {detail}", func=func, param=param, detail=detail)
+        err.__cause__ = self.__cause__
+        return err
 
 
-def fail(func: str, message: str) -> SdcError:
-    return SdcError(f"{func}: {message}")
+_ABOUT_A_PARAMETER = re.compile(r"^([A-Za-z_]\w*) (?:must|contains|has|=|is) ")
+
+
+def fail(func: str, message: str, param: str | None = None) -> SdcError:
+    """The error of `func` saying `message`. When the message is about a parameter it starts with the
+    parameter's name ("k must be ...", "xs contains nan"); `param` is then inferred unless given."""
+    if param is None:
+        about = _ABOUT_A_PARAMETER.match(message)
+        param = about.group(1) if about else None
+    return SdcError(f"{func}: {message}", func=func, param=param, detail=message)
+
+
+@contextmanager
+def reporting(func: str, params: dict[str, str] | None = None):
+    """Inside, an SdcError is reported under `func` (parameter names mapped by `params`)."""
+    try:
+        yield
+    except SdcError as err:
+        renamed = err.renamed(func, params)
+        if renamed is err:
+            raise
+        raise renamed from None
+
+
+def named(fn):
+    """Decorator of a public function: an SdcError raised inside it (by a helper or by another public
+    function it calls) is reported under this function's name, so the user sees the name they called."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with reporting(name):
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def show(value) -> str:
@@ -37,21 +107,26 @@ def refuse_nonfinite(func: str, param: str, a: np.ndarray, hint: str = "use NULL
     """An error naming the first NaN or +-inf of the array `a`, if it has one."""
     if not np.isfinite(a).all():
         bad = a[~np.isfinite(a)][0]
-        raise fail(func, f"{param} contains {float(bad)}; NaN and infinite values are refused ({hint})")
+        raise fail(func, f"{param} contains {float(bad)}; NaN and infinite values are refused ({hint})", param)
 
 
 def finite_values(func: str, param: str, values) -> np.ndarray:
     """Return `values` as a contiguous float64 array; refuse NaN and +-inf."""
-    x = np.ascontiguousarray(values, dtype=np.float64)
+    try:
+        x = np.ascontiguousarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise fail(func, f"{param} must be numbers, got {type(values).__name__}", param) from None
     if x.ndim != 1:
-        raise fail(func, f"{param} must be one-dimensional, got shape {x.shape}")
+        raise fail(func, f"{param} must be one-dimensional, got shape {x.shape}", param)
     refuse_nonfinite(func, param, x)
     return x
 
 
-def _as_integer(func: str, param: str, value) -> int:
-    if isinstance(value, bool):
-        raise fail(func, f"{param} must be an integer, got {show(value)}")
+def as_integer(func: str, param: str, value) -> int:
+    """An integer from an int, an integral float or numeric text (SQL hands parameters over as
+    text); anything else is refused."""
+    if isinstance(value, (bool, np.bool_)):
+        raise fail(func, f"{param} must be an integer, got {show(value)}", param)
     if isinstance(value, Integral):
         return int(value)
     if isinstance(value, str):
@@ -62,106 +137,27 @@ def _as_integer(func: str, param: str, value) -> int:
             try:
                 as_float = float(text)
             except ValueError:
-                raise fail(func, f"{param} must be an integer, got {show(value)}") from None
+                raise fail(func, f"{param} must be an integer, got {show(value)}", param) from None
             if math.isfinite(as_float) and as_float.is_integer():
                 return int(as_float)
-            raise fail(func, f"{param} must be an integer, got {show(value)}")
+            raise fail(func, f"{param} must be an integer, got {show(value)}", param)
     if isinstance(value, Real) and math.isfinite(value) and float(value).is_integer():
         return int(value)
-    raise fail(func, f"{param} must be an integer, got {show(value)}")
+    raise fail(func, f"{param} must be an integer, got {show(value)}", param)
 
 
-MIN_GROUP = 2  # the smallest group a deterministic masking method may form: k = 1 masks nothing
-
-
-def group_size(func: str, k, n: int, param: str = "k", *, what: str = "non-NULL values",
-               minimum: int = MIN_GROUP) -> int:
-    """Validate a minimum group size k against n values (or records, `what`): minimum <= k <= n.
-    The default minimum, 2, is that of deterministic masking (a group of one releases its value
-    unchanged); noise-based mechanisms and ranks pass minimum=1."""
-    if k is None:
-        raise fail(func, f"{param} must not be NULL")
-    kk = _as_integer(func, param, k)
-    if kk < minimum:
-        why = " (a group of one record releases its value unchanged)" if minimum == MIN_GROUP else ""
-        raise fail(func, f"{param} must be >= {minimum}{why}, got {kk}")
-    if kk > n:
-        raise fail(func, f"{param} = {kk} is larger than the number of {what} ({n})")
-    return kk
-
-
-def positive_number(func: str, param: str, value, *, allow_zero: bool = False) -> float:
-    if value is None:
-        raise fail(func, f"{param} must not be NULL")
+def as_number(func: str, param: str, value) -> float:
+    """A float from a number or numeric text; anything else (bools included) is refused. May be
+    NaN or infinite: the caller checks the range."""
+    if isinstance(value, (bool, np.bool_)):
+        raise fail(func, f"{param} must be a number, got {show(value)}", param)
     try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise fail(func, f"{param} must be a number, got {show(value)}") from None
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise fail(func, f"{param} must be a finite number {bound}, got {show(value)}")
-    return v
-
-
-def choice(func: str, param: str, value, options: tuple[str, ...]) -> str:
-    if value is None:
-        raise fail(func, f"{param} must not be NULL")
-    text = str(value).strip().lower()
-    if text not in options:
-        raise fail(func, f"{param} must be one of {', '.join(repr(o) for o in options)}, got {show(value)}")
-    return text
-
-
-def integer_at_least(func: str, param: str, value, minimum: int) -> int:
-    """An integer parameter >= minimum (e.g. the n of the (n, r) dominance rule)."""
-    if value is None:
-        raise fail(func, f"{param} must not be NULL")
-    v = _as_integer(func, param, value)
-    if v < minimum:
-        raise fail(func, f"{param} must be an integer >= {minimum}, got {v}")
-    return v
-
-
-# ---------------------------------------------------------------------------------------------
-# discretisation (rounding by intervals) and "auto" parameters
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise fail(func, f"{param} must be a number, got {show(value)}", param) from None
 
 
 def is_auto(value) -> bool:
     """True for the text 'auto' (any case, surrounding blanks ignored): choose c or k by the
     Freedman-Diaconis rule."""
     return isinstance(value, str) and value.strip().lower() == "auto"
-
-
-def interval_count(func: str, c, param: str = "c", *, auto: bool = True) -> int:
-    """Validate a number of intervals: an integer >= 1 (it may exceed the number of values).
-    `auto`: whether the message mentions the alternative 'auto' (checked by the caller)."""
-    if c is None:
-        raise fail(func, f"{param} must not be NULL")
-    cc = _as_integer(func, param, c)
-    if cc < 1:
-        raise fail(func, f"{param} must be >= 1{' or ' + repr('auto') if auto else ''}, got {cc}")
-    return cc
-
-
-def flag(func: str, param: str, value) -> bool:
-    """A boolean switch; SQL hands BOOLEAN arguments over as the text 'true' or 'false'."""
-    if value is None:
-        raise fail(func, f"{param} must not be NULL")
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in ("true", "t", "1"):
-        return True
-    if text in ("false", "f", "0"):
-        return False
-    raise fail(func, f"{param} must be true or false, got {show(value)}")
-
-
-def seed_value(func: str, value, param: str = "seed", *, bits: int = 63) -> int | None:
-    """A random seed: NULL/None (fresh entropy, not reproducible) or an integer 0 <= seed < 2^bits."""
-    if value is None:
-        return None
-    s = _as_integer(func, param, value)
-    if not 0 <= s < 2**bits:
-        raise fail(func, f"{param} must be an integer in [0, 2^{bits}), got {s}")
-    return s

@@ -54,10 +54,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._numerics import exponent
-from ._validate import SdcError, choice, fail, group_size, interval_count, is_auto
+from ._validate import SdcError, fail
+from .params import AUTO, GROUP_SIZE_AUTO, INTERVALS, POINT, REPRESENTATIVE
 from .methods import discretisation as disc
 from .methods.freedman_diaconis import group_size_sorted
-from .methods.partition import REPRESENTATIVES
 from .spark import summary as iv
 from .spark.positional import Bucket, MdavPlan, RankingPlan
 
@@ -135,10 +135,10 @@ def _plan(method: str, params: dict, n: int, values) -> RankingPlan | MdavPlan:
     """The stratum's plan with the numpy function's validation and messages. values: the sorted values
     (an array, or OrderStatistics)."""
     k = params.get("k")
-    if is_auto(k):
-        k = group_size_sorted(values)
-    k = group_size(method, k, n)
-    rep = choice(method, "representative", params.get("representative", "mean"), REPRESENTATIVES)
+    k = GROUP_SIZE_AUTO.check(k, method, "k", n=n)
+    if k == AUTO:  # Freedman-Diaconis, at least the minimum group size (as `methods.microaggregate`)
+        k = GROUP_SIZE_AUTO.check(max(group_size_sorted(values), GROUP_SIZE_AUTO.minimum), method, "k", n=n)
+    rep = REPRESENTATIVE.check(params.get("representative", "mean"), method, "representative")
     centre = float(values[(n - 1) // 2])
     if method == "ranking_round":
         return RankingPlan(n, k, centre, median=rep == "median")
@@ -400,8 +400,8 @@ def _strata_index_sql(strata: list[str], labels: list[tuple]) -> str:
 def _ewd_rows(con, relation, key, column, where, params, s, method):
     """Equal width with a given c (`discretisation._run_ewd`): each occupied bin's smallest value and
     point, its sum of (x - min) added in key order, the order in which the numpy method adds."""
-    c = interval_count(method, params.get("c"))
-    rep = choice(method, "representative", params.get("representative", "mean"), disc.POINTS)
+    c = INTERVALS.check(params.get("c"), method, "c")  # a given c (the caller routes 'auto' elsewhere)
+    rep = POINT.check(params.get("representative", "mean"), method, "representative")
     x = _qi(column)
     lo, hi = con.execute(f"SELECT min({x}::DOUBLE), max({x}::DOUBLE) FROM {relation} WHERE {where}").fetchall()[0]
     # on the values scaled by 2^-e, as the numpy method computes (`_numerics.to_unit`)

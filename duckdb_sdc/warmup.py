@@ -47,6 +47,13 @@ LARGE_QUERIES = (  # the functions whose kernels take a parallel path on a large
     "SELECT rank_bounded_mae(x, xm), rank_bounded_mse(x, xm), rank_mae(x, xm), rank_mse(x, xm) FROM big",
     "SELECT record_linkage([x], [xm]), record_linkage([x, y], [xm, ym]) FROM big",
     "SELECT add_noise(list(x), 0.1, seed := 1), rank_swap(list(x), 5, seed := 1) FROM big",
+    # seeded noise: the counter-based sampler
+    "SELECT dp_laplace(list(income), 1.0, 0, 1e6, seed := 1), idp_cbls(list(income), 5, 1.0, seed := 1) FROM people",
+    # many small groups of the rank measures, with random tie keys (the stacked path)
+    "SELECT cluster, rank_mae(income, savings), rank_mse(income, savings) FROM clustered GROUP BY cluster",
+    # cells sensitive under (1, 0.6): secondary suppression and merging run
+    "SELECT dominance_suppress(r, mdav_multi_labels(r, 3), 1, 0.6), dominance_merge(r, mdav_multi_labels(r, 3), 1, 0.6) "
+    "FROM (SELECT list([income, savings]) AS r FROM people WHERE income IS NOT NULL AND savings IS NOT NULL)",
     # heavy unequal ties: equal-frequency cuts need the exact balanced search, not the nearest gaps
     "SELECT efd_round(list(floor(-ln(((hash(i) % 1000003) + 0.5) / 1000003) * 30)), 50) FROM range(5000) r(i)",
 )

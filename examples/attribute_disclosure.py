@@ -1,7 +1,7 @@
 """k-anonymity does not stop attribute disclosure in numeric data: in a cluster of k records one record
 can dominate the cluster's total, and then the released centroid (k times which is the total) tells its
 value. This example clusters the reference data sets bundled with the package (sdc_dataset) with multivariate MDAV and
-Mondrian for k from 1 to 125 and counts the cells (cluster, attribute) that the tabular-data rules flag:
+Mondrian for k from 2 to 125 and counts the cells (cluster, attribute) that the tabular-data rules flag:
 
 1. the share of (2, 0.7)-dominance-sensitive cells falls as k grows and rises with the number of
    attributes clustered together;
@@ -26,7 +26,7 @@ import duckdb_sdc
 
 EIA_COLUMNS = ["UTILITYID", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE", "INDSALES",
                "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES"]
-KS = (1, 3, 5, 10, 25, 50, 125)
+KS = (2, 3, 5, 10, 25, 50, 125)  # k >= 2: a cluster of one record releases it unchanged
 DOMINANCE = [(n, r) for n in (1, 2) for r in (0.6, 0.7, 0.8)]
 P_VALUES = (0.6, 0.66, 0.7)
 

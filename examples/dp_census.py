@@ -42,7 +42,7 @@ def mean_sse(con, mechanism: str, eps: float, a: float, maxima: list[float]) -> 
     (eps_j,) = {e for _, e in con.execute(f"SELECT * FROM dp_budget({list(ATTRIBUTES)}, {total!r})").fetchall()}
     kk = "" if mechanism == "dp_laplace" else "k, "
     released = ", ".join(
-        f"{mechanism}(o{j}, {kk}{eps_j!r}, 0, {a * m!r}, seed := hash(2025, run, k, {j})) AS r{j}"
+        f"{mechanism}(o{j}, {kk}{eps_j!r}, 0, {a * m!r}, seed := hash(2025, run, k, {j}) >> 1) AS r{j}"
         for j, m in enumerate(maxima))
     originals = ", ".join(f"list({c} ORDER BY rid) AS o{j}" for j, c in enumerate(ATTRIBUTES))
     sse = " + ".join(f"list_sum(list_transform(list_zip(o{j}, r{j}), lambda p: (p[1] - p[2]) ^ 2)) / {v!r}"

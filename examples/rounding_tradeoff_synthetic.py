@@ -35,7 +35,7 @@ SELECT unnest(l).id AS id,
 FROM (SELECT list(struct_pack(id := id, a := a, b := b) ORDER BY id) AS l FROM data)
 """
 MEASURE = """
-SELECT (il1s(a, am) + il1s(b, bm)) / 2, interval_disclosure([a, b], [am, bm], k := 0.05)
+SELECT (il1s(a, am) + il1s(b, bm)) / 2, interval_disclosure([a, b], [am, bm], half_width := 0.05)
 FROM data JOIN ({masked}) USING (id)
 """
 

@@ -45,52 +45,264 @@ CREATE OR REPLACE MACRO __sdc_numeric_list(xs, fname,
 CREATE OR REPLACE MACRO __sdc_qi_list(names) AS
     array_to_string(list_transform(names, lambda __sdc_n: __sdc_qi(__sdc_n)), ', ');
 
--- SQL of one select item beside the rows of a stratum (see __sdc_beside_sql): the list function `fname`
--- applied to the list of the SQL expression `elem` of every row __sdc_s, followed by the arguments
--- `args` (SQL texts), and its result unnested as `alias`.
-CREATE OR REPLACE MACRO __sdc_unnest_call_sql(fname, elem, args, alias) AS
-    format('unnest({0}(list_transform(__sdc_l, lambda __sdc_s: {1}){2})) AS {3}',
-           fname, elem, array_to_string(list_transform(args, lambda __sdc_x: ', ' || __sdc_x), ''), alias);
 
--- SQL text of the rows of table `tbl` beside results computed per stratum: whole rows go into one
--- list of structs __sdc_l per stratum, and the select items `vs` (SQL over __sdc_l, such as
--- __sdc_unnest_call_sql gives) are unnested beside it; that keeps them aligned, so no key and no
--- join are needed. The list is unnested one level into row structs, and each struct one level into
--- columns, so LIST and STRUCT columns of the table come back as they were. The columns `names` are
--- bound on their own first, so a missing column is reported as such. With `sorted` each stratum's
--- rows are listed in the order of their whole content; with `hashed` the stratum's hash (0 without
--- strata) comes along as __sdc_h. A table with a column whose name starts with __sdc_ is refused,
--- naming `fname`: such a column would take the place of an internal one (a column named __sdc_v came
--- back raw in the masked column's place); it is left out of the rows, so that the refusal, not a
--- binder error about an internal column, is what the caller sees.
-CREATE OR REPLACE MACRO __sdc_beside_sql(tbl, names, vs, strata, sorted := false, hashed := false,
-                                         fname := 'duckdb_sdc') AS
+-- ---------------------------------------------------------------------------------------------
+-- Table forms. Every table form (mdav_round_table, idp_cbls_table, box_release_table, ...) builds
+-- its SQL text with the macros below and runs it with query(). Its arguments are constants, so the
+-- checks here run while the call is bound: a bad name is an error naming the table form and the
+-- parameter, never a parser error about the generated text.
+
+-- The table name `tbl` (parameter `pname` of function `fname`), or an error.
+CREATE OR REPLACE MACRO __sdc_table_name(fname, pname, tbl) AS
+    CASE
+        WHEN tbl IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
+        WHEN typeof(tbl) <> 'VARCHAR' THEN error(fname || ': ' || pname || ' must name a table, got ' || typeof(tbl))
+        WHEN trim(tbl::VARCHAR) = '' THEN error(fname || ': ' || pname || ' must name a table, got ' || __sdc_ql(tbl))
+        ELSE tbl::VARCHAR
+    END;
+
+-- One column name (parameter `pname` of `fname`), or an error.
+CREATE OR REPLACE MACRO __sdc_column_name(fname, pname, col) AS
+    CASE
+        WHEN col IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
+        WHEN typeof(col) <> 'VARCHAR' THEN error(fname || ': ' || pname || ' must name a column, got ' || typeof(col))
+        WHEN trim(col::VARCHAR) = '' THEN error(fname || ': ' || pname || ' must name a column, got ' || __sdc_ql(col))
+        ELSE col::VARCHAR
+    END;
+
+-- A column name or a list of distinct column names (parameter `pname` of `fname`) as a list, or an
+-- error; NULL stays NULL when `optional` (no strata). Names are compared as DuckDB does, ignoring case.
+-- (list_transform([v], lambda x: ...)[1] binds v once: the table forms use it so that a checked value
+-- is not expanded again wherever it is used, which made binding a table form ten times slower.)
+CREATE OR REPLACE MACRO __sdc_column_names(fname, pname, names, optional := false) AS
+    CASE
+        WHEN names IS NULL AND optional THEN NULL::VARCHAR[]
+        WHEN names IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
+        WHEN NOT (typeof(names) = 'VARCHAR' OR typeof(names) = 'VARCHAR[]' OR typeof(names) = '"NULL"[]')
+            THEN error(fname || ': ' || pname || ' must be a column name or a list of column names, got ' || typeof(names))
+        ELSE list_transform([__sdc_names(names)], lambda __sdc_l:
+            CASE
+                WHEN len(__sdc_l) = 0 THEN error(fname || ': ' || pname || ' must name at least one column')
+                WHEN list_count(__sdc_l) < len(__sdc_l) THEN error(fname || ': ' || pname || ' must not contain NULL')
+                WHEN list_bool_or(list_transform(__sdc_l, lambda __sdc_n: trim(__sdc_n) = ''))
+                    THEN error(fname || ': ' || pname || ' must name columns, got ' || __sdc_l::VARCHAR)
+                WHEN len(list_distinct(list_transform(__sdc_l, lambda __sdc_n: lower(__sdc_n)))) < len(__sdc_l)
+                    THEN error(fname || ': ' || pname || ' names column ' || __sdc_ql(list_filter(__sdc_l,
+                               lambda __sdc_n, __sdc_i: list_position(list_transform(__sdc_l, lambda __sdc_m: lower(__sdc_m)),
+                                                                      lower(__sdc_n)) < __sdc_i)[1]) || ' twice')
+                ELSE __sdc_l
+            END)[1]
+    END;
+
+-- SQL text of a query that binds the columns `names` of `tbl` on their own, under the alias
+-- "<fname>: <pname> of table <tbl>": a missing column is then reported by DuckDB as 'Table
+-- "mdav_round_table: col of table people" does not have a column named "x"', naming the function, the
+-- parameter and the table. NULL for no names. (A missing table is DuckDB's own catalog error, pointing
+-- at the call: the arguments of query() cannot look the catalog up.)
+CREATE OR REPLACE MACRO __sdc_columns_exist_sql(fname, pname, tbl, names) AS
+    CASE WHEN names IS NULL OR len(names) = 0 THEN NULL
+         ELSE format('SELECT 1 FROM (SELECT {0} FROM {1} AS {2} LIMIT 0)',
+                     array_to_string(list_transform(names, lambda __sdc_n:
+                         __sdc_qi(fname || ': ' || pname || ' of table ' || tbl) || '.' || __sdc_qi(__sdc_n)), ', '),
+                     __sdc_qt(tbl), __sdc_qi(fname || ': ' || pname || ' of table ' || tbl))
+    END;
+
+-- SQL text of a query that refuses a table with a column whose name starts with __sdc_, naming `fname`:
+-- such a column would take the place of an internal one (a column named __sdc_v came back raw in the
+-- masked column's place). The table forms leave such columns out of the rows, so that this refusal,
+-- not a binder error about an internal column, is what the caller sees.
+CREATE OR REPLACE MACRO __sdc_no_reserved_sql(fname, tbl) AS
+    format('SELECT CASE WHEN count(*) > 0 THEN error({1} || first(column_name) || {2}) ELSE 1 END '
+           || 'FROM (DESCRIBE SELECT * FROM {0}) WHERE starts_with(lower(column_name), ''__sdc_'')',
+           __sdc_qt(tbl), __sdc_ql(fname || ': table ' || tbl || ' has a column named '''),
+           __sdc_ql('''; names starting with __sdc_ are reserved for duckdb_sdc''s internal columns: rename it'));
+
+-- SQL text of the first FROM item (followed by a comma) of a table form: one row, bound before the
+-- table, made of the checks `checks` (texts of queries such as __sdc_columns_exist_sql gives; NULLs
+-- ignored), each bound on its own (the branches of a UNION ALL), so that a missing column is reported
+-- as such.
+CREATE OR REPLACE MACRO __sdc_checks_sql(checks) AS
+    '(SELECT count(*) AS __sdc_n FROM (' || array_to_string(list_filter(checks, lambda __sdc_q: __sdc_q IS NOT NULL),
+                                                             ' UNION ALL ') || ')) AS __sdc_check, ';
+
+-- A value of a table form's column as DOUBLE, or an error naming the column: not numeric, NaN or
+-- infinite. NULL stays NULL.
+CREATE OR REPLACE MACRO __sdc_table_value(v, fname, col) AS
+    CASE
+        WHEN NOT __sdc_is_number(v) THEN error(fname || ': column ' || col || ' must be numeric, got ' || typeof(v))
+        WHEN NOT isfinite(v::DOUBLE)
+            THEN error(fname || ': column ' || col || ' contains ' || v::DOUBLE
+                       || '; NaN and infinite values are refused (use NULL for a missing value)')
+        ELSE v::DOUBLE
+    END;
+
+-- SQL of a stratum's value of column `col` for table form `fname`, over a row struct __sdc_s.
+CREATE OR REPLACE MACRO __sdc_value_of_sql(fname, col) AS
+    format('__sdc_table_value(__sdc_s.{0}, {1}, {2})', __sdc_qi(col), __sdc_ql(fname), __sdc_ql(col));
+
+-- SQL of a stratum's records [a, b, ...] of the columns `names` for table form `fname`.
+CREATE OR REPLACE MACRO __sdc_record_of_sql(fname, names) AS
+    '[' || array_to_string(list_transform(names, lambda __sdc_c: __sdc_value_of_sql(fname, __sdc_c)), ', ') || ']';
+
+-- SQL of the seed argument of stratum __sdc_i of column `col`: NULL, or the seed derived in Python
+-- by __sdc_stratum_seed (duckdb_sdc.params.stratum_seed), which also checks the seed.
+CREATE OR REPLACE MACRO __sdc_seed_sql(fname, seed, col) AS
+    CASE WHEN seed IS NULL THEN 'NULL'
+         ELSE format('__sdc_stratum_seed({0}, {1}, {2}, __sdc_i)::VARCHAR', __sdc_ql(fname), __sdc_ql(seed), __sdc_ql(col))
+    END;
+
+-- SQL of one select item: the list function `method` (its UDF, reporting errors as `fname`) applied
+-- to the list of the SQL expression `elem` over every row __sdc_s of the stratum, with the quoted
+-- literal arguments `args` (texts) and then the SQL texts `more`, unnested as `alias`.
+CREATE OR REPLACE MACRO __sdc_call_sql(fname, method, elem, args, more, alias) AS
+    format('unnest(__sdc_{0}({1}, list_transform(__sdc_l, lambda __sdc_s: {2}){3})) AS {4}',
+           method, __sdc_ql(fname), elem,
+           array_to_string(list_transform(list_transform(args, lambda __sdc_a: __sdc_ql(__sdc_a)) || more,
+                                          lambda __sdc_x: ', ' || __sdc_x), ''),
+           alias);
+
+-- SQL text of the rows of table `tbl` beside results computed per stratum. Each stratum's whole rows
+-- go into one list of structs __sdc_l, ordered by their whole content (so a stratum's values reach
+-- the method in the same order whatever DuckDB's threads and scan order), with its number __sdc_i
+-- (from 0 in the ascending order of the strata values, NULLS LAST; 0 without strata); the select items
+-- `vs` (SQL over __sdc_l and __sdc_i, such as __sdc_call_sql gives) are unnested beside the rows, which
+-- keeps them aligned without a key or a join. The list is unnested one level into row structs, and each
+-- struct one level into columns, so LIST and STRUCT columns come back as they were. The columns `names`
+-- (parameter `pname`) and the strata are bound on their own first, so that a missing one is reported
+-- as such (see __sdc_columns_exist_sql), and a column named __sdc_... is refused
+-- (__sdc_no_reserved_sql).
+CREATE OR REPLACE MACRO __sdc_beside_sql(fname, tbl, pname, names, vs, strata) AS
     format(
         'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
         || 'SELECT unnest(__sdc_l) AS __sdc_r, {1} '
-        || 'FROM (SELECT list(__sdc_src{2}) AS __sdc_l{3} '
-        || 'FROM (SELECT COLUMNS(lambda __sdc_c: NOT starts_with(lower(__sdc_c), ''__sdc_'')) FROM {0}) AS __sdc_src '
-        || 'WHERE (SELECT 1 FROM (SELECT {4} FROM {0} LIMIT 0)) IS NULL '
-        || 'AND (SELECT CASE WHEN count(*) > 0 THEN error({6} || first(column_name) || {7}) END '
-        || 'FROM (DESCRIBE SELECT * FROM {0}) WHERE starts_with(lower(column_name), ''__sdc_'')) IS NULL {5}))',
+        || 'FROM (SELECT list(__sdc_src ORDER BY __sdc_src) AS __sdc_l, {2} AS __sdc_i FROM {3}'
+        || '(SELECT COLUMNS(lambda __sdc_c: NOT starts_with(lower(__sdc_c), ''__sdc_'')) FROM {0}) AS __sdc_src '
+        || '{4}))',
         __sdc_qt(tbl),
         vs,
-        CASE WHEN sorted THEN ' ORDER BY __sdc_src' ELSE '' END,
-        CASE WHEN NOT hashed THEN ''
-             WHEN strata IS NULL THEN ', 0 AS __sdc_h'
-             ELSE ', hash(' || __sdc_qi_list(__sdc_names(strata)) || ') AS __sdc_h'
+        CASE WHEN strata IS NULL THEN '0'
+             ELSE 'row_number() OVER (ORDER BY '
+                  || array_to_string(list_transform(strata, lambda __sdc_c: __sdc_qi(__sdc_c) || ' ASC NULLS LAST'), ', ')
+                  || ') - 1'
         END,
-        __sdc_qi_list(names),
-        CASE WHEN strata IS NULL THEN '' ELSE 'GROUP BY ' || __sdc_qi_list(__sdc_names(strata)) END,
-        __sdc_ql(fname || ': table ' || tbl || ' has a column named '''),
-        __sdc_ql('''; names starting with __sdc_ are reserved for duckdb_sdc''s internal columns: rename it'));
+        __sdc_checks_sql([__sdc_columns_exist_sql(fname, pname, tbl, names),
+                          __sdc_columns_exist_sql(fname, 'strata', tbl, strata), __sdc_no_reserved_sql(fname, tbl)]),
+        CASE WHEN strata IS NULL THEN '' ELSE 'GROUP BY ' || __sdc_qi_list(strata) END);
 
--- SQL text of the table form: mask column `col` of table `tbl` in place with the list function
--- `fname` (called with the quoted literal arguments `args`), optionally per stratum.
-CREATE OR REPLACE MACRO __sdc_mask_column_sql(fname, tbl, col, args, strata) AS
+-- __sdc_mask_column_sql on checked names (`fname` the table form): every argument that may be NULL
+-- (strata, seed) is read through a CASE, since a function of a NULL constant folds to NULL.
+CREATE OR REPLACE MACRO __sdc_mask_column_checked_sql(fname, method, tbl, col, args, strata, seeded, seed) AS
     format('SELECT * EXCLUDE (__sdc_v) REPLACE (__sdc_v AS {0}) FROM ({1})',
            __sdc_qi(col),
-           __sdc_beside_sql(tbl, [col],
-                            __sdc_unnest_call_sql(fname, '__sdc_s.' || __sdc_qi(col),
-                                                  list_transform(args, lambda a: __sdc_ql(a)), '__sdc_v'),
-                            strata, fname := fname || '_table'));
+           __sdc_beside_sql(fname, tbl, 'col', [col],
+                            __sdc_call_sql(fname, method, __sdc_value_of_sql(fname, col), args,
+                                           CASE WHEN seeded THEN [__sdc_seed_sql(fname, seed, col)]
+                                                ELSE []::VARCHAR[] END,
+                                           '__sdc_v'),
+                            strata));
+
+-- SQL text of the table form of a univariate list function `method` (`<method>_table`): column `col`
+-- of `tbl` masked in place (called with the literal arguments `args`, then, when `seeded`, the seed
+-- derived for each stratum), optionally per stratum. The names are checked first and bound once
+-- (a NULL name must fail, not fold the text into NULL).
+CREATE OR REPLACE MACRO __sdc_mask_column_sql(method, tbl, col, args, strata, seeded := false, seed := NULL) AS
+    list_transform([__sdc_table_name(method || '_table', 'tbl', tbl)], lambda __sdc_t:
+    list_transform([__sdc_column_name(method || '_table', 'col', col)], lambda __sdc_c:
+    list_transform([__sdc_column_names(method || '_table', 'strata', strata, optional := true)], lambda __sdc_g:
+        __sdc_mask_column_checked_sql(method || '_table', method, __sdc_t, __sdc_c, args, __sdc_g, seeded, seed)
+    )[1])[1])[1];
+
+-- SQL of the rows of `tbl` beside the multivariate list function's result __sdc_v, which is
+-- method(records of the checked columns `names`, args...) per stratum (then, when `seeded`, the seed
+-- derived for each stratum and the first column of `names`); errors name table form `fname`.
+CREATE OR REPLACE MACRO __sdc_rows_beside_sql(fname, method, tbl, names, args, strata, seeded := false, seed := NULL) AS
+    list_transform([__sdc_table_name(fname, 'tbl', tbl)], lambda __sdc_t:
+    list_transform([__sdc_column_names(fname, 'strata', strata, optional := true)], lambda __sdc_g:
+        __sdc_beside_sql(fname, __sdc_t, 'cols', names,
+                         __sdc_call_sql(fname, method, __sdc_record_of_sql(fname, names), args,
+                                        CASE WHEN seeded THEN [__sdc_seed_sql(fname, seed, names[1])]
+                                             ELSE []::VARCHAR[] END,
+                                        '__sdc_v'),
+                         __sdc_g)
+    )[1])[1];
+
+-- SQL text of the table form that masks the columns `cols` of `tbl` in place with the multivariate
+-- list function `method` (a record with a NULL in any of them gets NULL in all of them); a seeded
+-- method gets the seed derived for each stratum and the first column of `cols`.
+CREATE OR REPLACE MACRO __sdc_mask_columns_sql(method, tbl, cols, args, strata, seeded := false, seed := NULL) AS
+    list_transform([__sdc_column_names(method || '_table', 'cols', cols)], lambda __sdc_cs:
+        format('SELECT * EXCLUDE (__sdc_v) REPLACE ({1}) FROM ({0})',
+               __sdc_rows_beside_sql(method || '_table', method, tbl, __sdc_cs, args, strata, seeded := seeded,
+                                     seed := seed),
+               array_to_string(list_transform(__sdc_cs, lambda __sdc_c, __sdc_j:
+                                              '__sdc_v[' || __sdc_j || '] AS ' || __sdc_qi(__sdc_c)), ', '))
+    )[1];
+
+-- SQL text of the table form that adds the cluster id of the labels function `method` as column
+-- `label_col` (replacing a column of that name, if any).
+CREATE OR REPLACE MACRO __sdc_label_columns_sql(method, tbl, cols, args, strata, label_col) AS
+    list_transform([__sdc_column_names(method || '_table', 'cols', cols)], lambda __sdc_cs:
+    list_transform([__sdc_column_name(method || '_table', 'label_col', label_col)], lambda __sdc_lc:
+        format('SELECT COLUMNS(lambda __sdc_c: __sdc_c NOT IN (''__sdc_v'', {1})), __sdc_v AS {2} FROM ({0})',
+               __sdc_rows_beside_sql(method || '_table', method, tbl, __sdc_cs, args, strata),
+               __sdc_ql(__sdc_lc), __sdc_qi(__sdc_lc))
+    )[1])[1];
+
+-- ---------------------------------------------------------------------------------------------
+-- The parameter kinds (duckdb_sdc.params) for the pure-SQL functions: the same rules and messages as
+-- the kinds' Python checks. A pure-SQL macro hands its arguments through these.
+
+-- A value as a message shows it: text quoted, numbers bare, NULL as NULL.
+CREATE OR REPLACE MACRO __sdc_shown(v) AS
+    CASE WHEN v IS NULL THEN 'NULL'
+         WHEN typeof(v) = 'VARCHAR' AND TRY_CAST(v AS DOUBLE) IS NULL THEN __sdc_ql(v)
+         ELSE v::VARCHAR
+    END;
+
+-- A data value (an aggregate's argument) as DOUBLE: numeric and finite, else an error naming the
+-- function and the parameter (DOUBLE also for a wrong type, so that what follows binds and the error,
+-- not a binder error, is what the caller sees); NULL stays NULL.
+CREATE OR REPLACE MACRO __sdc_check_value(v, fname, pname) AS
+    CASE WHEN NOT __sdc_is_number(v) THEN error(fname || ': ' || pname || ' must be numbers, got ' || typeof(v))
+         WHEN NOT isfinite(TRY_CAST(v AS DOUBLE))
+             THEN error(fname || ': ' || pname || ' contains ' || TRY_CAST(v AS DOUBLE)
+                        || '; NaN and infinite values are refused (use NULL for a missing value)')
+         ELSE TRY_CAST(v AS DOUBLE)
+    END;
+
+-- An integer parameter >= minimum (kind Integer).
+CREATE OR REPLACE MACRO __sdc_check_integer(v, fname, pname, minimum) AS
+    CASE WHEN v IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
+         WHEN NOT isfinite(TRY_CAST(v AS DOUBLE)) OR TRY_CAST(v AS DOUBLE) IS NULL
+              OR TRY_CAST(v AS DOUBLE) != floor(TRY_CAST(v AS DOUBLE))
+             THEN error(fname || ': ' || pname || ' must be an integer, got ' || __sdc_shown(v))
+         WHEN TRY_CAST(v AS DOUBLE) < minimum
+             THEN error(fname || ': ' || pname || ' must be an integer >= ' || minimum || ', got ' || __sdc_shown(v))
+         ELSE TRY_CAST(v AS DOUBLE)::BIGINT
+    END;
+
+-- A bound as the kinds' messages show it: an integral value without decimals (0, 1000000), else as
+-- DuckDB prints it (0.5).
+CREATE OR REPLACE MACRO __sdc_num(v) AS
+    CASE WHEN v = floor(v) AND abs(v) < 1e15 THEN v::BIGINT::VARCHAR ELSE v::DOUBLE::VARCHAR END;
+
+-- A finite number > lower (kind Number with an open lower bound), <= upper unless upper is NULL.
+CREATE OR REPLACE MACRO __sdc_check_number(v, fname, pname, lower, upper) AS
+    CASE WHEN v IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
+         WHEN TRY_CAST(v AS DOUBLE) IS NULL THEN error(fname || ': ' || pname || ' must be a number, got ' || __sdc_shown(v))
+         WHEN NOT isfinite(TRY_CAST(v AS DOUBLE)) OR NOT TRY_CAST(v AS DOUBLE) > lower
+              OR (upper IS NOT NULL AND TRY_CAST(v AS DOUBLE) > upper)
+             THEN error(fname || ': ' || pname || ' must be '
+                        || CASE WHEN upper IS NULL THEN 'a finite number > ' || __sdc_num(lower)
+                                ELSE 'in (' || __sdc_num(lower) || ', ' || __sdc_num(upper) || ']' END
+                        || ', got ' || __sdc_shown(v))
+         ELSE TRY_CAST(v AS DOUBLE)
+    END;
+
+-- A boolean switch (kind Flag).
+CREATE OR REPLACE MACRO __sdc_check_flag(v, fname, pname) AS
+    CASE WHEN v IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
+         WHEN TRY_CAST(v AS BOOLEAN) IS NULL
+             THEN error(fname || ': ' || pname || ' must be true or false, got ' || __sdc_shown(v))
+         ELSE TRY_CAST(v AS BOOLEAN)
+    END;

@@ -121,12 +121,14 @@ CREATE OR REPLACE MACRO __sdc_value_columns(tbl, keys, columns, what) AS
     CASE
         WHEN columns IS NOT NULL AND what = 'names' THEN __sdc_ql_list(__sdc_names(columns))
         WHEN columns IS NOT NULL
-            THEN '[' || array_to_string(list_transform(__sdc_names(columns), lambda c: __sdc_qi(c) || '::DOUBLE'), ', ')
+            THEN '[' || array_to_string(list_transform(__sdc_names(columns), lambda c:
+                     format('__sdc_check_value({0}, ''evaluate_masking'', {1})', __sdc_qi(c), __sdc_ql('column ' || c))), ', ')
                  || ']::DOUBLE[]'
         WHEN what = 'names'
             THEN format('(SELECT list_value(*COLUMNS(*)) FROM (SELECT alias(COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0})) '
                         || 'FROM {1} LIMIT 1))', __sdc_ql_list(__sdc_names(keys)), __sdc_qt(tbl))
-        ELSE format('list_value(*COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0}))::DOUBLE[]', __sdc_ql_list(__sdc_names(keys)))
+        ELSE format('__sdc_numeric_list(list_value(*COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0})), ''evaluate_masking'', '
+                    || '''the value columns (every column but the key) must be numeric'')', __sdc_ql_list(__sdc_names(keys)))
     END;
 
 -- SQL text of a check that the key columns identify the records of a table: an uncorrelated scalar
@@ -148,15 +150,15 @@ CREATE OR REPLACE MACRO __sdc_unique_key_sql(tbl, keys, which) AS
 -- list of (measure, column, value, note) structs is unnested into the tidy result. The UDF checks
 -- that both sides name the same columns; the key must be unique on both sides (a repeated key would
 -- pair every original record of it with every masked one and evaluate pairs that do not exist).
-CREATE OR REPLACE MACRO __sdc_evaluate_sql(original, masked, keys, columns, k, seed) AS
+CREATE OR REPLACE MACRO __sdc_evaluate_checked_sql(original, masked, keys, columns, k, seed) AS
     format(
-        'SELECT unnest(__sdc_evaluate_masking(list(struct_pack(x := __sdc_o.__sdc_x, xm := __sdc_m.__sdc_x)), '
+        'SELECT unnest(__sdc_evaluate_masking(''evaluate_masking'', list(struct_pack(x := __sdc_o.__sdc_x, xm := __sdc_m.__sdc_x)), '
         || '{3}, {4}, {5}, {6}), recursive := true) '
         || 'FROM (SELECT {2}, {7} AS __sdc_x FROM {0} WHERE {9} IS NULL) AS __sdc_o '
         || 'JOIN (SELECT {2}, {8} AS __sdc_x FROM {1} WHERE {10} IS NULL) AS __sdc_m USING ({2})',
         __sdc_qt(original),
         __sdc_qt(masked),
-        __sdc_qi_list(__sdc_names(keys)),
+        __sdc_qi_list(keys),
         __sdc_value_columns(original, keys, columns, 'names'),
         __sdc_value_columns(masked, keys, columns, 'names'),
         __sdc_ql(k),
@@ -165,3 +167,11 @@ CREATE OR REPLACE MACRO __sdc_evaluate_sql(original, masked, keys, columns, k, s
         __sdc_value_columns(masked, keys, columns, 'values'),
         __sdc_unique_key_sql(original, keys, 'original'),
         __sdc_unique_key_sql(masked, keys, 'masked'));
+
+-- (the names checked first: a NULL name must fail, not fold the text into NULL)
+CREATE OR REPLACE MACRO __sdc_evaluate_sql(original, masked, keys, columns, k, seed) AS
+    list_transform([__sdc_table_name('evaluate_masking', 'original', original)], lambda __sdc_o:
+    list_transform([__sdc_table_name('evaluate_masking', 'masked', masked)], lambda __sdc_m:
+    list_transform([__sdc_column_names('evaluate_masking', 'key', keys)], lambda __sdc_k:
+    list_transform([__sdc_column_names('evaluate_masking', 'columns', columns, optional := true)], lambda __sdc_c:
+        __sdc_evaluate_checked_sql(__sdc_o, __sdc_m, __sdc_k, __sdc_c, k, seed))[1])[1])[1])[1];

@@ -17,11 +17,23 @@ CREATE OR REPLACE MACRO __sdc_fd_count(n, lo, hi, q) AS
             list_transform(range(8), lambda i: (q[2 * i + 2] - q[2 * i + 1]) / (1.0 - 2.0 / pow(2, i + 2))),
             lambda s: s > 0)[1]);
 
+-- The rule on the values scaled by s (c does not depend on s: the range and the width scale alike).
+CREATE OR REPLACE MACRO __sdc_fd_scaled(x, s) AS
+    __sdc_fd_count(count(x), min(x::DOUBLE * s), max(x::DOUBLE * s),
+        quantile_cont(x::DOUBLE * s, [0.25, 0.75, 0.125, 0.875, 0.0625, 0.9375, 0.03125, 0.96875,
+                                      0.015625, 0.984375, 0.0078125, 0.9921875, 0.00390625, 0.99609375,
+                                      0.001953125, 0.998046875]));
+
+-- Values of 2^400 and more are taken scaled by 2^-600 (exact), so that no range or quantile
+-- difference overflows (values near +-1.8e308 gave inf - inf = NaN); see sql/10_measures.sql's
+-- __sdc_pick. Smaller values as they are: differences of subnormal values are exact.
+CREATE OR REPLACE MACRO __sdc_fd_intervals(x) AS
+    __sdc_pick(max(abs(x::DOUBLE)), __sdc_fd_scaled(x, 1.0), __sdc_fd_scaled(x, pow(2.0, -600)),
+               __sdc_fd_scaled(x, 1.0));
+
+-- The public aggregates: the column checked (numeric, finite; NULLs left out), then the rule.
 CREATE OR REPLACE MACRO fd_intervals(x) AS
-    __sdc_fd_count(count(x), min(x::DOUBLE), max(x::DOUBLE),
-        quantile_cont(x::DOUBLE, [0.25, 0.75, 0.125, 0.875, 0.0625, 0.9375, 0.03125, 0.96875,
-                                  0.015625, 0.984375, 0.0078125, 0.9921875, 0.00390625, 0.99609375,
-                                  0.001953125, 0.998046875]));
+    __sdc_fd_intervals(__sdc_check_value(x, 'fd_intervals', 'x'));
 
 CREATE OR REPLACE MACRO fd_group_size(x) AS
-    greatest(2, ceil(count(x) / fd_intervals(x)))::BIGINT;  -- never a group of one
+    greatest(2, ceil(count(x) / __sdc_fd_intervals(__sdc_check_value(x, 'fd_group_size', 'x'))))::BIGINT;

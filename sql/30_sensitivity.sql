@@ -56,7 +56,7 @@ CREATE OR REPLACE MACRO __sdc_scaled_top(c, n) AS
 -- (strictly), or when the cell has n or fewer contributions; NULL for a cell without contributions;
 -- a zero total is not sensitive. r is taken to 9 decimals (0.7 means 7/10) and compared exactly.
 -- NaN and infinite contributions are refused: a rule that cannot decide never answers "not sensitive".
-CREATE OR REPLACE MACRO dominance_sensitive(value, n, r, absolute := false) AS
+CREATE OR REPLACE MACRO __sdc_dominance_sensitive(value, n, r, absolute) AS
     CASE
         WHEN n IS NULL OR NOT isfinite(n::DOUBLE) OR n::DOUBLE < 1 OR n::DOUBLE != floor(n::DOUBLE)
             THEN error('dominance_sensitive: n must be an integer >= 1, got ' || coalesce(n::VARCHAR, 'NULL'))
@@ -73,12 +73,10 @@ CREATE OR REPLACE MACRO dominance_sensitive(value, n, r, absolute := false) AS
 -- single one) and T their total: the second largest contributor could estimate the largest to within
 -- p of its value. NULL for a cell without contributions; p is taken to 9 decimals, 0 < p <= 1e6 (a
 -- fraction: 0.1 is the 10% rule). NaN and infinite contributions are refused.
-CREATE OR REPLACE MACRO p_percent_sensitive(value, p, absolute := false) AS
+CREATE OR REPLACE MACRO __sdc_p_percent_sensitive(value, p, absolute) AS
     CASE
         WHEN p IS NULL OR NOT isfinite(p::DOUBLE) OR NOT (p::DOUBLE > 0)
             THEN error('p_percent_sensitive: p must be a finite number > 0, got ' || coalesce(p::VARCHAR, 'NULL'))
-        WHEN p::DOUBLE > 1e6
-            THEN error('p_percent_sensitive: p must be <= 1e6 (a fraction: 0.1 is the 10% rule), got ' || p::VARCHAR)
         WHEN NOT __sdc_contributions_ok(value, absolute, 'p_percent_sensitive') THEN NULL
         WHEN count(value) = 0 THEN NULL
         ELSE __sdc_product_gt(round(p::DOUBLE * 1e9), __sdc_scaled_top(__sdc_contribution(value, absolute), 2)[1],
@@ -89,23 +87,37 @@ CREATE OR REPLACE MACRO p_percent_sensitive(value, p, absolute := false) AS
     END;
 
 -- The p of the p% rule comparable with the (2, r) dominance rule: p = (1 - r) / r.
-CREATE OR REPLACE MACRO dominance_to_p_percent(r) AS
+CREATE OR REPLACE MACRO __sdc_dominance_to_p_percent(r) AS
     CASE WHEN r IS NULL OR NOT (r::DOUBLE > 0 AND r::DOUBLE <= 1)
              THEN error('dominance_to_p_percent: r must be in (0, 1], got ' || coalesce(r::VARCHAR, 'NULL'))
          ELSE (1 - r::DOUBLE) / r::DOUBLE
     END;
 
+-- The public rules: the arguments checked as the parameter kinds say (00_internal.sql), so that a
+-- wrong type or a bad value is an error naming the function and the parameter, then the rule.
+CREATE OR REPLACE MACRO dominance_sensitive(value, n, r, absolute := false) AS
+    __sdc_dominance_sensitive(__sdc_check_value(value, 'dominance_sensitive', 'value'),
+                              __sdc_check_integer(n, 'dominance_sensitive', 'n', 1),
+                              __sdc_check_number(r, 'dominance_sensitive', 'r', 0, 1),
+                              __sdc_check_flag(absolute, 'dominance_sensitive', 'absolute'));
+
+CREATE OR REPLACE MACRO p_percent_sensitive(value, p, absolute := false) AS
+    __sdc_p_percent_sensitive(__sdc_check_value(value, 'p_percent_sensitive', 'value'),
+                              __sdc_check_number(p, 'p_percent_sensitive', 'p', 0, 1e6),
+                              __sdc_check_flag(absolute, 'p_percent_sensitive', 'absolute'));
+
+CREATE OR REPLACE MACRO dominance_to_p_percent(r) AS
+    __sdc_dominance_to_p_percent(__sdc_check_number(r, 'dominance_to_p_percent', 'r', 0, 1));
+
 -- SQL of sensitivity_report: one cell per (cluster, attribute), both rules, counted per attribute and
 -- overall. Records whose cluster is NULL take no part; NULL values are no contribution.
-CREATE OR REPLACE MACRO __sdc_sensitivity_report_sql(tbl, cols, clusters, n, r, p, absolute) AS
-    CASE WHEN cols IS NULL OR len(__sdc_names(cols)) = 0 THEN error('sensitivity_report: cols must name at least one column')
-         WHEN clusters IS NULL OR len(__sdc_names(clusters)) = 0
-             THEN error('sensitivity_report: clusters must name at least one column')
-         ELSE format(
+-- The names and parameters are checked first, by __sdc_sensitivity_report_sql.
+CREATE OR REPLACE MACRO __sdc_sensitivity_report_checked_sql(tbl, cols, clusters, n, r, p, absolute) AS
+    format(
         'WITH __sdc_cells AS ('
         || 'SELECT __sdc_attribute, '
-        || 'dominance_sensitive(__sdc_value, {3}, {4}, absolute := {6}) AS __sdc_d, '
-        || 'p_percent_sensitive(__sdc_value, {5}, absolute := {6}) AS __sdc_p '
+        || '__sdc_dominance_sensitive(__sdc_value, {3}, {4}, {6}) AS __sdc_d, '
+        || '__sdc_p_percent_sensitive(__sdc_value, {5}, {6}) AS __sdc_p '
         || 'FROM (UNPIVOT (SELECT {2}, {7} FROM {0} WHERE {8}) ON {1} INTO NAME __sdc_attribute VALUE __sdc_value) '
         || 'GROUP BY {2}, __sdc_attribute) '
         || 'SELECT coalesce(__sdc_attribute, ''(all)'') AS attribute, count(*) AS cells, '
@@ -114,13 +126,28 @@ CREATE OR REPLACE MACRO __sdc_sensitivity_report_sql(tbl, cols, clusters, n, r, 
         || 'FROM __sdc_cells GROUP BY GROUPING SETS ((__sdc_attribute), ()) '
         || 'ORDER BY grouping(__sdc_attribute), list_position({9}, __sdc_attribute)',
         __sdc_qt(tbl),
-        __sdc_qi_list(__sdc_names(cols)),
-        __sdc_qi_list(__sdc_names(clusters)),
+        __sdc_qi_list(cols),
+        __sdc_qi_list(clusters),
         __sdc_ql(n), __sdc_ql(r), __sdc_ql(p), __sdc_ql(absolute) || '::BOOLEAN',
-        array_to_string(list_transform(__sdc_names(cols), lambda c: __sdc_qi(c) || '::DOUBLE AS ' || __sdc_qi(c)), ', '),
-        array_to_string(list_transform(__sdc_names(clusters), lambda c: __sdc_qi(c) || ' IS NOT NULL'), ' AND '),
-        '[' || array_to_string(list_transform(__sdc_names(cols), lambda c: __sdc_ql(c)), ', ') || ']')
-    END;
+        -- a negative contribution without absolute is refused here, under this function's name
+        array_to_string(list_transform(cols, lambda c: format(
+            '__sdc_check_value(CASE WHEN NOT {2} AND {0} < 0 THEN error(''sensitivity_report: '' || {1} || '' contains '' '
+            || '|| {0} || ''; the rule needs contributions >= 0 (absolute := true applies it to absolute values)'') '
+            || 'ELSE {0} END, ''sensitivity_report'', {1})::DOUBLE AS {0}',
+            __sdc_qi(c), __sdc_ql('column ' || c), __sdc_ql(absolute) || '::BOOLEAN')), ', '),
+        array_to_string(list_transform(clusters, lambda c: __sdc_qi(c) || ' IS NOT NULL'), ' AND '),
+        '[' || array_to_string(list_transform(cols, lambda c: __sdc_ql(c)), ', ') || ']');
+
+CREATE OR REPLACE MACRO __sdc_sensitivity_report_sql(tbl, cols, clusters, n, r, p, absolute) AS
+    list_transform([__sdc_table_name('sensitivity_report', 'tbl', tbl)], lambda __sdc_t:
+    list_transform([__sdc_column_names('sensitivity_report', 'cols', cols)], lambda __sdc_cs:
+    list_transform([__sdc_column_names('sensitivity_report', 'clusters', clusters)], lambda __sdc_k:
+        __sdc_sensitivity_report_checked_sql(__sdc_t, __sdc_cs, __sdc_k,
+                                             __sdc_check_integer(n, 'sensitivity_report', 'n', 1),
+                                             __sdc_check_number(r, 'sensitivity_report', 'r', 0, 1),
+                                             __sdc_check_number(p, 'sensitivity_report', 'p', 0, 1e6),
+                                             __sdc_check_flag(absolute, 'sensitivity_report', 'absolute'))
+    )[1])[1])[1];
 
 -- Number and share of sensitive cells per attribute and overall ('(all)') of a clustered table.
 CREATE OR REPLACE MACRO sensitivity_report(tbl, cols, clusters, n, r, p, absolute := false) AS TABLE

@@ -6,7 +6,8 @@
 -- weights `split` (one per column). Sequential composition: they add up to epsilon.
 CREATE OR REPLACE MACRO __sdc_dp_split(fname, n, epsilon, split) AS
     CASE
-        WHEN epsilon IS NULL OR NOT isfinite(epsilon::DOUBLE) OR epsilon::DOUBLE <= 0
+        WHEN epsilon IS NULL OR NOT isfinite(TRY_CAST(epsilon AS DOUBLE)) OR TRY_CAST(epsilon AS DOUBLE) <= 0
+             OR TRY_CAST(epsilon AS DOUBLE) IS NULL
             THEN error(fname || ': epsilon must be a finite number > 0, got ' || coalesce(epsilon::VARCHAR, 'NULL'))
         WHEN split IS NULL
             THEN list_transform(range(n), lambda __sdc_i: epsilon::DOUBLE / n)
@@ -31,26 +32,26 @@ CREATE OR REPLACE MACRO __sdc_dp_bounds(fname, pname, b, n) AS
 
 -- The report of a release's budget: one row per column with its epsilon.
 CREATE OR REPLACE MACRO dp_budget(cols, epsilon, split := NULL) AS TABLE
-    SELECT unnest(__sdc_names(cols)) AS column_name,
-           unnest(__sdc_dp_split('dp_budget', len(__sdc_names(cols)), epsilon, split)) AS epsilon;
+    SELECT unnest(__sdc_column_names('dp_budget', 'cols', cols)) AS column_name,
+           unnest(__sdc_dp_split('dp_budget', len(__sdc_column_names('dp_budget', 'cols', cols)), epsilon, split)) AS epsilon;
 
 -- SQL text of a table form: the rows of `tbl` with every column of `names` replaced by the list
 -- function `fname` applied to it, column j called with the literal arguments `fixed` (e.g. [k]),
--- then eps[j], lbs[j], ubs[j] and its seed, per stratum, beside the rows (see __sdc_beside_sql).
--- With a seed, column j of stratum s uses hash(seed, j, hash(s)) and each stratum's rows are listed
--- in the order of their whole content, so the release repeats exactly whatever the table's physical
--- order.
+-- then eps[j], lbs[j], ubs[j] and its seed, per stratum, beside the rows (see __sdc_beside_sql in
+-- 00_internal.sql). With a seed, column c of stratum i uses the seed derived by __sdc_stratum_seed
+-- (duckdb_sdc.params.stratum_seed(seed, c, i)), and each stratum's rows are listed in the order of
+-- their whole content, so the release repeats exactly whatever the table's physical order.
 CREATE OR REPLACE MACRO __sdc_dp_table_sql(fname, tbl, names, fixed, eps, lbs, ubs, seed, strata) AS
+    list_transform([__sdc_table_name(fname || '_table', 'tbl', tbl)], lambda __sdc_t:
+    list_transform([__sdc_column_names(fname || '_table', 'strata', strata, optional := true)], lambda __sdc_g:
     format(
         'SELECT * EXCLUDE ({0}) REPLACE ({1}) FROM ({2})',
         array_to_string(list_transform(names, lambda __sdc_c, __sdc_j: '__sdc_v' || __sdc_j), ', '),
         array_to_string(list_transform(names, lambda __sdc_c, __sdc_j: '__sdc_v' || __sdc_j || ' AS ' || __sdc_qi(__sdc_c)), ', '),
-        __sdc_beside_sql(tbl, names,
+        __sdc_beside_sql(fname || '_table', __sdc_t, 'cols', names,
             array_to_string(list_transform(names, lambda __sdc_c, __sdc_j:
-                __sdc_unnest_call_sql(fname, '__sdc_s.' || __sdc_qi(__sdc_c),
-                    list_transform(fixed, lambda __sdc_a: __sdc_ql(__sdc_a))
-                    || [__sdc_ql(eps[__sdc_j]), __sdc_ql(lbs[__sdc_j]), __sdc_ql(ubs[__sdc_j]),
-                        CASE WHEN seed IS NULL THEN 'NULL'
-                             ELSE 'hash(' || __sdc_ql(seed) || ', ' || __sdc_j || ', __sdc_h)' END],
+                __sdc_call_sql(fname || '_table', fname, __sdc_value_of_sql(fname || '_table', __sdc_c),
+                    fixed::VARCHAR[] || [eps[__sdc_j]::VARCHAR, lbs[__sdc_j], ubs[__sdc_j]],
+                    [__sdc_seed_sql(fname || '_table', seed, __sdc_c)],
                     '__sdc_v' || __sdc_j)), ', '),
-            strata, sorted := seed IS NOT NULL, hashed := true, fname := fname || '_table'));
+            __sdc_g)))[1])[1];

@@ -45,8 +45,8 @@ def reference(x, alpha):
 
 def test_base_rounding_equals_brute_force_on_random_columns():
     for rng, x in random_columns(seed=1, count=900, max_n=40):
-        if len(x) < 2:
-            continue  # alpha >= 2 needs two values
+        if len(x) < 2:  # alpha is a group size, 2 <= alpha <= n
+            continue
         alpha = int(rng.integers(2, len(x) + 1))
         m, e, want = reference(x, alpha)
         got = br.base_rounding(x, alpha)
@@ -145,7 +145,9 @@ def test_extremes_round_or_refuse_clearly():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: br.base_round([1.0, 2.0], 3), "base_round: alpha = 3 is larger than the number of non-NULL values"),
-    (lambda: br.base_round([1.0, 2.0], 0), "base_round: alpha must be >= 2 (a group of one record releases its value unchanged), got 0"),
+    (lambda: br.base_round([1.0, 2.0], 0), "base_round: alpha must be >= 2 (a group of one record releases its value "
+                                           "unchanged), got 0"),
+    (lambda: br.base_round([1.0, 2.0], 1), "base_round: alpha must be >= 2"),
     (lambda: br.base_round([1.0, 2.0], None), "base_round: alpha must not be NULL"),
     (lambda: br.base_round([1.0, np.inf], 1), "base_round: x contains inf"),
 ])

@@ -336,7 +336,7 @@ def test_cbls_is_orders_of_magnitude_more_accurate_on_skewed_data():
     (lambda: dp.idp_ls([1, 2, 3], 3, 1, None, 5), "idp_ls: lb and ub are required"),
     (lambda: dp.dp_laplace([1, 2, 3], 1, 0, None), "dp_laplace: lb and ub are required"),
     (lambda: dp.dp_um([1, 2, 3], 3, 1, 0, float("inf")), "dp_um: ub must be a finite number, got inf"),
-    (lambda: dp.dp_um([1, 2, 3], 3, 1, 0, 9, seed=-1), "dp_um: seed must be an integer in [0, 2^64), got -1"),
+    (lambda: dp.dp_um([1, 2, 3], 3, 1, 0, 9, seed=-1), "dp_um: seed must be an integer in [0, 2^63), got -1"),
     (lambda: dp.dp_um([1, 2, 3], 3, 1, 0, 9, seed=1.5), "dp_um: seed must be an integer, got 1.5"),
     (lambda: dp.idp_cbls([1, 2, float("nan")], 3, 1), "idp_cbls: x contains nan"),
     (lambda: dp.idp_sensitivity([1, 2, 3], 3, "snap"), "idp_sensitivity: mechanism must be one of"),

@@ -67,5 +67,5 @@ def test_bad_options_are_refused():
     x, xm = next(_pairs(4))
     with pytest.raises(SdcError, match="il_dr_score: il1s_form must be one of 'yancey', 'sdcmicro', got 'sdc'"):
         m.il_dr_score(x, xm, il1s_form="sdc")
-    with pytest.raises(SdcError, match="interval_disclosure: max_outside must be an integer >= 0, got -1"):
+    with pytest.raises(SdcError, match="il_dr_score: max_outside must be an integer >= 0, got -1"):
         m.il_dr_score(x, xm, max_outside=-1)

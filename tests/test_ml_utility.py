@@ -98,7 +98,7 @@ def test_reproducible_with_a_seed():
     (lambda x, y: ml_utility(x, x, y, model="svm"), "ml_utility: model must be one of 'decision_tree', 'random_forest'"),
     (lambda x, y: ml_utility(np.where(x > 2, np.nan, x), x, y), "ml_utility: x contains nan"),
     (lambda x, y: ml_utility(x, x, np.array(["a"] * 300), task="regression"), "ml_utility: y must be numeric"),
-    (lambda x, y: ml_utility(x, x, y, seed=None), "ml_utility: seed must not be NULL"),
+    (lambda x, y: ml_utility(x, x, y, seed=-1), r"ml_utility: seed must be an integer in \[0, 2\^63\), got -1"),
 ])
 def test_bad_input_is_refused(call, message):
     x, _, label, *_ = _data(4)

@@ -37,13 +37,13 @@ def _cases(seed, count, max_n=45):
 def test_mdav_equals_the_exact_textbook_reference(seed):
     # labels too: groups are numbered in order of formation, as in the reference
     for X, k in _cases(seed, 40):
-        np.testing.assert_array_equal(mv.mdav_multi_partition(X, k, standardized=False), mdav_reference(X, k))
+        np.testing.assert_array_equal(mv.mdav_multi_partition(X, k, standardise=False), mdav_reference(X, k))
 
 
 @pytest.mark.parametrize("seed", range(2))
 def test_mdav_with_the_nearest_remainder_equals_its_exact_reference(seed):
     for X, k in _cases(100 + seed, 40):
-        got = mv.mdav_multi_partition(X, k, remainder="nearest", standardized=False)
+        got = mv.mdav_multi_partition(X, k, remainder="nearest", standardise=False)
         np.testing.assert_array_equal(got, mdav_nearest_reference(X, k))
         assert np.bincount(got).size == X.shape[0] // k
 

@@ -123,7 +123,7 @@ def strata(con):
 SQL = [
     ("rank_mae(a, am)", lambda d: m.rank_mae(d.a, d.am), False),
     ("rank_bounded_mse(a, am, ties := 'first')", lambda d: m.rank_bounded_mse(d.a, d.am, ties="first"), False),
-    ("interval_disclosure([a, b], [am, bm], k := 0.1)", lambda d: m.interval_disclosure(d[["a", "b"]], d[["am", "bm"]], 0.1),
+    ("interval_disclosure([a, b], [am, bm], half_width := 0.1)", lambda d: m.interval_disclosure(d[["a", "b"]], d[["am", "bm"]], 0.1),
      True),
     ("sd_interval_disclosure([a, b], [am, bm])", lambda d: m.sd_interval_disclosure(d[["a", "b"]], d[["am", "bm"]]), True),
     ("rank_interval_disclosure([a, b], [am, bm])",

@@ -172,7 +172,7 @@ def test_p_is_a_decimal_percentage_and_must_move_something():
                                        r"apart for n = 834 values, so no value would move; p must be at least "
                                        r"100 / n = 0.119904 here"):
         rs.rank_swap(np.arange(834.0), 0.05)
-    for p, message in ((0, "p must be a finite number > 0, got 0"), (101, r"p must be a percentage in \(0, 100\], got 101"),
+    for p, message in ((0, r"p must be in \(0, 100\], got 0"), (101, r"p must be in \(0, 100\], got 101"),
                        (None, "p must not be NULL")):
         with pytest.raises(SdcError, match="rank_swap: " + message):
             rs.rank_swap([1.0, 2.0, 3.0], p)

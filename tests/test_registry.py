@@ -75,7 +75,7 @@ def test_udf_survives_the_registering_connection_being_closed(tmp_path):
         gc.collect()
         duckdb_sdc.register(second)
         print(second.execute("SELECT mdav_round([1, 2, 3, 10, 11, 12], 3)").fetchone()[0])
-        print(second.execute("SELECT __sdc_mdav_round([1.0, 2.0, 3.0, 4.0], '2', 'mean')").fetchone()[0])
+        print(second.execute("SELECT __sdc_mdav_round('mdav_round', [1.0, 2.0, 3.0, 4.0], '2', 'mean')").fetchone()[0])
         second.close()
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

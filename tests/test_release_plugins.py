@@ -19,6 +19,7 @@ from release_helpers import base_doc, people, write_db, write_spec
 import duckdb_sdc
 from duckdb_sdc import methods
 from duckdb_sdc.methods import dp
+from duckdb_sdc.params import stratum_seed
 from duckdb_sdc.release import SpecError, dry_run, load_spec, release
 from duckdb_sdc.release import methods as release_methods
 from duckdb_sdc.release import run as release_run
@@ -121,22 +122,14 @@ def _load(folder, doc):
     return load_spec(path)
 
 
-def _stream(seed: int, column: str, region: str) -> int:
-    """The seed a release hands the list call of `column` in stratum `region`: hash(seed, column,
-    hash(region)) >> 1, computed by DuckDB's own hash."""
-    con = duckdb.connect()
-    value = con.execute("SELECT hash(?, ?, hash(?)) >> 1", [seed, column, region]).fetchall()[0][0]
-    con.close()
-    return value
-
-
 def _per_stratum(df, column, fn, **kw) -> dict:
     """The numpy layer on each region's non-NULL values in key order, as {id: released value}; a
-    seed is turned into each stratum's stream as the release does."""
+    seed is turned into each stratum's stream as the release does: stratum_seed(seed, column, i) for
+    the i-th region in ascending order."""
     out = {}
-    for region, part in df.sort_values("id").groupby("region"):
+    for i, (region, part) in enumerate(df.sort_values("id").groupby("region")):
         present = part[column].notna().to_numpy()
-        args = dict(kw, seed=_stream(kw["seed"], column, region)) if kw.get("seed") is not None else kw
+        args = dict(kw, seed=stratum_seed(kw["seed"], column, i)) if kw.get("seed") is not None else kw
         values = fn(part[column].to_numpy(dtype=float)[present], **args)
         out.update({int(i): v for i, v in zip(part["id"].to_numpy()[present], values)})
         out.update({int(i): None for i in part["id"].to_numpy()[~present]})
@@ -286,5 +279,5 @@ def test_columns_and_strata_given_one_seed_draw_independent_noise(tmp_path):
     same = plain.execute("SELECT count(*) FILTER (income = expenses), count(income) FROM people").fetchall()[0]
     plain.close()
     assert same[1] > 100 and same[0] == 0
-    assert len({_stream(7, "income", r) for r in ("north", "south", "east")}) == 3
-    assert _stream(7, "income", "north") != _stream(7, "expenses", "north")
+    assert len({stratum_seed(7, "income", i) for i in range(3)}) == 3
+    assert stratum_seed(7, "income", 0) != stratum_seed(7, "expenses", 0)

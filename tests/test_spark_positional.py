@@ -4,9 +4,11 @@ place, each bucket masked alone, must give the numpy method's values exactly (no
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from duckdb_sdc import methods
@@ -89,6 +91,27 @@ def _tie_splits(v, rng):
     return [c, float(rng.choice(v)), np.inf, -np.inf]
 
 
+def _near_tie(v: np.ndarray, k: int) -> bool:
+    """Whether one of MDAV's end decisions on the sorted values v has both ends equally far from the
+    remaining mean within rounding: there the buckets' exact decision and the numpy method's float
+    running total may differ (documented in MdavPlan and docs/spark.md), so it is not a case."""
+    centred = v - v[(v.shape[0] - 1) // 2]
+    lo, hi = 0, v.shape[0]
+    while hi - lo >= 2 * k:
+        seg = centred[lo:hi]
+        r, total = hi - lo, seg.sum()
+        dlo, dhi = abs(r * seg[0] - total), abs(r * seg[-1] - total)
+        exact = sum((Fraction(float(y)) for y in seg), Fraction(0))
+        if (abs(r * Fraction(float(seg[0])) - exact) != abs(r * Fraction(float(seg[-1])) - exact)
+                and abs(dlo - dhi) <= 1e-9 * max(dlo, dhi)):
+            return True
+        if hi - lo >= 3 * k:
+            lo, hi = lo + k, hi - k
+        else:
+            break
+    return False
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 150), k=st.integers(2, 8),
        kind=st.sampled_from(KINDS), median=st.booleans(), share=st.sampled_from([0.1, 0.5, 1.0]),
@@ -99,6 +122,7 @@ def test_mdav_in_buckets_equals_numpy(seed, n, k, kind, median, share, split):
     rng = np.random.default_rng(seed)
     x = tied_values(rng, n, kind)
     v = np.sort(x)
+    assume(not _near_tie(v, k))
     tie_split = _tie_splits(v, rng)[split]
     plan = MdavPlan(n, k, centre=float(v[(n - 1) // 2]), tie_split=tie_split, median=median)
     order, _ = sorted_like_spark(x, tie_split)

@@ -124,6 +124,36 @@ def test_huge_strata_in_buckets_equal_the_duckdb_release(source, spark):
     pd.testing.assert_frame_equal(sp, duck, check_dtype=False)
 
 
+@pytest.mark.parametrize("options", [None, Options(bucket_rows=40, max_stratum_rows=200, sample_rows=60, guard_rows=12)],
+                         ids=["whole strata", "buckets"])
+def test_seeded_noise_equals_the_duckdb_release(source, spark, options):
+    """With reproducible_noise = true and a seed, noise methods give the DuckDB release's values on
+    Spark: each stratum's seed is stratum_seed(seed, column, stratum index), and a DP cluster's draw is
+    a function of (stratum seed, cluster), whether the stratum is masked whole or in buckets (DP
+    mechanisms; add_noise and rank_swap always take a whole stratum, within max_stratum_rows)."""
+    folder, _ = source
+    columns = {"age": "keep",
+               "income": {"method": "dp_laplace", "epsilon": 1.0, "lb": 0, "ub": 60000, "seed": 11},
+               "expenses": {"method": "idp_cbls", "k": 5, "epsilon": 2.0, "seed": 12},
+               "savings": {"method": "dp_um", "k": 4, "epsilon": 1.0, "lb": 0, "ub": 3000, "seed": 13},
+               "height": {"method": "add_noise", "level": 0.1, "seed": 14},
+               "weight": {"method": "rank_swap", "p": 10, "seed": 15},
+               "g1": "keep", "g2": "keep", "b1": "keep", "b2": "keep"}
+    full = {**BASE, **columns}
+    specs = []
+    for out in ("duck.duckdb", "spark_release"):
+        d = doc(out, full)
+        d["masking"]["reproducible_noise"] = True
+        specs.append(parse_spec(d, base=folder))
+    release(specs[0])
+    con = duckdb.connect(str(folder / "duck.duckdb"), read_only=True)
+    duck = con.execute("SELECT * FROM people ORDER BY id").fetchdf()
+    con.close()
+    spark_release(specs[1], spark, options=options)
+    sp = read_release(folder / "spark_release", "people")
+    pd.testing.assert_frame_equal(sp, duck, check_dtype=False)
+
+
 def one_column_source(folder: Path, n: int) -> np.ndarray:
     """n records in key order: heavy ties (integers with long runs) and some decimals."""
     rng = np.random.default_rng(17)

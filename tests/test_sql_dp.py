@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from duckdb_sdc.methods import dp
+from duckdb_sdc.params import stratum_seed
 
 CALLS = {  # SQL arguments after xs, and the numpy call with the same meaning
     "idp_cbls": ("5, 0.8, seed := {seed}", lambda x, s: dp.idp_cbls(x, 5, 0.8, seed=s)),
@@ -110,9 +111,6 @@ def test_dp_budget_reports_the_split(con):
     assert sql == budgets  # exactly the same floating-point budgets
 
 
-def _hash_seeds(con, seed, count, strata_value=None):
-    h = "0" if strata_value is None else f"hash('{strata_value}')"
-    return [int(con.execute(f"SELECT hash('{seed}', {j}, {h})").fetchall()[0][0]) for j in range(1, count + 1)]
 
 
 def test_table_form_releases_columns_in_place_with_the_split_budget(con, people):
@@ -120,8 +118,9 @@ def test_table_form_releases_columns_in_place_with_the_split_budget(con, people)
                       "split := [3, 1], seed := 11) ORDER BY id").df()
     assert list(got.columns) == ["id", "region", "income", "savings"]  # nothing else is written
     assert got["region"].tolist() == people.sort_values("id")["region"].tolist()
-    # rows are listed in the order of their whole content: (id, ...) here, so by id
-    seeds = _hash_seeds(con, 11, 2)
+    # rows are listed in the order of their whole content: (id, ...) here, so by id; column c of the
+    # only stratum draws with stratum_seed(11, c, 0)
+    seeds = [stratum_seed(11, "income", 0), stratum_seed(11, "savings", 0)]
     x = people.sort_values("id")
     valid = x["income"].notna().to_numpy()
     income = dp.dp_um(x["income"].to_numpy()[valid], 5, 0.75, 0, 2e5, seed=seeds[0])
@@ -139,9 +138,9 @@ def test_table_form_with_strata_and_seed_repeats_whatever_the_physical_order(con
     b = con.execute(sql.format(t="shuffled")).fetchall()
     assert a == b
     got = {row[0]: row[1:] for row in a}
-    for region, sub in people.groupby("region"):
+    for i, (region, sub) in enumerate(sorted(people.groupby("region"))):  # strata numbered in value order
         sub = sub.sort_values("id")
-        seeds = _hash_seeds(con, 5, 2, region)
+        seeds = [stratum_seed(5, "income", i), stratum_seed(5, "savings", i)]
         valid = sub["income"].notna().to_numpy()
         income = dp.idp_cbls(sub["income"].to_numpy()[valid], 4, 1.0, lb=0, seed=seeds[0])
         savings = dp.idp_cbls(sub["savings"].to_numpy(), 4, 1.0, lb=0, seed=seeds[1])
@@ -168,7 +167,15 @@ def test_table_form_of_each_mechanism_runs_and_clamps(con, people):
     ("SELECT idp_cbls([1, NULL, 3], 3, 1)", "idp_cbls: k = 3 is larger than the number of non-NULL values (2)"),
     ("SELECT dp_um([1, 2, 3], 1, 1, 5, 5)", "dp_um: lb = 5 must be smaller than ub = 5"),
     ("SELECT idp_ls([1, 2, 3], 3, 1, NULL, 5)", "idp_ls: lb and ub are required"),
-    ("SELECT idp_cbls([1, 2, 3], 3, 1, seed := -4)", "idp_cbls: seed must be an integer in [0, 2^64), got -4"),
+    ("SELECT idp_cbls([1, 2, 3], 3, 1, seed := -4)", "idp_cbls: seed must be an integer in [0, 2^63), got -4"),
+    ("SELECT idp_cbls([1, 2, 3], 3, 1, seed := 9223372036854775808)",
+     "idp_cbls: seed must be an integer in [0, 2^63), got 9223372036854775808"),
+    ("SELECT * FROM idp_cbls_table('people', 'income', 3, 1, seed := -1)",
+     "idp_cbls_table: seed must be an integer in [0, 2^63), got -1"),
+    ("SELECT * FROM idp_cbls_table('people', 'income', 3, 1, seed := 'x')", "idp_cbls_table: seed must be an integer, got 'x'"),
+    ("SELECT * FROM idp_cbls_table('people', ['income', 'income'], 3, 1)", "idp_cbls_table: cols names column 'income' twice"),
+    ("SELECT * FROM idp_cbls_table('people', []::VARCHAR[], 3, 1)", "idp_cbls_table: cols must name at least one column"),
+    ("SELECT * FROM idp_cbls_table(NULL, 'income', 3, 1)", "idp_cbls_table: tbl must not be NULL"),
     ("SELECT idp_cbls(['a', 'b', 'c'], 3, 1)", "idp_cbls: xs must be a list of numbers"),
     ("SELECT idp_cbls([1, 2, 'inf'::DOUBLE], 3, 1)", "idp_cbls: xs contains inf"),
     ("SELECT idp_cbls([1, 2, 3], NULL, 1)", "idp_cbls: k must not be NULL"),
@@ -178,7 +185,8 @@ def test_table_form_of_each_mechanism_runs_and_clamps(con, people):
     ("SELECT * FROM dp_budget(['a', 'b'], 1, split := [1, -1])", "dp_budget: split weights must be finite numbers > 0"),
     ("SELECT * FROM idp_cbls_table('people', ['income', 'savings'], 3, 1, ub := [1, 2, 3])",
      "idp_cbls_table: ub must be a number or a list with one bound per column (2 columns)"),
-    ("SELECT * FROM dp_um_table('people', 'nope', 3, 1, 0, 1)", "nope"),
+    ("SELECT * FROM dp_um_table('people', 'nope', 3, 1, 0, 1)",
+     'Table "dp_um_table: cols of table people" does not have a column named "nope"'),
     ("SELECT * FROM idp_ls_table('people', 'income', 3, -1, 0, 1)", "idp_ls_table: epsilon must be a finite number > 0, got -1"),
 ])
 def test_bad_input_gives_a_clear_error(con, people, sql, message):

@@ -63,7 +63,8 @@ def test_entropy_is_duckdbs_builtin(con, pairs):
 
 def test_parameters_reach_numpy(con, pairs):
     x, xm = pairs[["a", "b"]].to_numpy(), pairs[["am", "bm"]].to_numpy()
-    assert _one(con, "SELECT interval_disclosure([a, b], [am, bm], k := 0.5) FROM j") == m.interval_disclosure(x, xm, 0.5)
+    assert (_one(con, "SELECT interval_disclosure([a, b], [am, bm], half_width := 0.5) FROM j")
+            == m.interval_disclosure(x, xm, 0.5))
     assert (_one(con, "SELECT interval_disclosure([a, b], [am, bm], max_outside := 1) FROM j")
             == m.interval_disclosure(x, xm, max_outside=1))
     assert _one(con, "SELECT record_linkage([a, b], [am, bm], rank := 2) FROM j") == m.record_linkage(x, xm, 2)
@@ -142,15 +143,19 @@ def test_numeric_types_are_accepted(con, sql_type):
     ("SELECT rank_bounded_mae(x, 'nan'::DOUBLE) FROM (VALUES (1), (2)) t(x)", "rank_bounded_mae: xm contains nan"),
     ("SELECT rank_bounded_mae(x, x, ties := 'mean') FROM (VALUES (1), (2)) t(x)",
      "rank_bounded_mae: ties must be one of 'random', 'first', got 'mean'"),
-    ("SELECT rank_bounded_mse(x, x, seed := NULL) FROM (VALUES (1), (2)) t(x)", "rank_bounded_mse: seed must not be NULL"),
+    ("SELECT rank_bounded_mse(x, x, seed := -1) FROM (VALUES (1), (2)) t(x)",
+     "rank_bounded_mse: seed must be an integer in [0, 2^63), got -1"),
+    ("SELECT rank_bounded_mse(x, x, seed := 1.5) FROM (VALUES (1), (2)) t(x)", "rank_bounded_mse: seed must be an integer, got 1.5"),
     ("SELECT record_linkage([x, x], [x]) FROM (VALUES (1), (2)) t(x)",
      "record_linkage: x and xm must have the same number of values per record, got 2 and 1"),
     ("SELECT record_linkage(CASE WHEN x = 1 THEN [x, x] ELSE [x] END, [x]) FROM (VALUES (1), (2)) t(x)",
      "record_linkage: x row vectors must all have the same length"),
     ("SELECT record_linkage([x], [x], rank := 3) FROM (VALUES (1), (2)) t(x)",
      "record_linkage: rank = 3 is larger than the number of non-NULL values (2)"),
-    ("SELECT interval_disclosure([x], [x], k := -0.1) FROM (VALUES (1), (2)) t(x)",
-     "interval_disclosure: k must be a finite number >= 0, got -0.1"),
+    ("SELECT interval_disclosure([x], [x], half_width := -0.1) FROM (VALUES (1), (2)) t(x)",
+     "interval_disclosure: half_width must be a finite number >= 0, got -0.1"),
+    ("SELECT il_dr_score([x], [x], -1) FROM (VALUES (1), (2)) t(x)",
+     "il_dr_score: half_width must be a finite number >= 0, got -1"),
     ("SELECT interval_disclosure([x], [x], max_outside := -1) FROM (VALUES (1), (2)) t(x)",
      "interval_disclosure: max_outside must be an integer >= 0, got -1"),
     ("SELECT record_linkage(x, x) FROM (VALUES (1), (2)) t(x)",

@@ -149,12 +149,16 @@ def test_table_form_accepts_a_qualified_name(con, people):
 def test_table_form_reports_a_missing_column_and_keeps_an_empty_table_empty(con):
     con.execute("CREATE TABLE e (id INTEGER, x DOUBLE)")
     assert con.execute("SELECT * FROM mdav_round_table('e', 'x', 3)").fetchall() == []
-    with pytest.raises(duckdb.BinderException, match='Referenced column "y" not found'):
+    with pytest.raises(duckdb.BinderException,
+                       match='Table "mdav_round_table: col of table e" does not have a column named "y"'):
         con.execute("SELECT * FROM mdav_round_table('e', 'y', 3)").fetchall()
+    with pytest.raises(duckdb.BinderException,
+                       match='Table "mdav_round_table: strata of table e" does not have a column named "r"'):
+        con.execute("SELECT * FROM mdav_round_table('e', 'x', 3, strata := 'r')").fetchall()
     con.execute("CREATE TABLE s (id INTEGER, x VARCHAR)")
     con.execute("INSERT INTO s VALUES (1, '2')")
-    with pytest.raises(duckdb.Error, match="mdav_round: xs must be a list of numbers"):
-        con.execute("SELECT * FROM mdav_round_table('s', 'x', 1)").fetchall()
+    with pytest.raises(duckdb.Error, match="mdav_round_table: column x must be numeric, got VARCHAR"):
+        con.execute("SELECT * FROM mdav_round_table('s', 'x', 2)").fetchall()
 
 
 def test_large_strata_masked_concurrently_match_numpy(con):

@@ -35,7 +35,7 @@ def people(con):
 METHODS = [
     ("mdav_multi", "", lambda X, k: mv.mdav_multi_partition(X, k)),
     ("mdav_multi", ", remainder := 'nearest'", lambda X, k: mv.mdav_multi_partition(X, k, remainder="nearest")),
-    ("mdav_multi", ", standardize := false", lambda X, k: mv.mdav_multi_partition(X, k, standardized=False)),
+    ("mdav_multi", ", standardise := false", lambda X, k: mv.mdav_multi_partition(X, k, standardise=False)),
     ("mondrian", "", lambda X, k: mv.mondrian_partition(X, k)),
     ("mondrian", ", mode := 'relaxed'", lambda X, k: mv.mondrian_partition(X, k, "relaxed")),
 ]
@@ -111,11 +111,11 @@ def test_numeric_record_types_are_accepted(con, sql_type):
     ("SELECT mdav_multi_round([[1], [2]], NULL)", "mdav_multi_round: k must not be NULL"),
     ("SELECT mdav_multi_round([[1], ['nan'::DOUBLE]], 1)", "mdav_multi_round: rows contains nan"),
     ("SELECT mdav_multi_round([[], []]::INT[][], 1)", "mdav_multi_round: the records in rows must have at least one attribute"),
-    ("SELECT mdav_multi_round([[1], [2]], 1, remainder := 'last')",
+    ("SELECT mdav_multi_round([[1], [2]], 2, remainder := 'last')",
      "mdav_multi_round: remainder must be one of 'group', 'nearest', got 'last'"),
-    ("SELECT mdav_multi_round([[1], [2]], 1, standardize := 'maybe')",
-     "mdav_multi_round: standardize must be true or false, got 'maybe'"),
-    ("SELECT mondrian_labels([[1], [2]], 1, mode := 'loose')",
+    ("SELECT mdav_multi_round([[1], [2]], 2, standardise := 'maybe')",
+     "mdav_multi_round: standardise must be true or false, got 'maybe'"),
+    ("SELECT mondrian_labels([[1], [2]], 2, mode := 'loose')",
      "mondrian_labels: mode must be one of 'strict', 'relaxed', got 'loose'"),
     ("SELECT dominance_suppress([[1], [2]], ['a', 'b'], 1, 0.5)",
      "dominance_suppress: clusters must be a list of integer cluster ids such as mdav_multi_labels gives, got VARCHAR[]"),
@@ -123,7 +123,7 @@ def test_numeric_record_types_are_accepted(con, sql_type):
     ("SELECT p_percent_merge([[1], [2]], NULL, 0.5)", "p_percent_merge: clusters must not be NULL when rows is not"),
     ("SELECT dominance_suppress([[1], [2]], [0, 0], 1, 1.5)", "dominance_suppress: r must be in (0, 1], got 1.5"),
     ("SELECT dominance_suppress([[1], [2]], [0, 0], 0, 0.5)", "dominance_suppress: n must be an integer >= 1, got 0"),
-    ("SELECT p_percent_suppress([[1], [2]], [0, 0], 0)", "p_percent_suppress: p must be a finite number > 0, got 0"),
+    ("SELECT p_percent_suppress([[1], [2]], [0, 0], 0)", "p_percent_suppress: p must be in (0, 1000000], got 0"),
     ("SELECT p_percent_suppress([[1], [-2]], [0, 0], 0.1)", "p_percent_suppress: rows contains -2"),
 ])
 def test_bad_input_gives_a_clear_error(con, sql, message):
@@ -135,7 +135,7 @@ def test_bad_input_gives_a_clear_error(con, sql, message):
 def test_a_stratum_smaller_than_k_is_an_error(con, people):
     with pytest.raises(duckdb.Error, match="mdav_multi_round: k = 400 is larger than the number of records"):
         con.execute("SELECT region, mdav_multi_round(list([income, savings]), 400) FROM people GROUP BY region").fetchall()
-    with pytest.raises(duckdb.Error, match="mondrian_round: k = 400 is larger"):
+    with pytest.raises(duckdb.Error, match="mondrian_round_table: k = 400 is larger"):
         con.execute("SELECT * FROM mondrian_round_table('people', ['income'], 400, strata := 'region')").fetchall()
 
 
@@ -189,14 +189,19 @@ def test_table_form_quotes_names_and_never_executes_them(con):
 def test_table_form_errors_and_empty_tables(con):
     con.execute("CREATE TABLE e (id INTEGER, x DOUBLE, y DOUBLE)")
     assert con.execute("SELECT * FROM mdav_multi_round_table('e', ['x', 'y'], 3)").fetchall() == []
-    with pytest.raises(duckdb.BinderException, match='Referenced column "z" not found'):
+    with pytest.raises(duckdb.BinderException,
+                       match='Table "mdav_multi_round_table: cols of table e" does not have a column named "z"'):
         con.execute("SELECT * FROM mdav_multi_round_table('e', ['x', 'z'], 3)").fetchall()
+    with pytest.raises(duckdb.Error, match="mdav_multi_round_table: cols names column 'X' twice"):
+        con.execute("SELECT * FROM mdav_multi_round_table('e', ['x', 'X'], 3)").fetchall()
+    with pytest.raises(duckdb.Error, match="mdav_multi_round_table: tbl must not be NULL"):
+        con.execute("SELECT * FROM mdav_multi_round_table(NULL, ['x'], 3)").fetchall()
     with pytest.raises(duckdb.Error, match="mdav_multi_round_table: cols must name at least one column"):
         con.execute("SELECT * FROM mdav_multi_round_table('e', []::VARCHAR[], 3)").fetchall()
     con.execute("CREATE TABLE s (id INTEGER, x VARCHAR, y DOUBLE)")
     con.execute("INSERT INTO s VALUES (1, 'a', 2)")
     with pytest.raises(duckdb.Error, match="mondrian_round_table: column x must be numeric, got VARCHAR"):
-        con.execute("SELECT * FROM mondrian_round_table('s', ['x', 'y'], 1)").fetchall()
+        con.execute("SELECT * FROM mondrian_round_table('s', ['x', 'y'], 2)").fetchall()
 
 
 @pytest.mark.parametrize("kind, args, rule", [

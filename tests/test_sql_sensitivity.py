@@ -53,7 +53,7 @@ def test_nulls_few_contributors_zero_totals(con):
 
 
 def test_negative_contributions(con):
-    with pytest.raises(duckdb.Error, match=r"dominance_sensitive: value contains -5; the rule needs contributions >= 0"):
+    with pytest.raises(duckdb.Error, match=r"dominance_sensitive: value contains -5.0; the rule needs contributions >= 0"):
         con.execute("SELECT dominance_sensitive(v, 1, 0.6) FROM (VALUES (10), (-5)) t(v)").fetchall()
     with pytest.raises(duckdb.Error, match=r"p_percent_sensitive: value contains -5"):
         con.execute("SELECT p_percent_sensitive(v, 0.1) FROM (VALUES (10), (-5)) t(v)").fetchall()
@@ -65,26 +65,26 @@ def test_negative_contributions(con):
 @pytest.mark.parametrize("sql, message", [
     ("SELECT dominance_sensitive(v, 1, 0) FROM (VALUES (1)) t(v)", "dominance_sensitive: r must be in (0, 1], got 0"),
     ("SELECT dominance_sensitive(v, 1, 1.5) FROM (VALUES (1)) t(v)", "dominance_sensitive: r must be in (0, 1], got 1.5"),
-    ("SELECT dominance_sensitive(v, 1, NULL) FROM (VALUES (1)) t(v)", "dominance_sensitive: r must be in (0, 1], got NULL"),
+    ("SELECT dominance_sensitive(v, 1, NULL) FROM (VALUES (1)) t(v)", "dominance_sensitive: r must not be NULL"),
     ("SELECT dominance_sensitive(v, 0, 0.5) FROM (VALUES (1)) t(v)", "dominance_sensitive: n must be an integer >= 1, got 0"),
     ("SELECT dominance_sensitive(v, 1.5, 0.5) FROM (VALUES (1)) t(v)",
-     "dominance_sensitive: n must be an integer >= 1, got 1.5"),
-    ("SELECT p_percent_sensitive(v, 0) FROM (VALUES (1)) t(v)", "p_percent_sensitive: p must be a finite number > 0, got 0"),
+     "dominance_sensitive: n must be an integer, got 1.5"),
+    ("SELECT p_percent_sensitive(v, 0) FROM (VALUES (1)) t(v)", "p_percent_sensitive: p must be in (0, 1000000], got 0"),
     ("SELECT p_percent_sensitive(v, -0.5) FROM (VALUES (1)) t(v)",
-     "p_percent_sensitive: p must be a finite number > 0, got -0.5"),
-    ("SELECT p_percent_sensitive(v, 'nan') FROM (VALUES (1)) t(v)", "p_percent_sensitive: p must be a finite number > 0, got nan"),
+     "p_percent_sensitive: p must be in (0, 1000000], got -0.5"),
+    ("SELECT p_percent_sensitive(v, 'nan') FROM (VALUES (1)) t(v)", "p_percent_sensitive: p must be in (0, 1000000], got nan"),
     ("SELECT p_percent_sensitive(v, 'inf'::DOUBLE) FROM (VALUES (1)) t(v)",
-     "p_percent_sensitive: p must be a finite number > 0, got inf"),
-    ("SELECT p_percent_sensitive(v, 2e6) FROM (VALUES (1)) t(v)", "p_percent_sensitive: p must be <= 1e6 (a fraction"),
+     "p_percent_sensitive: p must be in (0, 1000000], got inf"),
+    ("SELECT p_percent_sensitive(v, 2e6) FROM (VALUES (1)) t(v)", "p_percent_sensitive: p must be in (0, 1000000], got 2000000.0"),
     ("SELECT dominance_sensitive(v, 'nan', 0.5) FROM (VALUES (1)) t(v)",
-     "dominance_sensitive: n must be an integer >= 1, got nan"),
+     "dominance_sensitive: n must be an integer, got nan"),
     ("SELECT dominance_sensitive(v, 1, 'nan') FROM (VALUES (1)) t(v)", "dominance_sensitive: r must be in (0, 1], got nan"),
     ("SELECT dominance_sensitive(v, 1, 0.5) FROM (VALUES (1.0), ('nan'::DOUBLE)) t(v)",
-     "dominance_sensitive: value contains nan; a rule cannot decide on NaN or an infinite contribution"),
+     "dominance_sensitive: value contains nan; NaN and infinite values are refused"),
     ("SELECT p_percent_sensitive(v, 0.1) FROM (VALUES (1.0), ('-inf'::DOUBLE)) t(v)",
-     "p_percent_sensitive: value contains -inf; a rule cannot decide"),
+     "p_percent_sensitive: value contains -inf; NaN and infinite values are refused"),
     ("SELECT p_percent_sensitive(v, 0.1, absolute := true) FROM (VALUES (1.0), ('inf'::DOUBLE)) t(v)",
-     "p_percent_sensitive: value contains inf; a rule cannot decide"),
+     "p_percent_sensitive: value contains inf; NaN and infinite values are refused"),
     ("SELECT p_percent_sensitive(v, 0.1, absolute := NULL) FROM (VALUES (1)) t(v)",
      "p_percent_sensitive: absolute must not be NULL"),
     ("SELECT dominance_to_p_percent(0)", "dominance_to_p_percent: r must be in (0, 1], got 0"),

@@ -10,7 +10,7 @@
     max_unique_share         the share of records alone in their combination
     max_record_linkage       record_linkage (distance-based, rank 1) between the original and the
                              masked linkage_columns, over the records complete in all of them
-    max_interval_disclosure  interval_disclosure (k = 0.05) on the same columns and records
+    max_interval_disclosure  interval_disclosure (half_width = 0.05) on the same columns and records
   The two linkage measures need the duckdb_sdc functions, so the profile must load the plugin
   duckdb_sdc.dbt_plugin; min_k and max_unique_share are plain SQL.
 

@@ -8,14 +8,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._numerics import OutOfRange
-from .._validate import choice, fail
+from .._validate import fail, named
+from ..params import IL1S_FORM
 from . import loss, ranks, risk
 from ._input import UndefinedMeasure, pair, undefined
 
 
-IL1S_FORMS = ("yancey", "sdcmicro")
+IL1S_FORMS = IL1S_FORM.options
 
 
+@named
 def il_dr_score(x, xm, k: float = 0.05, *, max_outside: int = 0, il1s_form: str = "yancey") -> float:
     """The IL-DR score of the rounding paper (Senavirathne & Torra 2019), lower is better: the mean of
     two information-loss and two disclosure-risk terms, each in percent,
@@ -42,7 +44,7 @@ def il_dr_score(x, xm, k: float = 0.05, *, max_outside: int = 0, il1s_form: str 
     Scaling: every term is a percentage (the IL1s term is 100 times a mean of standardised
     differences, which can exceed 100). Needs n >= 2 and no constant original column (IL1s)."""
     X, XM = pair("il_dr_score", x, xm)
-    form = choice("il_dr_score", "il1s_form", il1s_form, IL1S_FORMS)
+    form = IL1S_FORM.check(il1s_form, "il_dr_score", "il1s_form")
     il = loss.il_metrics(X, XM)["composite"]
     if il is None:
         raise undefined("il_dr_score", _IL_UNDEFINED)
@@ -111,7 +113,7 @@ def _measures(X: np.ndarray, XM: np.ndarray, k: float, seed: int) -> dict[str, t
         "il1s": _value(loss.il1s, X, XM),
         "il1s_sum": _value(loss.il1s_sum, X, XM),
         "sse_sst": _value(loss.sse_sst, X, XM),
-        **{m: (v, None) for m, v in ranks.rank_measures(X, XM, seed=seed, func="evaluate").items()},
+        **{m: (v, None) for m, v in ranks.rank_measures(X, XM, seed=seed).items()},
         "entropy": _value(loss.entropy, XM),
         "interval_disclosure": _value(risk.interval_disclosure, X, XM, k),
         "sd_interval_disclosure": _value(risk.sd_interval_disclosure, X, XM),
@@ -121,6 +123,7 @@ def _measures(X: np.ndarray, XM: np.ndarray, k: float, seed: int) -> dict[str, t
     return out
 
 
+@named
 def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_SEED,
              listwise: bool = True) -> list[Row]:
     """Every measure of this package for one (original, masked) pair, as tidy rows
@@ -135,6 +138,7 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
     alone uses the records where both its values are present (pairwise); the overall measures use the
     records complete in every column on both sides (listwise).
     """
+    seed = ranks.tie_seed("evaluate", seed)  # once, so that every column breaks ties alike
     X = np.asarray(x, dtype=np.float64)
     XM = np.asarray(xm, dtype=np.float64)
     X = X[:, None] if X.ndim == 1 else X

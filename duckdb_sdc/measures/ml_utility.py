@@ -24,7 +24,10 @@ negative by chance). The target may be masked too (`ym`, default: released unmas
 
 Models (scikit-learn, the optional extra `ml`): 'decision_tree' (CART, no depth limit: the seed
 paper's) and 'random_forest' (100 trees, one job, so the result does not depend on the machine).
-Seeded and reproducible: the folds and every model use `seed`.
+Seeded and reproducible: the folds and every model use `seed`, the package's one seed kind (an
+integer 0 <= seed < 2^63, default 0; None draws from the operating system's randomness, so the scores
+then differ between calls); scikit-learn gets a 32-bit random_state: the seed itself below 2^32, else
+one derived from it (`_random_state`).
 
 No DuckDB here; scikit-learn is imported when the function runs, and its absence is a clear error
 naming the extra.
@@ -34,10 +37,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import choice, fail, integer_at_least, seed_value
+from .._validate import fail
+from ..params import SEED, Integer, choice
 
-TASKS = ("classification", "regression")
-MODELS = ("decision_tree", "random_forest")
+TASK = choice("classification", "regression", doc="'classification' (accuracy) or 'regression' (R^2)")
+MODEL = choice("decision_tree", "random_forest", doc="'decision_tree' or 'random_forest' (100 trees)")
+FOLDS = Integer(2, doc="number of cross-validation folds, 2 <= folds <= records")
+TASKS = TASK.options
+MODELS = MODEL.options
 WAYS = ("original", "masked_to_original", "original_to_masked", "masked")
 EXTRA_HINT = "pip install 'duckdb-sdc[ml]'"
 
@@ -77,6 +84,15 @@ def _target(func: str, name: str, values, n: int, task: str) -> np.ndarray:
     return a
 
 
+def _random_state(seed: int | None) -> int:
+    """scikit-learn's random_state (an integer below 2^32) for a seed of the package's one seed kind
+    (`params.SEED`: 0 <= seed < 2^63, None for operating-system randomness): a seed below 2^32 as it
+    is, a larger one (or None) the first 32-bit word of NumPy's SeedSequence of it."""
+    if seed is not None and seed < 2**32:
+        return seed
+    return int(np.random.SeedSequence(seed).generate_state(1)[0])
+
+
 def _model(modules, task: str, model: str, seed: int):
     ensemble, _, _, tree = modules
     if model == "decision_tree":
@@ -92,17 +108,15 @@ def ml_utility(x, xm, y, ym=None, *, task: str = "classification", model: str = 
     docstring). Returns {'metric': 'accuracy' or 'r2', 'original', 'masked_to_original',
     'original_to_masked', 'masked', 'difference'}."""
     func = "ml_utility"
-    task = choice(func, "task", task, TASKS)
-    model = choice(func, "model", model, MODELS)
-    seed = seed_value(func, seed, bits=32)
-    if seed is None:
-        raise fail(func, "seed must not be NULL (the scores must be reproducible)")
+    task = TASK.check(task, func, "task")
+    model = MODEL.check(model, func, "model")
+    seed = _random_state(SEED.check(seed, func, "seed"))
     X = _features(func, "x", x)
     XM = _features(func, "xm", xm)
     if X.shape != XM.shape:
         raise fail(func, f"x and xm must have the same shape, got {X.shape} and {XM.shape}")
     n = X.shape[0]
-    folds = integer_at_least(func, "folds", folds, 2)
+    folds = FOLDS.check(folds, func, "folds")
     if folds > n:
         raise fail(func, f"folds = {folds} is larger than the number of records ({n})")
     Y = _target(func, "y", y, n, task)

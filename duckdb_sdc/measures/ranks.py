@@ -30,16 +30,18 @@ sort on the keys' top bits (the keys are uniform hashes), in parallel for large 
 from __future__ import annotations
 
 import math
+import secrets
 
 import numba as nb
 import numpy as np
 
 from .._numerics import exponent
-from .._validate import choice, fail, show
+from .._validate import named
 from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, mix64 as _mix, sort_column, unsort
+from ..params import SEED, SEED_BITS, TIES as TIE_RULE
 from ._input import pair
 
-TIES = ("random", "first")
+TIES = TIE_RULE.options
 DEFAULT_SEED = 0
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -227,17 +229,18 @@ def _rank_differences(order: np.ndarray, order_m: np.ndarray) -> tuple[int, int]
     return sum(int(v) for v in a), sum(int(v) for v in q)
 
 
-def _seed(func: str, seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise fail(func, f"seed must be an integer, got {show(seed) if isinstance(seed, str) else repr(seed)}")
-    return int(seed)
+def tie_seed(func: str, seed) -> int:
+    """The seed of the 'random' tie rule: `params.SEED` (an integer 0 <= seed < 2^63), or None for a
+    seed drawn from the operating system's randomness (ties then differ between calls)."""
+    s = SEED.check(seed, func, "seed")
+    return secrets.randbits(SEED_BITS) if s is None else s
 
 
 def _rank_sums(func: str, x, xm, ties, seed) -> tuple[int, int, int, int]:
     """Exact (sum |r - r'|, sum (r - r')^2, n, p) over all columns."""
     X, XM = pair(func, x, xm)
-    ties = choice(func, "ties", ties, TIES)
-    seed = _seed(func, seed)
+    ties = TIE_RULE.check(ties, func, "ties")
+    seed = tie_seed(func, seed)
     n, p = X.shape
     abs_sum = sq_sum = 0
     for j in range(p):
@@ -248,14 +251,16 @@ def _rank_sums(func: str, x, xm, ties, seed) -> tuple[int, int, int, int]:
     return abs_sum, sq_sum, n, p
 
 
+@named
 def rank_mae(x, xm, ties: str = "random", seed: int = DEFAULT_SEED) -> float:
     """rMAE = sum |r - r'| / (n p) (see the module docstring for ranks and ties)."""
-    return rank_measures(x, xm, ties, seed, func="rank_mae")["rank_mae"]
+    return rank_measures(x, xm, ties, seed)["rank_mae"]
 
 
+@named
 def rank_mse(x, xm, ties: str = "random", seed: int = DEFAULT_SEED) -> float:
     """rMSE = sum (r - r')^2 / (n p)."""
-    return rank_measures(x, xm, ties, seed, func="rank_mse")["rank_mse"]
+    return rank_measures(x, xm, ties, seed)["rank_mse"]
 
 
 def bounded_mae_denominator(n: int) -> int:
@@ -269,21 +274,22 @@ def bounded_mse_denominator(n: int) -> int:
     return n * (n * n - 1) // 3
 
 
+@named
 def rank_bounded_mae(x, xm, ties: str = "random", seed: int = DEFAULT_SEED) -> float:
     """Bounded rank MAE in [0, 1]: sum |r - r'| / (p * sum_{k=1..K} 2(n - 2k + 1)); 0 for n = 1."""
-    return rank_measures(x, xm, ties, seed, func="rank_bounded_mae")["rank_bounded_mae"]
+    return rank_measures(x, xm, ties, seed)["rank_bounded_mae"]
 
 
+@named
 def rank_bounded_mse(x, xm, ties: str = "random", seed: int = DEFAULT_SEED) -> float:
     """Bounded rank MSE in [0, 1]: sum (r - r')^2 / (p * sum_{k=1..K} 2(n - 2k + 1)^2); 0 for n = 1.
     Without ties it equals (1 - Spearman's rho) / 2."""
-    return rank_measures(x, xm, ties, seed, func="rank_bounded_mse")["rank_bounded_mse"]
+    return rank_measures(x, xm, ties, seed)["rank_bounded_mse"]
 
 
-def rank_measures(x, xm, ties: str = "random", seed: int = DEFAULT_SEED, *,
-                  func: str = "rank_measures") -> dict[str, float]:
+def rank_measures(x, xm, ties: str = "random", seed: int = DEFAULT_SEED) -> dict[str, float]:
     """rank_mae, rank_mse, rank_bounded_mae and rank_bounded_mse from one ranking of both sides."""
-    a, s, n, p = _rank_sums(func, x, xm, ties, seed)
+    a, s, n, p = _rank_sums("rank_measures", x, xm, ties, seed)
     den_a, den_s = bounded_mae_denominator(n), bounded_mse_denominator(n)
     return {"rank_mae": a / (n * p), "rank_mse": s / (n * p),
             "rank_bounded_mae": a / (p * den_a) if den_a else 0.0,

@@ -18,8 +18,9 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial import cKDTree
 
-from .._validate import fail, group_size, positive_number
+from .._validate import fail
 from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, distinct_rows, gather, sort_column
+from ..params import NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, GroupSize
 from ._input import column_moments, pair, unit_columns
 
 PERCENTS = tuple(range(1, 11))  # the p = 1..10 percent of the textbook interval disclosure
@@ -42,9 +43,8 @@ def interval_disclosure(x, xm, k: float = 0.05, *, max_outside: int = 0) -> floa
     then at risk). Cost O(n p).
     """
     X, XM, _ = unit_columns(*pair("interval_disclosure", x, xm))
-    k = positive_number("interval_disclosure", "k", k, allow_zero=True)
-    if isinstance(max_outside, bool) or not isinstance(max_outside, (int, np.integer)) or max_outside < 0:
-        raise fail("interval_disclosure", f"max_outside must be an integer >= 0, got {max_outside!r}")
+    k = NONNEGATIVE.check(k, "interval_disclosure", "k")
+    max_outside = NONNEGATIVE_INTEGER.check(max_outside, "interval_disclosure", "max_outside")
     half = k * _spread(XM)
     outside = ((X < XM - half) | (X > XM + half)).sum(axis=1)
     return float(np.mean(outside <= max_outside))
@@ -86,7 +86,7 @@ def rank_interval_disclosure(x, xm, percents=PERCENTS) -> float:
 
 
 def _percents(func: str, percents) -> tuple[float, ...]:
-    out = tuple(positive_number(func, "percents", q) for q in percents)
+    out = tuple(POSITIVE.check(q, func, "percents") for q in percents)
     if not out:
         raise fail(func, "percents must not be empty")
     return out
@@ -270,6 +270,9 @@ def _settle(tree, U, count, ZM, d_true, reach, rank, k, todo, a, t) -> np.ndarra
     return todo[~settled]
 
 
+LINKAGE_RANK = GroupSize(1, doc="1: nearest, 2: second nearest, ...")
+
+
 def record_linkage(x, xm, rank: int = 1) -> float:
     """Distance-based record linkage risk (DDR). Both sides are standardised with the original's mean
     and sample sd (constant original columns dropped, see `standardise`); every masked record is
@@ -285,7 +288,7 @@ def record_linkage(x, xm, rank: int = 1) -> float:
     """
     X, XM = pair("record_linkage", x, xm)
     n = X.shape[0]
-    rank = group_size("record_linkage", rank, n, param="rank", minimum=1)
+    rank = LINKAGE_RANK.check(rank, "record_linkage", "rank", n=n)
     Z, ZM = standardise("record_linkage", X, XM)
     if Z.shape[1] == 0:  # every original record is the same point
         return 1.0 / n

@@ -46,7 +46,8 @@ from fractions import Fraction
 import numpy as np
 from scipy.ndimage import minimum_filter1d
 
-from .._validate import fail, finite_values, group_size
+from .._validate import fail, finite_values
+from ..params import GROUP_SIZE
 
 MANTISSAS = (1, 2, 5)
 _EXACT_INT = 2**53  # integers below are exact in float64
@@ -200,15 +201,17 @@ def _points(q_points: np.ndarray, base: Base, func: str) -> np.ndarray:
     return out
 
 
-def base_rounding(x, alpha, *, _func: str | None = None) -> BaseRounding:
+def base_rounding(x, alpha) -> BaseRounding:
     """Round x to the multiples of the smallest base of the 1-2-5 series whose every set of
-    attraction holds at least alpha records (see the module docstring)."""
-    func = _func or "base_round"
+    attraction holds at least alpha records (see the module docstring). alpha is a group size
+    (`params.GROUP_SIZE`: 2 <= alpha <= n; alpha = 1 would release every value unchanged). Errors
+    name `base_round`."""
+    func = "base_round"
     x = finite_values(func, "x", x)
     n = x.shape[0]
     if n == 0:
         return BaseRounding(None, 0.0, np.empty(0, np.int64), x.copy())
-    alpha = group_size(func, alpha, n, "alpha")
+    alpha = GROUP_SIZE.check(alpha, func, "alpha", n=n)
     v_all = np.sort(x)
     values, counts = np.unique(v_all, return_counts=True)
     if counts.min() >= alpha:
@@ -234,9 +237,9 @@ def base_rounding(x, alpha, *, _func: str | None = None) -> BaseRounding:
     return BaseRounding(base, float(base), per_value.astype(np.int64), points[per_value])
 
 
-def base_round(x, alpha, *, _func: str | None = None) -> np.ndarray:
+def base_round(x, alpha) -> np.ndarray:
     """The rounded values (see `base_rounding`)."""
-    return base_rounding(x, alpha, _func=_func or "base_round").rounded
+    return base_rounding(x, alpha).rounded
 
 
 __all__ = ["MANTISSAS", "Base", "BaseRounding", "base_round", "base_rounding", "first_candidate_above"]

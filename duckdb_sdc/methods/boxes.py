@@ -101,7 +101,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .._numerics import exponent, from_unit, to_unit
-from .._validate import fail, finite_values, group_size, integer_at_least, positive_number, show
+from .._validate import fail, finite_values, named, show
+from ..params import ATTRIBUTE_NAMES, CLUSTER_SIZE, DISTANCE, INTEGER_1, POSITIVE, Integer
 from ._order import distinct_rows
 from .multivariate import as_records, mondrian_engine, spread_at_least
 
@@ -250,15 +251,16 @@ def _derivative(func: str, A: np.ndarray, ch: Characteristic) -> np.ndarray:
     return b
 
 
-def derivative(X, ch: Characteristic, *, _func: str = "derivative") -> np.ndarray:
+def derivative(X, ch: Characteristic) -> np.ndarray:
     """b (N, n): dC/dx_i at every record equals b_i(x) / N, for the population statistic C.
 
     Computed on the records scaled by one power of two 2^-e (`duckdb_sdc._numerics`) and scaled back
     by 2^((degree - 1) e), exact at any scale; a derivative beyond float64's range is refused."""
-    A = as_records(_func, X)
-    _check_characteristic(_func, ch, A.shape[1])
+    func = "derivative"
+    A = as_records(func, X)
+    _check_characteristic(func, ch, A.shape[1])
     U, e = to_unit(A)
-    return from_unit(_func, f"the derivative of {ch.kind}", _derivative(_func, U, ch), e, power=_DEGREE[ch.kind] - 1)
+    return from_unit(func, f"the derivative of {ch.kind}", _derivative(func, U, ch), e, power=_DEGREE[ch.kind] - 1)
 
 
 def _unit_sensitivities(func: str, U: np.ndarray, e: int, chars) -> tuple[np.ndarray, int]:
@@ -274,22 +276,28 @@ def _unit_sensitivities(func: str, U: np.ndarray, e: int, chars) -> tuple[np.nda
     return a, u
 
 
-def sensitivities(X, characteristic, names=None, *, _func: str = "sensitivities") -> np.ndarray:
+def sensitivities(X, characteristic, names=None) -> np.ndarray:
     """a (N, n) = sum_C p_C / D0_C |b^C(x)|: the weight of each half-width in the uncertainty.
     Scale invariant as `derivative`; sensitivities beyond float64's range are refused."""
-    A = as_records(_func, X)
-    chars = parse_characteristic(_func, characteristic, A.shape[1], names)
+    func = "sensitivities"
+    A = as_records(func, X)
+    chars = parse_characteristic(func, characteristic, A.shape[1], ATTRIBUTE_NAMES.check(names, func, "names"))
     U, e = to_unit(A)
-    a, u = _unit_sensitivities(_func, U, e, chars)
-    return from_unit(_func, "a sensitivity", a, u - e)
+    a, u = _unit_sensitivities(func, U, e, chars)
+    return from_unit(func, "a sensitivity", a, u - e)
 
 
 # ---------------------------------------------------------------------------------------------
 # density
 
 
+NEIGHBOURS = Integer(2, doc="neighbours of the density estimate, 2 <= m <= records")
+OPTIONAL_NEIGHBOURS = Integer(2, nullable=True, doc="neighbours of the density estimate, 2 <= m <= records "
+                                                    "(NULL: max(k, 2))")
+
+
 def _neighbours(func: str, m, N: int) -> int:
-    m = integer_at_least(func, "m", m, 2)
+    m = NEIGHBOURS.check(m, func, "m")
     if m > N:
         raise fail(func, f"m = {m} is larger than the number of records ({N}); the density needs m records")
     return m
@@ -316,14 +324,15 @@ def _radius(A: np.ndarray, m: int) -> np.ndarray:
     return radius[owner]
 
 
-def neighbour_radius(X, m, *, _func: str = "neighbour_radius") -> np.ndarray:
+def neighbour_radius(X, m) -> np.ndarray:
     """r_m(x): max-norm distance from every record to its m-th nearest record, counting itself
     (m >= 2). Repeated records are one point of the k-d tree (`_radius`); the records are scaled by
     a power of two first (`duckdb_sdc._numerics`), so every scale gives the same neighbours."""
-    A = as_records(_func, X)
-    m = _neighbours(_func, m, A.shape[0])
+    func = "neighbour_radius"
+    A = as_records(func, X)
+    m = _neighbours(func, m, A.shape[0])
     U, e = to_unit(A)
-    return from_unit(_func, "a neighbour distance", _radius(U, m), e)
+    return from_unit(func, "a neighbour distance", _radius(U, m), e)
 
 
 def _density_of_radius(func: str, r: np.ndarray, e: int, m: int, n: int) -> np.ndarray:
@@ -343,13 +352,14 @@ def _density_of_radius(func: str, r: np.ndarray, e: int, m: int, n: int) -> np.n
     return rho
 
 
-def density(X, m, *, _func: str = "density") -> np.ndarray:
+def density(X, m) -> np.ndarray:
     """rho(x) = m / (2 r_m(x))^n records per unit volume; +inf where m records coincide with x. A
     density beyond float64's range (data at 1e308 in several attributes) is refused."""
-    A = as_records(_func, X)
-    m = _neighbours(_func, m, A.shape[0])
+    func = "density"
+    A = as_records(func, X)
+    m = _neighbours(func, m, A.shape[0])
     U, e = to_unit(A)
-    return _density_of_radius(_func, _radius(U, m), e, m, A.shape[1])
+    return _density_of_radius(func, _radius(U, m), e, m, A.shape[1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -477,12 +487,18 @@ class OptimalBoxes:
         return float(n * self.c.sum() / N) if N else float("nan")
 
 
+DIVERSITY = Integer(1, nullable=True, doc="l-diversity: at least l values of every attribute eps_i apart per box "
+                                         "(NULL: none); 1 <= l <= k")
+
+
 def diversity(func: str, l, eps, n: int, k: int | None = None):
     """(l, eps as an (n,) array) validated; (1, None) when l is None. eps is one number for every
     attribute or one per attribute, each > 0; l <= k."""
+    l = DIVERSITY.check(l, func, "l")
+    if eps is not None:  # checked whenever given, also where l does not use it
+        e = DISTANCE.check(eps, func, "eps", n=n)
     if l is None:
         return 1, None
-    l = integer_at_least(func, "l", l, 1)
     if k is not None and l > k:
         raise fail(func, f"l = {l} is larger than k = {k}: l values of an attribute need l records in a box, "
                          "so use k >= l")
@@ -490,34 +506,27 @@ def diversity(func: str, l, eps, n: int, k: int | None = None):
         return 1, None
     if eps is None:
         raise fail(func, "eps must be given with l (the distance at which two values count as different)")
-    if isinstance(eps, str):
-        text = eps.strip()
-        parts = text[1:-1].split(",") if text.startswith("[") and text.endswith("]") else [text]
-        eps = [None if p.strip().upper() == "NULL" else p for p in parts]
-    e = np.atleast_1d(np.asarray(eps, dtype=object))
-    if e.ndim != 1 or e.shape[0] not in (1, n):
-        raise fail(func, f"eps must be one number or one per attribute ({n}), got {e.shape[0]}")
-    vals = np.array([positive_number(func, "eps", v) for v in e])
-    return l, np.broadcast_to(vals, (n,)).copy()
+    return l, e
 
 
-def optimal_half_widths(a, rho, k, l=None, eps=None, *, _func: str = "optimal_half_widths") -> OptimalBoxes:
+def optimal_half_widths(a, rho, k, l=None, eps=None) -> OptimalBoxes:
     """Optimal half-widths for given sensitivities a (N, n) >= 0 and densities rho (N,) > 0 (inf
     allowed): minimise sum_i a_i Delta_i subject to rho 2^n prod Delta_i >= k and, with l,
     2 Delta_i >= l eps_i. See the module docstring for the choices at a_i = 0 and rho = inf."""
+    func = "optimal_half_widths"
     a = np.ascontiguousarray(a, dtype=np.float64)
     rho = np.ascontiguousarray(rho, dtype=np.float64)
     if a.ndim != 2 or rho.shape != (a.shape[0],):
-        raise fail(_func, f"a must be (N, n) and rho (N,), got {a.shape} and {rho.shape}")
+        raise fail(func, f"a must be (N, n) and rho (N,), got {a.shape} and {rho.shape}")
     if not np.isfinite(a).all() or (a < 0).any():
-        raise fail(_func, "a must be finite and >= 0")
+        raise fail(func, "a must be finite and >= 0")
     if np.isnan(rho).any() or (rho <= 0).any():
-        raise fail(_func, "rho must be > 0")
-    k = integer_at_least(_func, "k", k, 1)
+        raise fail(func, "rho must be > 0")
+    k = INTEGER_1.check(k, func, "k")
     n = a.shape[1]
     with np.errstate(divide="ignore"):
         log_s = (math.log(k) - np.log(rho)) / n - math.log(2.0)
-    return _solve(_func, a, log_s, k, l, eps)
+    return _solve(func, a, log_s, k, l, eps)
 
 
 def _solve(func, a, log_s, k, l, eps, scale: int = 0) -> OptimalBoxes:
@@ -532,24 +541,24 @@ def _solve(func, a, log_s, k, l, eps, scale: int = 0) -> OptimalBoxes:
     return OptimalBoxes(delta, cost / n, held)
 
 
-def optimal_boxes(X, characteristic, k, l=None, eps=None, m=None, names=None, *,
-                  _func: str = "optimal_boxes") -> OptimalBoxes:
+def optimal_boxes(X, characteristic, k, l=None, eps=None, m=None, names=None) -> OptimalBoxes:
     """The optimal local box of every record of X for the characteristic (text or `Characteristic`s):
     density from the m nearest records (m defaults to max(k, 2)), then `optimal_half_widths`."""
-    A = as_records(_func, X)
+    func = "optimal_boxes"
+    A = as_records(func, X)
     N, n = A.shape
-    k = group_size(_func, k, N, what="records without NULL attributes")
-    chars = parse_characteristic(_func, characteristic, n, names)
-    m = _neighbours(_func, max(k, 2) if m is None else m, N)
+    k = CLUSTER_SIZE.check(k, func, "k", n=N)
+    chars = parse_characteristic(func, characteristic, n, ATTRIBUTE_NAMES.check(names, func, "names"))
+    m = _neighbours(func, max(k, 2) if m is None else m, N)
     # on the records scaled by 2^-e: the half-widths scale by 2^e, the costs a_i Delta_i by 2^u
     U, e = to_unit(A)
-    a, u = _unit_sensitivities(_func, U, e, chars)
+    a, u = _unit_sensitivities(func, U, e, chars)
     r = _radius(U, m)
     with np.errstate(divide="ignore"):
         log_s = np.log(r) + (math.log(k) - math.log(m)) / n
-    boxes = _solve(_func, a, log_s, k, l, eps, e)
-    return OptimalBoxes(from_unit(_func, "a half-width", boxes.half_widths, e),
-                        from_unit(_func, "c(x)", boxes.c, u), boxes.at_bound)
+    boxes = _solve(func, a, log_s, k, l, eps, e)
+    return OptimalBoxes(from_unit(func, "a half-width", boxes.half_widths, e),
+                        from_unit(func, "c(x)", boxes.c, u), boxes.at_bound)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -560,8 +569,8 @@ def _costs(func: str, c, n, A):
     c = finite_values(func, "cs", c)
     if (c < 0).any():
         raise fail(func, f"cs must be >= 0 (c(x) is half a cost), got {float(c[c < 0][0])}")
-    n = integer_at_least(func, "n", n, 1)
-    A = positive_number(func, "A", A)
+    n = INTEGER_1.check(n, func, "n")
+    A = POSITIVE.check(A, func, "A")
     return c, n, A
 
 
@@ -572,10 +581,10 @@ def weights_objective(w, c, n, A) -> float:
     return float(n * np.dot(w, c) + A * np.sqrt(np.dot(w, w)))
 
 
-def dismissal(c, n, A, *, _func: str = "dismissal") -> np.ndarray:
+def dismissal(c, n, A) -> np.ndarray:
     """Which records to keep (bool mask): those with c(x) <= c0, c0 minimising
     (n / #S) sum_S c + A / sqrt(#S) over the values of c; a tie keeps the larger set."""
-    c, n, A = _costs(_func, c, n, A)
+    c, n, A = _costs("dismissal", c, n, A)
     if c.shape[0] == 0:
         return np.zeros(0, bool)
     v = np.sort(c, kind="stable")
@@ -587,9 +596,10 @@ def dismissal(c, n, A, *, _func: str = "dismissal") -> np.ndarray:
     return c <= v[ends[best]]
 
 
-def crisp_weights(c, n, A, *, _func: str = "crisp_weights") -> np.ndarray:
+@named
+def crisp_weights(c, n, A) -> np.ndarray:
     """1 / #S on the records `dismissal` keeps, 0 elsewhere."""
-    keep = dismissal(c, n, A, _func=_func)
+    keep = dismissal(c, n, A)
     w = np.zeros(keep.shape[0])
     if keep.any():
         w[keep] = 1.0 / keep.sum()
@@ -620,10 +630,10 @@ def _fuzzy_sorted(y, A2):
     return best_s, math.sqrt((A2 - best_m2) / best_s), best_mean
 
 
-def fuzzy_weights(c, n, A, *, _func: str = "fuzzy_weights") -> np.ndarray:
+def fuzzy_weights(c, n, A) -> np.ndarray:
     """Weights w >= 0, sum 1, minimising n sum w c + A sqrt(sum w^2) (see the module docstring):
     w(x) = (lambda - n c(x)) / (N~ (lambda - mean)) on the N~ records of smallest c, 0 elsewhere."""
-    c, n, A = _costs(_func, c, n, A)
+    c, n, A = _costs("fuzzy_weights", c, n, A)
     if c.shape[0] == 0:
         return np.zeros(0)
     order = np.argsort(c, kind="stable")
@@ -708,21 +718,22 @@ def weighted_corr(x, y, w) -> float:
 # the characteristic-aware Mondrian release
 
 
-def aware_mondrian_partition(X, a, k, l=None, eps=None, *, _func: str = "aware_mondrian_partition") -> np.ndarray:
+def aware_mondrian_partition(X, a, k, l=None, eps=None) -> np.ndarray:
     """Box ids 0..g-1 of the characteristic-aware Mondrian for the sensitivities a (N, n) >= 0 (see
     the module docstring). Every box has >= k records and, with l, >= l values eps_i apart in every
     attribute. O(n N log^2 N) (l-diversity checks add a sort per attribute and side)."""
-    A = as_records(_func, X)
+    func = "aware_mondrian_partition"
+    A = as_records(func, X)
     N, n = A.shape
-    k = group_size(_func, k, N, what="records without NULL attributes")
+    k = CLUSTER_SIZE.check(k, func, "k", n=N)
     w = np.ascontiguousarray(a, dtype=np.float64)
     if w.shape != A.shape or not np.isfinite(w).all() or (w < 0).any():
-        raise fail(_func, f"a must be a finite (N, n) matrix >= 0 like X {A.shape}, got {w.shape}")
-    l, e = diversity(_func, l, eps, n, k)
+        raise fail(func, f"a must be a finite (N, n) matrix >= 0 like X {A.shape}, got {w.shape}")
+    l, e = diversity(func, l, eps, n, k)
     if e is None:
         e = np.zeros(n)
     if l > 1:
-        _check_diverse(_func, A, l, e)
+        _check_diverse(func, A, l, e)
     return mondrian_engine(A, k, False, np.ones(n), w, l, e)
 
 
@@ -759,22 +770,24 @@ class BoxRelease:
     upper: np.ndarray
 
 
-def box_release(X, characteristic, k, l=None, eps=None, names=None, *, _func: str = "box_release") -> BoxRelease:
+@named
+def box_release(X, characteristic, k, l=None, eps=None, names=None) -> BoxRelease:
     """Release every record of X as its box of the characteristic-aware Mondrian (`aware_mondrian_partition`
     with a = `sensitivities`)."""
-    A = as_records(_func, X)
+    func = "box_release"
+    A = as_records(func, X)
     N, n = A.shape
-    k = group_size(_func, k, N, what="records without NULL attributes")
-    chars = parse_characteristic(_func, characteristic, n, names)
-    l, e_l = diversity(_func, l, eps, n, k)
+    k = CLUSTER_SIZE.check(k, func, "k", n=N)
+    chars = parse_characteristic(func, characteristic, n, ATTRIBUTE_NAMES.check(names, func, "names"))
+    l, e_l = diversity(func, l, eps, n, k)
     if l > 1:
-        _check_diverse(_func, A, l, e_l)
+        _check_diverse(func, A, l, e_l)
     # on the records scaled by 2^-e (same cuts: every attribute's term a_i width_i scales alike)
     U, e = to_unit(A)
-    a, _ = _unit_sensitivities(_func, U, e, chars)
+    a, _ = _unit_sensitivities(func, U, e, chars)
     # eps below the records' scale (distinct values always differ by more) stays positive
     eps_u = None if e_l is None else np.maximum(np.ldexp(e_l, -e), _TINY)
-    labels = aware_mondrian_partition(U, a, k, l, eps_u, _func=_func)
+    labels = aware_mondrian_partition(U, a, k, l, eps_u)
     lo, hi = box_bounds(A, labels)
     return BoxRelease(labels, lo, hi)
 

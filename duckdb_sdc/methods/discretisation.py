@@ -74,15 +74,17 @@ import numba as nb
 import numpy as np
 
 from .._numerics import to_unit
-from .._validate import choice, fail, finite_values, flag, interval_count, is_auto, seed_value
+from .._validate import fail, finite_values
+from ..params import AUTO, CENTROID, COUNT, FLAG, INTERVALS, POINT, SEED, choice
 from ._order import PARALLEL_LOCK, PARALLEL_MIN, sort_column, unsort
 from .freedman_diaconis import intervals_sorted
 from .kmeans1d import optimal_splits
 
 METHODS = ("ewd", "efd", "kmd", "rbd")
-POINTS = ("mean", "median", "midpoint")
-CENTROIDS = ("mean", "median")
+POINTS = POINT.options
+CENTROIDS = CENTROID.options
 DEFAULT_GROUPS = 10
+_METHOD = choice(*METHODS)
 LOOKUP_MAX = 256  # bounds up to which values count them; a binary search above (measured crossover)
 
 
@@ -485,7 +487,7 @@ def efd_split(counts, c) -> np.ndarray:
     O(m) per step, typically about ten passes (one value holding a large share of the column, such
     as zero-inflated data, takes this path)."""
     func = "efd_split"
-    c = interval_count(func, c, auto=False)
+    c = COUNT.check(c, func, "c")
     counts = np.asarray(counts)
     if counts.ndim != 1 or counts.shape[0] == 0:
         raise fail(func, f"counts must be a non-empty 1-D array, got shape {counts.shape}")
@@ -735,15 +737,14 @@ class _Result:
 
 
 def _check(func, method, x, c, representative, groups, centroid):
-    method = choice(func, "method", method, METHODS)
+    method = _METHOD.check(method, func, "method")
     x = finite_values(func, "x", x)
-    if not is_auto(c):
-        c = interval_count(func, c)
-    rep = choice(func, "representative", representative, POINTS)
+    c = INTERVALS.check(c, func, "c")
+    rep = POINT.check(representative, func, "representative")
     opts = {}
     if method == "rbd":
-        opts["groups"] = interval_count(func, groups, "groups", auto=False)
-        opts["median_centroid"] = choice(func, "centroid", centroid, CENTROIDS) == "median"
+        opts["groups"] = COUNT.check(groups, func, "groups")
+        opts["median_centroid"] = CENTROID.check(centroid, func, "centroid") == "median"
     return method, x, c, rep, opts
 
 
@@ -763,14 +764,14 @@ def _run(func, method, x, c, rep, opts, stochastic, seed) -> _Result:
 
 def _run_unit(func, method, x, c, rep, opts, stochastic, rng) -> _Result:
     n = x.shape[0]
-    if method == "ewd" and not is_auto(c) and rep != "median":
+    if method == "ewd" and c != AUTO and rep != "median":
         return _run_ewd(func, x, c, rep, stochastic, rng)
     by_value = method == "efd" or method == "kmd"  # the intervals are found again by value
     if by_value:
         v = np.sort(x)  # values only
     else:
         order, v = sort_column(x)
-    if is_auto(c):
+    if c == AUTO:
         c = intervals_sorted(v)
     if by_value:
         bounds = _efd_bounds(v, c) if method == "efd" else _kmd_bounds(v, c)
@@ -834,33 +835,39 @@ def _run_ewd(func, x, c, rep, stochastic, rng) -> _Result:
 # numpy API
 
 
+def _name(method, kind: str) -> str:
+    """The function errors name: the method's SQL function (`ewd_round` for 'ewd')."""
+    return f"{method}_{kind}" if method in METHODS else "discretise"
+
+
 def discretise(x, c, method: str = "efd", representative: str = "mean", *, stochastic=False,
-               seed=None, groups=DEFAULT_GROUPS, centroid: str = "mean",
-               _func: str | None = None) -> np.ndarray:
-    """Round x by discretisation into c intervals (or c = 'auto'); see the module docstring."""
-    func = _func or f"{method}_round"
+               seed=None, groups=DEFAULT_GROUPS, centroid: str = "mean") -> np.ndarray:
+    """Round x by discretisation into c intervals (or c = 'auto'); see the module docstring. Errors
+    name the method's rounding function (`ewd_round` for method 'ewd')."""
+    func = _name(method, "round")
     method, x, c, rep, opts = _check(func, method, x, c, representative, groups, centroid)
-    stochastic = flag(func, "stochastic", stochastic)
-    seed = seed_value(func, seed)
+    stochastic = FLAG.check(stochastic, func, "stochastic")
+    seed = SEED.check(seed, func, "seed")
     return _run(func, method, x, c, rep, opts, stochastic, seed).rounded
 
 
 def discretise_labels(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GROUPS,
-                      centroid: str = "mean", _func: str | None = None) -> np.ndarray:
-    """Interval numbers (aligned with x) of the discretisation; see the module docstring."""
-    func = _func or f"{method}_labels"
+                      centroid: str = "mean") -> np.ndarray:
+    """Interval numbers (aligned with x) of the discretisation; see the module docstring. Errors name
+    `<method>_labels`."""
+    func = _name(method, "labels")
     method, x, c, rep, opts = _check(func, method, x, c, "mean", groups, centroid)
-    seed = seed_value(func, seed)
+    seed = SEED.check(seed, func, "seed")
     return _run(func, method, x, c, rep, opts, False, seed).labels
 
 
 def attraction_sizes(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GROUPS,
-                     centroid: str = "mean", _func: str | None = None) -> np.ndarray:
+                     centroid: str = "mean") -> np.ndarray:
     """For every value, the size of its set of attraction: how many values are rounded to the same
-    rounding point (deterministic rounding)."""
-    func = _func or f"{method}_sizes"
+    rounding point (deterministic rounding). Errors name `<method>_sizes`."""
+    func = _name(method, "sizes")
     method, x, c, _, opts = _check(func, method, x, c, "mean", groups, centroid)
-    seed = seed_value(func, seed)
+    seed = SEED.check(seed, func, "seed")
     labels = _run(func, method, x, c, "mean", opts, False, seed).groups
     if labels.shape[0] == 0:
         return labels.astype(np.int64)

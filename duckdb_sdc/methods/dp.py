@@ -83,11 +83,13 @@ from collections.abc import Mapping
 import numba as nb
 import numpy as np
 
-from .._validate import choice, fail, finite_values, group_size, positive_number, seed_value, show
+from .._validate import SdcError, fail, finite_values, reporting, show
+from ..params import (CBLS_CLUSTER_SIZE, DP_CLUSTER_SIZE, EPSILON, MECHANISM, OPTIONAL_BOUND, SEED, SPLIT,
+                      stratum_seed)
 from ._order import sort_column, unsort
 from .noise import laplace_mechanism
 
-MECHANISMS = ("idp_cbls", "idp_ls", "dp_um", "dp_laplace")
+MECHANISMS = MECHANISM.options
 _CBLS, _LS, _UM = 0, 1, 2
 _KIND = {"idp_cbls": _CBLS, "idp_ls": _LS, "dp_um": _UM}
 
@@ -96,24 +98,12 @@ _KIND = {"idp_cbls": _CBLS, "idp_ls": _LS, "dp_um": _UM}
 # validation
 
 
-def _bound(func: str, name: str, value) -> float | None:
-    if value is None:
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise fail(func, f"{name} must be a number, got {value!r}") from None
-    if not np.isfinite(v):
-        raise fail(func, f"{name} must be a finite number, got {value}")
-    return v
-
-
 def _shown(value) -> str:
     return "NULL" if value is None else show(value)
 
 
 def _domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | None]:
-    lo, hi = _bound(func, "lb", lb), _bound(func, "ub", ub)
+    lo, hi = OPTIONAL_BOUND.check(lb, func, "lb"), OPTIONAL_BOUND.check(ub, func, "ub")
     if required and (lo is None or hi is None):
         raise fail(func, "lb and ub are required: the sensitivity is defined by the domain [lb, ub] "
                          f"(bounds taken from the data would void the guarantee), got lb = {_shown(lb)}, "
@@ -123,16 +113,9 @@ def _domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | No
     return lo, hi
 
 
-def _epsilon(func: str, epsilon) -> float:
-    return positive_number(func, "epsilon", epsilon)
-
-
 def _k(func: str, k, n: int, mechanism: str) -> int:
-    kk = group_size(func, k, n, minimum=1)  # noise, not the group, protects
-    if mechanism == "idp_cbls" and kk < 3:
-        raise fail(func, f"k must be >= 3 (iDP-CBLS replaces the smallest and the largest value of "
-                         f"each cluster, so clusters need 3 values), got {kk}")
-    return kk
+    # noise, not the group, protects: k >= 1 (k >= 3 for iDP-CBLS, which needs 3 values per cluster)
+    return (CBLS_CLUSTER_SIZE if mechanism == "idp_cbls" else DP_CLUSTER_SIZE).check(k, func, "k", n=n)
 
 
 def _clamp(x: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
@@ -236,14 +219,14 @@ def _back(out: np.ndarray, e: int) -> np.ndarray:
     return np.ldexp(np.clip(out, -limit, limit), e)
 
 
-def _clusters(mechanism: str, v: np.ndarray, k: int, eps: float, lo, hi, seed, func: str):
+def _clusters(mechanism: str, v: np.ndarray, k: int, eps: float, lo, hi, seed):
     """(sizes, noisy centroids) of the sorted, clamped, scaled values v: one draw per cluster t,
     counter t for seeded noise."""
     centre, sens, mag = _stats(mechanism, k, lo, hi, v)
     sizes = _sizes(v.shape[0], k)
     allowed = np.where(sens > 0, sens * (1 + 2.0**-48) + _rounding_allowance(sizes, mag), 0.0)
     counters = np.arange(sizes.shape[0], dtype=np.uint64)
-    noisy = laplace_mechanism(centre, allowed, eps, mag, seed=seed, counters=counters, _func=func)
+    noisy = laplace_mechanism(centre, allowed, eps, mag, seed=seed, counters=counters)
     return sizes, _clamp(noisy, lo, hi)
 
 
@@ -251,9 +234,10 @@ def _clusters(mechanism: str, v: np.ndarray, k: int, eps: float, lo, hi, seed, f
 # public API
 
 
-def release(x, mechanism: str, k, epsilon, lb=None, ub=None, seed=None, *, _func: str | None = None) -> np.ndarray:
+def release(x, mechanism: str, k, epsilon, lb=None, ub=None, seed=None) -> np.ndarray:
     """Release one attribute with `mechanism` (one of MECHANISMS; see the module docstring for what
     each guarantees). Returns the released values aligned with x. k is ignored by 'dp_laplace'.
+    Errors name the mechanism's function (`idp_cbls`, ...).
 
     Scale: the problem is solved on the values times 2^-e (`scale_exponent`: the domain's largest
     magnitude, or the data's for idp_cbls without both bounds, brought into [1/2, 1)), exactly, and the
@@ -264,11 +248,10 @@ def release(x, mechanism: str, k, epsilon, lb=None, ub=None, seed=None, *, _func
 
     Cost: one sort of x (O(n log n)), then O(n) and one noise draw per cluster.
     """
-    func = _func or mechanism
-    if mechanism not in MECHANISMS:
-        raise fail(func, f"mechanism must be one of {', '.join(repr(m) for m in MECHANISMS)}, got {mechanism!r}")
-    eps = _epsilon(func, epsilon)
-    s = seed_value(func, seed, bits=64)
+    func = mechanism if mechanism in MECHANISMS else "release"
+    mechanism = MECHANISM.check(mechanism, func, "mechanism")
+    eps = EPSILON.check(epsilon, func, "epsilon")
+    s = SEED.check(seed, func, "seed")
     x, kk, lo, hi = _prepare(func, mechanism, x, k, lb, ub)
     if x.shape[0] == 0:
         return x.copy()
@@ -278,14 +261,16 @@ def release(x, mechanism: str, k, epsilon, lb=None, ub=None, seed=None, *, _func
         # the value itself is released: no computation to round, only the width (hi - lo)
         sens = np.full(x.shape[0], (hi - lo) * (1 + 2.0**-48))
         counters = np.arange(x.shape[0], dtype=np.uint64)
-        out = laplace_mechanism(x, sens, eps, max(abs(lo), abs(hi)), seed=s, counters=counters, _func=func)
+        with reporting(func):
+            out = laplace_mechanism(x, sens, eps, max(abs(lo), abs(hi)), seed=s, counters=counters)
         return _back(np.clip(out, lo, hi), e)
     order, v = sort_column(x)
-    sizes, noisy = _clusters(mechanism, v, kk, eps, lo, hi, s, func)
+    with reporting(func):
+        sizes, noisy = _clusters(mechanism, v, kk, eps, lo, hi, s)
     return _back(unsort(order, np.repeat(noisy, sizes)), e)
 
 
-def dp_um_centroids(x, k, epsilon, lb, ub, seed=None, *, _func: str = "dp_um_centroids") -> tuple[np.ndarray, np.ndarray]:
+def dp_um_centroids(x, k, epsilon, lb, ub, seed=None) -> tuple[np.ndarray, np.ndarray]:
     """DP-UM's noisy cluster means released on their own, unlinked from records: (sizes, means) of
     the clusters in rank order (cluster 1 holds the k smallest values; the last one also the n mod k
     remaining), with exactly the noise `dp_um` gives each cluster (the same seed draws the same
@@ -300,14 +285,16 @@ def dp_um_centroids(x, k, epsilon, lb, ub, seed=None, *, _func: str = "dp_um_cen
     cluster therefore gives a privacy loss of at most sum_t epsilon |change of sum_t| / (ub - lb) <=
     epsilon. Released linked to records (`dp_um`), the same values also reveal which records share a
     cluster, which is not protected: see the module docstring."""
-    eps = _epsilon(_func, epsilon)
-    s = seed_value(_func, seed, bits=64)
-    x, kk, lo, hi = _prepare(_func, "dp_um", x, k, lb, ub)
+    func = "dp_um_centroids"
+    eps = EPSILON.check(epsilon, func, "epsilon")
+    s = SEED.check(seed, func, "seed")
+    x, kk, lo, hi = _prepare(func, "dp_um", x, k, lb, ub)
     if x.shape[0] == 0:
         return np.zeros(0, np.int64), np.zeros(0)
     e = scale_exponent(x, lo, hi)
     x, lo, hi = _scaled(x, lo, hi, e)
-    sizes, noisy = _clusters("dp_um", np.sort(x), kk, eps, lo, hi, s, _func)
+    with reporting(func):
+        sizes, noisy = _clusters("dp_um", np.sort(x), kk, eps, lo, hi, s)
     return sizes, _back(noisy, e)
 
 
@@ -318,13 +305,13 @@ def idp_cbls(x, k, epsilon, lb=None, ub=None, seed=None) -> np.ndarray:
     max(2 x(m) + x(3) - 2 x(2) - x(m-1), 2 x(m-1) + x(2) - 2 x(1) - x(m-2)) / m. Guarantee:
     epsilon-individual DP for the fixed clustering; no domain needed (lb and ub, if given, clamp
     inputs and outputs). seed: reproducible noise, which voids the guarantee."""
-    return release(x, "idp_cbls", k, epsilon, lb, ub, seed, _func="idp_cbls")
+    return release(x, "idp_cbls", k, epsilon, lb, ub, seed)
 
 
 def idp_ls(x, k, epsilon, lb, ub, seed=None) -> np.ndarray:
     """iDP-LS release: cluster mean + Laplace(LS / epsilon), LS = max(ub - min(C), max(C) - lb) / |C|,
     the local sensitivity at the actual data. epsilon-individual DP for the fixed clustering."""
-    return release(x, "idp_ls", k, epsilon, lb, ub, seed, _func="idp_ls")
+    return release(x, "idp_ls", k, epsilon, lb, ub, seed)
 
 
 def dp_um(x, k, epsilon, lb, ub, seed=None) -> np.ndarray:
@@ -332,23 +319,24 @@ def dp_um(x, k, epsilon, lb, ub, seed=None) -> np.ndarray:
     (individual ranking, Sanchez et al. 2016). epsilon-DP for the fixed clustering only: records that
     share a value reveal the partition (module docstring); `dp_um_centroids` releases the same means
     unlinked, which is epsilon-DP."""
-    return release(x, "dp_um", k, epsilon, lb, ub, seed, _func="dp_um")
+    return release(x, "dp_um", k, epsilon, lb, ub, seed)
 
 
 def dp_laplace(x, epsilon, lb, ub, seed=None) -> np.ndarray:
     """Plain Laplace DP: every value + Laplace((ub - lb) / epsilon), no microaggregation. epsilon-DP."""
-    return release(x, "dp_laplace", None, epsilon, lb, ub, seed, _func="dp_laplace")
+    return release(x, "dp_laplace", None, epsilon, lb, ub, seed)
 
 
-def idp_sensitivity(x, k, mechanism: str, lb=None, ub=None, *, _func: str = "idp_sensitivity") -> np.ndarray:
+def idp_sensitivity(x, k, mechanism: str, lb=None, ub=None) -> np.ndarray:
     """For each value, the sensitivity of its cluster's released statistic under `mechanism`
     (the paper's formula, on the clamped values; the sampler adds only a rounding allowance of about
     1e-15 relative). The noise scale is this divided by the attribute's epsilon. A diagnostic: it is
     computed from the raw data (for iDP it reveals cluster extremes) and must not be released.
     Computed on the rescaled values as `release` does; a sensitivity beyond the largest double (a
     cluster spanning about 1e308) is refused."""
-    mechanism = choice(_func, "mechanism", mechanism, MECHANISMS)
-    x, kk, lo, hi = _prepare(_func, mechanism, x, k, lb, ub)
+    func = "idp_sensitivity"
+    mechanism = MECHANISM.check(mechanism, func, "mechanism")
+    x, kk, lo, hi = _prepare(func, mechanism, x, k, lb, ub)
     if x.shape[0] == 0:
         return x.copy()
     e = scale_exponent(x, lo, hi)
@@ -362,30 +350,26 @@ def idp_sensitivity(x, k, mechanism: str, lb=None, ub=None, *, _func: str = "idp
     with np.errstate(over="ignore"):
         out = np.ldexp(out, e)
     if not np.isfinite(out).all():
-        raise fail(_func, "a sensitivity exceeds the largest double (a cluster spans about 1e308); "
-                          "it cannot be represented")
+        raise fail(func, "a sensitivity exceeds the largest double (a cluster spans about 1e308); "
+                         "it cannot be represented")
     return out
 
 
-def split_epsilon(epsilon, columns, split=None, *, _func: str = "split_epsilon") -> dict[str, float]:
+def split_epsilon(epsilon, columns, split=None) -> dict[str, float]:
     """The per-attribute budgets of a release of several attributes (sequential composition: they
     sum to epsilon). split: None for equal shares, or one positive weight per column (a sequence
     aligned with columns or a mapping by column); budget_j = epsilon * w_j / sum(w)."""
-    eps = _epsilon(_func, epsilon)
+    func = "split_epsilon"
+    eps = EPSILON.check(epsilon, func, "epsilon")
     cols = list(columns)
     if not cols:
-        raise fail(_func, "columns must not be empty")
-    if split is None:
-        weights = [1.0] * len(cols)
-    elif isinstance(split, Mapping):
+        raise fail(func, "columns must not be empty")
+    if isinstance(split, Mapping):
         if set(split) != set(cols):
-            raise fail(_func, f"split must give one weight per column {cols}, got {dict(split)}")
-        weights = [split[c] for c in cols]
-    else:
-        weights = list(split)
-        if len(weights) != len(cols):
-            raise fail(_func, f"split must have one weight per column ({len(cols)} columns), got {weights}")
-    w = [positive_number(_func, "split weight", v) for v in weights]
+            raise fail(func, f"split must give one weight per column {cols}, got {dict(split)}")
+        split = [split[c] for c in cols]
+    weights = SPLIT.check(split, func, "split", n=len(cols))
+    w = [1.0] * len(cols) if weights is None else weights
     total = sum(w)
     return {c: eps * wi / total for c, wi in zip(cols, w)}
 
@@ -394,14 +378,17 @@ def dp_release(columns: Mapping[str, np.ndarray], mechanism: str, k, epsilon, *,
                lb=None, ub=None, seed=None) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     """Release several attributes with one total epsilon: each column j with its budget from
     `split_epsilon` (returned as the second element, the report of the split). lb and ub: a number
-    for all columns or a mapping by column. With a seed, column j draws from seed sequence
-    (seed, j): reproducible, and the guarantee is void."""
-    budgets = split_epsilon(epsilon, columns, split, _func=mechanism)
-    s = seed_value(mechanism, seed, bits=64)
+    for all columns or a mapping by column. With a seed, column c draws with the seed
+    `params.stratum_seed(seed, c, 0)`, as the table forms do without strata: reproducible, and the
+    guarantee is void. Errors name the mechanism's function."""
+    try:
+        budgets = split_epsilon(epsilon, columns, split)
+    except SdcError as err:
+        raise err.renamed(mechanism) from None
+    s = SEED.check(seed, mechanism, "seed")
     out = {}
-    for j, (name, values) in enumerate(columns.items()):
+    for name, values in columns.items():
         lo = lb.get(name) if isinstance(lb, Mapping) else lb
         hi = ub.get(name) if isinstance(ub, Mapping) else ub
-        col_seed = None if s is None else int(np.random.SeedSequence(s, spawn_key=(j,)).generate_state(2, np.uint64)[0])
-        out[name] = release(values, mechanism, k, budgets[name], lo, hi, col_seed)
+        out[name] = release(values, mechanism, k, budgets[name], lo, hi, stratum_seed(s, name, 0))
     return out, budgets

@@ -25,7 +25,8 @@ import math
 
 import numpy as np
 
-from .._validate import MIN_GROUP, finite_values
+from .._validate import finite_values
+from ..params import GROUP_SIZE
 from ._order import sort_column
 
 FALLBACK_SHARES = tuple(1.0 / 2**e for e in range(3, 10))  # 1/8 .. 1/512
@@ -69,7 +70,7 @@ def group_size_sorted(v: np.ndarray) -> int:
     c = 29289 for 201 values), and a group of one record releases its value unchanged; so k is
     clamped to 2, the smallest group a masking method may form. With fewer than 2 values no group of
     2 exists, and the masking method refuses (k = 2 is larger than the number of values)."""
-    return max(MIN_GROUP, math.ceil(v.shape[0] / intervals_sorted(v)))
+    return max(GROUP_SIZE.minimum, math.ceil(v.shape[0] / intervals_sorted(v)))
 
 
 def freedman_diaconis(x) -> int:

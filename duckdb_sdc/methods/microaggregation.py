@@ -24,10 +24,11 @@ import numba as nb
 import numpy as np
 
 from .._numerics import exponent
-from .._validate import choice, finite_values, group_size, is_auto, positive_number
+from .._validate import finite_values, named
+from ..params import AUTO, GROUP_SIZE_AUTO, NONNEGATIVE, REPRESENTATIVE, choice
 from ._order import sort_column, unsort
 from .freedman_diaconis import group_size_sorted
-from .partition import REPRESENTATIVES, group_stats_sorted
+from .partition import group_stats_sorted
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,6 +324,8 @@ def _ranking_sorted(n, k):
 # ---------------------------------------------------------------------------------------------
 # numpy API
 
+METHODS = ("mdav", "vmdav", "oma", "ranking")
+
 
 def _sorted_labels(method: str, order, v, k: int, gamma: float) -> np.ndarray:
     if method == "mdav":
@@ -334,50 +337,51 @@ def _sorted_labels(method: str, order, v, k: int, gamma: float) -> np.ndarray:
     return _ranking_sorted(v.shape[0], k)
 
 
+_METHOD = choice(*METHODS)
+
+
 def _prepare(func: str, x, k, gamma):
     x = finite_values(func, "x", x)
-    auto = is_auto(k)
-    if not auto:
-        k = group_size(func, k, x.shape[0])
-    gamma = positive_number(func, "gamma", gamma, allow_zero=True)
+    k = GROUP_SIZE_AUTO.check(k, func, "k", n=x.shape[0])
+    gamma = NONNEGATIVE.check(gamma, func, "gamma")
     order, v = sort_column(x)
     # scale invariance (duckdb_sdc._numerics): the sorted values scaled by the power of two that
     # puts the largest magnitude in [1/2, 1), so no sum or square overflows or underflows
     e = exponent(v[[0, -1]]) if v.shape[0] else 0
     np.ldexp(v, -e, out=v)
-    if auto:
+    if k == AUTO:
         # Freedman-Diaconis: k = ceil(n / c), c = ceil(range / (2 IQR / n^(1/3))); see
-        # methods.freedman_diaconis for the fallback when IQR = 0
-        k = group_size(func, group_size_sorted(v), x.shape[0])
+        # methods.freedman_diaconis for the fallback when IQR = 0; and at least the minimum group size
+        k = GROUP_SIZE_AUTO.check(max(group_size_sorted(v), GROUP_SIZE_AUTO.minimum), func, "k", n=x.shape[0])
     center = v[(v.shape[0] - 1) // 2] if v.shape[0] else 0.0
     v -= center
     return x, k, gamma, order, v, center, e
 
 
-def partition(x, k, method: str = "mdav", *, gamma: float = 0.2, _func: str | None = None) -> np.ndarray:
+def partition(x, k, method: str = "mdav", *, gamma: float = 0.2) -> np.ndarray:
     """Group labels 0..g-1 (aligned with x) of a univariate microaggregation of x.
 
     method: 'mdav' (`mdav_partition`), 'vmdav', 'oma' or 'ranking'; gamma is V-MDAV's parameter.
     k may be 'auto': k = ceil(n / c) with c from the Freedman-Diaconis rule
     (`freedman_diaconis.group_size_sorted`, which documents the fallback for IQR = 0).
     """
-    func = _func or "partition"
-    method = choice(func, "method", method, METHODS)
+    func = "partition"
+    method = _METHOD.check(method, func, "method")
     _, k, gamma, order, v, _, _ = _prepare(func, x, k, gamma)
     return unsort(order, _sorted_labels(method, order, v, k, gamma))
 
 
-def microaggregate(x, k, method: str = "mdav", representative: str = "mean", *, gamma: float = 0.2,
-                   _func: str | None = None) -> np.ndarray:
+def microaggregate(x, k, method: str = "mdav", representative: str = "mean", *, gamma: float = 0.2) -> np.ndarray:
     """Round x by univariate microaggregation: every value is replaced by the mean (or median) of its
     group. Same as represent(x, partition(x, k, method)), computed without leaving sorted order.
+    Errors name the method's rounding function (`mdav_round` for method 'mdav').
 
     Scale invariant (`duckdb_sdc._numerics`): the work is done on x scaled by a power of two, so the
     partition of x * 2^k is that of x and the rounded values are those of x times 2^k, at any scale
     from subnormal numbers to 1.8e308."""
-    func = _func or f"{method}_round"
-    method = choice(func, "method", method, METHODS)
-    rep = choice(func, "representative", representative, REPRESENTATIVES)
+    func = f"{method}_round" if method in METHODS else "microaggregate"
+    method = _METHOD.check(method, func, "method")
+    rep = REPRESENTATIVE.check(representative, func, "representative")
     _, k, gamma, order, v, center, e = _prepare(func, x, k, gamma)
     lab = _sorted_labels(method, order, v, k, gamma)
     g = int(lab.max()) + 1
@@ -385,9 +389,7 @@ def microaggregate(x, k, method: str = "mdav", representative: str = "mean", *, 
     return unsort(order, reps[lab])
 
 
-METHODS = ("mdav", "vmdav", "oma", "ranking")
-
-
+@named
 def mdav_partition(x, k) -> np.ndarray:
     """Univariate MDAV (Domingo-Ferrer & Mateo-Sanz 2002; Domingo-Ferrer & Torra 2005) on one column.
 
@@ -400,9 +402,10 @@ def mdav_partition(x, k) -> np.ndarray:
     make both choices equally far.) On sorted data every group is taken from one end, so after the
     O(n log n) sort the partition costs O(n). Groups have k..2k-1 members.
     """
-    return partition(x, k, "mdav", _func="mdav_partition")
+    return partition(x, k, "mdav")
 
 
+@named
 def vmdav_partition(x, k, gamma: float = 0.2) -> np.ndarray:
     """Univariate V-MDAV (Solanas & Martinez-Balleste 2006), variable group sizes.
 
@@ -414,9 +417,10 @@ def vmdav_partition(x, k, gamma: float = 0.2) -> np.ndarray:
     values left: each joins the group whose mean (before any of them joins) is nearest, ties to the
     group formed first; that group may then exceed 2k-1 members. O(n log n) sort, then O(n).
     """
-    return partition(x, k, "vmdav", gamma=gamma, _func="vmdav_partition")
+    return partition(x, k, "vmdav", gamma=gamma)
 
 
+@named
 def oma_partition(x, k) -> np.ndarray:
     """Optimal univariate microaggregation (Hansen & Mukherjee 2003).
 
@@ -424,10 +428,11 @@ def oma_partition(x, k) -> np.ndarray:
     (an optimal partition never needs larger groups), the one with the smallest within-group sum of
     squares, found as a shortest path over the sorted values in O(n k) after the sort.
     """
-    return partition(x, k, "oma", _func="oma_partition")
+    return partition(x, k, "oma")
 
 
+@named
 def ranking_partition(x, k) -> np.ndarray:
     """Individual ranking with fixed group size: groups of k consecutive sorted values; the last group
     also takes the n mod k remaining values (so it has k..2k-1 members)."""
-    return partition(x, k, "ranking", _func="ranking_partition")
+    return partition(x, k, "ranking")

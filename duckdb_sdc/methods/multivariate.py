@@ -5,7 +5,7 @@ centroid (the mean of every attribute over the cluster) makes the release k-anon
 attributes. Partition and representation are separate steps, as for the univariate methods.
 
 MDAV (Domingo-Ferrer & Mateo-Sanz 2002; Domingo-Ferrer & Torra 2005), on the standardised attributes
-(z-scores with the population sd; see `standardize`), squared Euclidean distances:
+(z-scores with the population sd; see `standardised`), squared Euclidean distances:
 
 * while at least 3k records remain: c = centroid of the remaining records; r = the remaining record
   farthest from c; a group of r and its k-1 nearest remaining records; s = the remaining record
@@ -50,13 +50,14 @@ import numba as nb
 import numpy as np
 
 from .._numerics import column_exponents, to_unit
-from .._validate import choice, fail, group_size, refuse_nonfinite
+from .._validate import fail, named, refuse_nonfinite
+from ..params import CLUSTER_SIZE, FLAG, MONDRIAN_MODE, REMAINDER
 from ._order import distinct_rows
 
 LEAF_SIZE = 16
 ANCHOR_BUDGET = 16.0
-MONDRIAN_MODES = ("strict", "relaxed")
-MDAV_REMAINDERS = ("group", "nearest")
+MONDRIAN_MODES = MONDRIAN_MODE.options
+MDAV_REMAINDERS = REMAINDER.options
 
 
 # ---------------------------------------------------------------------------------------------
@@ -81,7 +82,7 @@ def per_column_unit(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ldexp(A, -e), e
 
 
-def standardize(X) -> np.ndarray:
+def standardised(X) -> np.ndarray:
     """z-scores of every column with the population sd (divisor n); a constant column becomes 0.
 
     Which sd is used does not matter for MDAV: the two differ by the factor sqrt(n / (n - 1)) on
@@ -634,8 +635,7 @@ def _mdav_tree(Y, k, leaf_size, budget, join_nearest):
     return _mdav_points(Y, U, mem, starts, k, leaf_size, budget, join_nearest)
 
 
-def mdav_multi_partition(X, k, *, remainder: str = "group", standardized: bool = True,
-                         _func: str = "mdav_multi_partition") -> np.ndarray:
+def mdav_multi_partition(X, k, *, remainder: str = "group", standardise: bool = True) -> np.ndarray:
     """Multivariate MDAV cluster labels 0..g-1 of the rows of X (numbered in order of formation).
 
     remainder='group' (the default) is the textbook ending: with 2k..3k-1 records left, one group of
@@ -649,14 +649,16 @@ def mdav_multi_partition(X, k, *, remainder: str = "group", standardized: bool =
     the Tarragona, Census and EIA data sets (see the README); at four decimals they differ only where
     n mod 2k leaves a tail that they split differently.
 
-    standardized=True (the default) runs MDAV on the z-scores of every column (`standardize`), as the
+    standardise=True (the default) runs MDAV on the z-scores of every column (`standardised`), as the
     literature does; False uses the values as given. See the module docstring for the tie rules.
     """
-    remainder = choice(_func, "remainder", remainder, MDAV_REMAINDERS)
-    A = as_records(_func, X)
+    func = "mdav_multi_partition"
+    remainder = REMAINDER.check(remainder, func, "remainder")
+    standardise = FLAG.check(standardise, func, "standardise")
+    A = as_records(func, X)
     n = A.shape[0]
-    k = group_size(_func, k, n, what="records without NULL attributes")
-    Y = standardize(A) if standardized else _lower_median_center(A)
+    k = CLUSTER_SIZE.check(k, func, "k", n=n)
+    Y = standardised(A) if standardise else _lower_median_center(A)
     return _mdav_tree(Y, k, LEAF_SIZE, ANCHOR_BUDGET, remainder == "nearest")
 
 
@@ -794,14 +796,15 @@ def mondrian_engine(X, k, relaxed, span, a, l, eps):
     return labels
 
 
-def mondrian_partition(X, k, mode: str = "strict", *, _func: str = "mondrian_partition") -> np.ndarray:
+def mondrian_partition(X, k, mode: str = "strict") -> np.ndarray:
     """Mondrian cluster labels 0..g-1 of the rows of X, numbered left to right (the records <= the
     cut value of every split first). mode 'strict' or 'relaxed'; see the module docstring.
     Strict clusters have >= k records; relaxed ones k..2k-1 (a single cluster when n < 2k).
     O(n log n log(n/k))."""
-    mode = choice(_func, "mode", mode, MONDRIAN_MODES)
-    A = as_records(_func, X)
-    k = group_size(_func, k, A.shape[0], what="records without NULL attributes")
+    func = "mondrian_partition"
+    mode = MONDRIAN_MODE.check(mode, func, "mode")
+    A = as_records(func, X)
+    k = CLUSTER_SIZE.check(k, func, "k", n=A.shape[0])
     A, _ = per_column_unit(A)  # the same cuts, and no range overflows at 1e308
     span = A.max(axis=0) - A.min(axis=0)
     return mondrian_engine(A, k, mode == "relaxed", span, np.empty((0, A.shape[1])), 1, np.zeros(A.shape[1]))
@@ -811,19 +814,20 @@ def mondrian_partition(X, k, mode: str = "strict", *, _func: str = "mondrian_par
 # representation
 
 
-def centroids(X, labels, *, _func: str = "centroids") -> np.ndarray:
+def centroids(X, labels) -> np.ndarray:
     """(g, p) matrix of the mean of every attribute over each cluster 0..g-1. Every column is scaled
     by a power of two (`per_column_unit`) and centred on its lower median before summing, so neither
     a large common offset nor the scale costs precision (exact scale invariance,
     `duckdb_sdc._numerics`)."""
-    A = as_records(_func, X)
+    func = "centroids"
+    A = as_records(func, X)
     lab = np.ascontiguousarray(labels, dtype=np.int64)
     if lab.shape != (A.shape[0],):
-        raise fail(_func, f"labels has {lab.shape[0] if lab.ndim else 0} entries but X has {A.shape[0]} rows")
+        raise fail(func, f"labels has {lab.shape[0] if lab.ndim else 0} entries but X has {A.shape[0]} rows")
     if A.shape[0] == 0:
         return np.empty((0, A.shape[1]))
     if lab.min() < 0:
-        raise fail(_func, f"labels must be >= 0, got {lab.min()}")
+        raise fail(func, f"labels must be >= 0, got {lab.min()}")
     g = int(lab.max()) + 1
     A, e = per_column_unit(A)
     med = _lower_median(A)
@@ -835,15 +839,17 @@ def centroids(X, labels, *, _func: str = "centroids") -> np.ndarray:
     return np.ldexp(out, e)  # means lie within each column's range: no overflow
 
 
-def mdav_multi_round(X, k, *, remainder: str = "group", standardized: bool = True) -> np.ndarray:
+@named
+def mdav_multi_round(X, k, *, remainder: str = "group", standardise: bool = True) -> np.ndarray:
     """Every record replaced by the centroid (attribute means, original units) of its MDAV cluster."""
     A = as_records("mdav_multi_round", X)
-    lab = mdav_multi_partition(A, k, remainder=remainder, standardized=standardized, _func="mdav_multi_round")
+    lab = mdav_multi_partition(A, k, remainder=remainder, standardise=standardise)
     return centroids(A, lab)[lab]
 
 
+@named
 def mondrian_round(X, k, mode: str = "strict") -> np.ndarray:
     """Every record replaced by the centroid (attribute means) of its Mondrian cluster."""
     A = as_records("mondrian_round", X)
-    lab = mondrian_partition(A, k, mode, _func="mondrian_round")
+    lab = mondrian_partition(A, k, mode)
     return centroids(A, lab)[lab]

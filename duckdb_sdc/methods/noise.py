@@ -295,7 +295,7 @@ _SMALLEST_STEP = 2.0 ** -1022  # the grid step must be a normal double (rounding
 
 
 def laplace_mechanism(values, sensitivity, epsilon: float, magnitude, *, seed: int | None = None,
-                      counters=None, _func: str = "laplace_mechanism") -> np.ndarray:
+                      counters=None) -> np.ndarray:
     """values + Laplace noise of scale sensitivity / epsilon, released on a grid (see the module
     docstring): pure epsilon-DP for each value whose computed change between neighbouring inputs is
     at most its sensitivity.
@@ -310,23 +310,24 @@ def laplace_mechanism(values, sensitivity, epsilon: float, magnitude, *, seed: i
     step would not be a normal double (data around 1e-300 and below: rescale them, as
     `duckdb_sdc.methods.dp` does) and a noisy value beyond the largest double.
     """
+    func = "laplace_mechanism"
     values = np.ascontiguousarray(values, dtype=np.float64)
     sensitivity = np.ascontiguousarray(sensitivity, dtype=np.float64)
     if sensitivity.shape != values.shape:
-        raise fail(_func, f"sensitivity has shape {sensitivity.shape}, values {values.shape}")
+        raise fail(func, f"sensitivity has shape {sensitivity.shape}, values {values.shape}")
     if not np.isfinite(epsilon) or epsilon < _MIN_EPSILON:
-        raise fail(_func, f"epsilon = {epsilon} is outside the sampler's range [{_MIN_EPSILON}, inf)")
+        raise fail(func, f"epsilon = {epsilon} is outside the sampler's range [{_MIN_EPSILON}, inf)")
     bad = ~np.isfinite(sensitivity) | (sensitivity < 0)
     if bad.any():
-        raise fail(_func, f"the sensitivity must be finite and >= 0, got {sensitivity[bad][0]} (from the values "
-                          "or their bounds lb and ub)")
+        raise fail(func, f"the sensitivity must be finite and >= 0, got {sensitivity[bad][0]} (from the values "
+                         "or their bounds lb and ub)")
     step, j, _ = grid_parameters(sensitivity, epsilon, magnitude)
     noisy = sensitivity > 0
     tiny = noisy & ~(step >= _SMALLEST_STEP)
     if tiny.any():
-        raise fail(_func, f"the noise scale underflows: a sensitivity of {sensitivity[tiny][0]:g} with epsilon = "
-                          f"{epsilon:g} needs a grid finer than the smallest normal double; nothing is released "
-                          "(rescale the data, e.g. by a power of two)")
+        raise fail(func, f"the noise scale underflows: a sensitivity of {sensitivity[tiny][0]:g} with epsilon = "
+                         f"{epsilon:g} needs a grid finer than the smallest normal double; nothing is released "
+                         "(rescale the data, e.g. by a power of two)")
     out = values.copy()
     if noisy.any():
         g = step[noisy]
@@ -336,10 +337,10 @@ def laplace_mechanism(values, sensitivity, epsilon: float, magnitude, *, seed: i
             count = np.arange(values.shape[0], dtype=np.uint64) if counters is None else \
                 np.ascontiguousarray(counters, dtype=np.uint64)
             if count.shape != values.shape:
-                raise fail(_func, f"counters has shape {count.shape}, values {values.shape}")
+                raise fail(func, f"counters has shape {count.shape}, values {values.shape}")
             z = discrete_laplace_keyed(seed, count[noisy], j)
         with np.errstate(over="ignore"):
             out[noisy] = (np.rint(values[noisy] / g) + z) * g
         if not np.isfinite(out).all():
-            raise fail(_func, "a noisy value exceeds the largest double; nothing is released (rescale the data)")
+            raise fail(func, "a noisy value exceeds the largest double; nothing is released (rescale the data)")
     return out

@@ -43,7 +43,8 @@ import threading
 import numba as nb
 import numpy as np
 
-from .._validate import fail, finite_values, flag, positive_number, seed_value
+from .._validate import fail, finite_values
+from ..params import FLAG, POSITIVE, SEED
 from ._order import PARALLEL_LOCK, PARALLEL_MIN
 
 BLOCK = 1 << 20  # draws per generator block (the reproducibility unit)
@@ -127,14 +128,14 @@ def _refuse_overflow(func: str, out: np.ndarray) -> np.ndarray:
     return out
 
 
-def add_noise(x, level, *, seed=None, _func: str | None = None) -> np.ndarray:
+def add_noise(x, level, *, seed=None) -> np.ndarray:
     """Uncorrelated noise: x + N(0, level * S^2) for every value, S the sample sd (n - 1) of x;
     `level` > 0 is the noise's variance as a fraction of the column's (Brand's alpha). See the module
     docstring for the draws, the seed and the numerics. Needs at least 2 values."""
-    func = _func or "add_noise"
+    func = "add_noise"
     x = finite_values(func, "x", x)
-    level = positive_number(func, "level", level)
-    seed = seed_value(func, seed)
+    level = POSITIVE.check(level, func, "level")
+    seed = SEED.check(seed, func, "seed")
     if x.shape[0] == 0:
         return x.copy()
     _check_count(func, x.shape[0])
@@ -166,16 +167,16 @@ def noise_root(cov: np.ndarray) -> np.ndarray:
     return (vectors * signs) * np.sqrt(np.clip(values, 0.0, None))
 
 
-def add_noise_multi(X, level, *, correlated=True, seed=None, _func: str | None = None) -> np.ndarray:
+def add_noise_multi(X, level, *, correlated=True, seed=None) -> np.ndarray:
     """Noise for the n records (rows) of X, n x p: correlated (default), x_i + N(0, level * Sigma)
     with Sigma the sample covariance matrix (n - 1) of the columns; or uncorrelated, every column j
     independently with variance level * S_j^2. Draws are taken record by record (row-major). See the
     module docstring. Needs at least 2 records."""
-    func = _func or "add_noise_multi"
+    func = "add_noise_multi"
     A = _matrix(func, X)
-    level = positive_number(func, "level", level)
-    correlated = flag(func, "correlated", correlated)
-    seed = seed_value(func, seed)
+    level = POSITIVE.check(level, func, "level")
+    correlated = FLAG.check(correlated, func, "correlated")
+    seed = SEED.check(seed, func, "seed")
     n, p = A.shape
     if n == 0:
         return A.copy()

@@ -8,10 +8,11 @@ import numba as nb
 import numpy as np
 
 from .._numerics import exponent
-from .._validate import choice, fail, finite_values
+from .._validate import fail, finite_values, named
+from ..params import REPRESENTATIVE
 from ._order import sort_column
 
-REPRESENTATIVES = ("mean", "median")
+REPRESENTATIVES = REPRESENTATIVE.options
 
 
 @nb.njit(cache=True, nogil=True)
@@ -52,20 +53,20 @@ def group_stats_sorted(v, lab, g, median):
     return out
 
 
-def group_representatives(x, labels, representative: str = "mean",
-                          *, _func: str = "group_representatives") -> np.ndarray:
+def group_representatives(x, labels, representative: str = "mean") -> np.ndarray:
     """Representative (mean or median) of each group 0..g-1 of x. Values are scaled by a power of two
     (`duckdb_sdc._numerics`) and centred on their median before summing, so neither a large common
     offset nor the scale (1e308, subnormal numbers) costs precision. An empty group gives NaN."""
-    rep = choice(_func, "representative", representative, REPRESENTATIVES)
-    x = finite_values(_func, "x", x)
+    func = "group_representatives"
+    rep = REPRESENTATIVE.check(representative, func, "representative")
+    x = finite_values(func, "x", x)
     labels = np.ascontiguousarray(labels, dtype=np.int64)
     if labels.shape != x.shape:
-        raise fail(_func, f"labels has {labels.shape[0]} entries but x has {x.shape[0]}")
+        raise fail(func, f"labels has {labels.shape[0]} entries but x has {x.shape[0]}")
     if x.shape[0] == 0:
         return np.empty(0, np.float64)
     if labels.min() < 0:
-        raise fail(_func, f"labels must be >= 0, got {labels.min()}")
+        raise fail(func, f"labels must be >= 0, got {labels.min()}")
     order, v = sort_column(x)
     e = exponent(v[[0, -1]])
     np.ldexp(v, -e, out=v)  # scale invariance (duckdb_sdc._numerics): no sum overflows at 1e308
@@ -74,7 +75,8 @@ def group_representatives(x, labels, representative: str = "mean",
     return np.ldexp(reps, e)
 
 
-def represent(x, labels, representative: str = "mean", *, _func: str = "represent") -> np.ndarray:
+@named
+def represent(x, labels, representative: str = "mean") -> np.ndarray:
     """Replace each value of x by its group's representative (labels aligned with x)."""
-    reps = group_representatives(x, labels, representative, _func=_func)
+    reps = group_representatives(x, labels, representative)
     return reps[np.asarray(labels, dtype=np.int64)]

@@ -51,7 +51,8 @@ from fractions import Fraction
 import numba as nb
 import numpy as np
 
-from .._validate import fail, finite_values, positive_number, seed_value
+from .._validate import fail, finite_values
+from ..params import PERCENT, SEED
 from ._order import PARALLEL_LOCK, PARALLEL_MIN, sort_column
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -227,9 +228,7 @@ def _released(order: np.ndarray, v: np.ndarray, partner: np.ndarray) -> np.ndarr
 def swap_distance(func: str, p, n: int) -> int:
     """P = floor(p n / 100) with p read as its shortest decimal; refuses p outside (0, 100] and a
     P below 1 (no value could move)."""
-    p = positive_number(func, "p", p)
-    if p > 100:
-        raise fail(func, f"p must be a percentage in (0, 100], got {p!r}")
+    p = PERCENT.check(p, func, "p")
     exact = Fraction(Decimal(repr(p)))
     P = (exact * n // 100).__floor__()
     if P < 1:
@@ -249,25 +248,26 @@ def _swaps(func: str, x, p, seed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if n < 2:
         raise fail(func, f"needs at least 2 values to swap, got {n} (a single record would be released unchanged)")
     P = swap_distance(func, p, n)
-    key = _key(seed_value(func, seed))
+    key = _key(SEED.check(seed, func, "seed"))
     order, v = sort_column(x)
     partner = np.empty(n, np.int64)
     _swap_partners(n, P, key, partner)
     return order, v, partner
 
 
-def rank_swap_partners(x, p, *, seed=None, _func: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def rank_swap_partners(x, p, *, seed=None) -> tuple[np.ndarray, np.ndarray]:
     """(order, partner): order is the stable ranking of x (x[order] ascending) and partner[i] the rank
-    whose value rank i receives (i: kept). Exposed for tests and audits; `rank_swap` applies it."""
-    func = _func or "rank_swap"
+    whose value rank i receives (i: kept). Exposed for tests and audits; `rank_swap` applies it, and
+    errors name it."""
+    func = "rank_swap"
     order, _, partner = _swaps(func, finite_values(func, "x", x), p, seed)
     return order, partner
 
 
-def rank_swap(x, p, *, seed=None, _func: str | None = None) -> np.ndarray:
+def rank_swap(x, p, *, seed=None) -> np.ndarray:
     """Rank swapping of x with swaps between ranks at most floor(p n / 100) apart (p in percent);
     see the module docstring. Needs at least 2 values."""
-    func = _func or "rank_swap"
+    func = "rank_swap"
     x = finite_values(func, "x", x)
     if x.shape[0] == 0:
         return x.copy()

@@ -38,8 +38,9 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .._validate import fail, flag, finite_values, integer_at_least, positive_number, show
-from .multivariate import as_records, centroids, standardize
+from .._validate import fail, finite_values, named
+from ..params import FLAG, FRACTION, INTEGER_1, P_PERCENT
+from .multivariate import as_records, centroids, standardised
 
 DECIMALS = 1e9
 
@@ -104,27 +105,20 @@ class Rule:
         return product_gt(a, top[..., 0], rest, DECIMALS)
 
 
-def dominance_rule(n, r, *, absolute: bool = False, _func: str = "dominance_sensitive") -> Rule:
-    nn = integer_at_least(_func, "n", n, 1)
-    if r is None:
-        raise fail(_func, "r must not be NULL")
-    try:
-        rr = float(r)
-    except (TypeError, ValueError):
-        raise fail(_func, f"r must be a number, got {show(r)}") from None
-    if not (0.0 < rr <= 1.0):
-        raise fail(_func, f"r must be in (0, 1], got {show(r)}")
-    return Rule("dominance", n=nn, r=rr, absolute=flag(_func, "absolute", absolute))
+def dominance_rule(n, r, *, absolute: bool = False) -> Rule:
+    """The (n, r) dominance rule: n an integer >= 1, 0 < r <= 1."""
+    func = "dominance_rule"
+    return Rule("dominance", n=INTEGER_1.check(n, func, "n"), r=FRACTION.check(r, func, "r"),
+                absolute=FLAG.check(absolute, func, "absolute"))
 
 
-MAX_P = 1e6
+MAX_P = P_PERCENT.upper
 
 
-def p_percent_rule(p, *, absolute: bool = False, _func: str = "p_percent_sensitive") -> Rule:
-    pp = positive_number(_func, "p", p)
-    if pp > MAX_P:
-        raise fail(_func, f"p must be <= 1e6 (a fraction: 0.1 is the 10% rule), got {show(p)}")
-    return Rule("p%", p=pp, absolute=flag(_func, "absolute", absolute))
+def p_percent_rule(p, *, absolute: bool = False) -> Rule:
+    """The p% rule: 0 < p <= 1e6, a fraction (0.1 for the 10% rule)."""
+    func = "p_percent_rule"
+    return Rule("p%", p=P_PERCENT.check(p, func, "p"), absolute=FLAG.check(absolute, func, "absolute"))
 
 
 def _contributions(func: str, values, rule: Rule, param: str = "value") -> np.ndarray:
@@ -142,10 +136,9 @@ def _exponent(m):
     return np.frexp(np.asarray(m, np.float64))[1]
 
 
-def cell_sensitive(values, rule: Rule, *, _func: str | None = None):
+def cell_sensitive(values, rule: Rule):
     """Whether one cell with these contributions is sensitive under `rule`; None for no contribution."""
-    func = _func or ("dominance_sensitive" if rule.kind == "dominance" else "p_percent_sensitive")
-    c = _contributions(func, values, rule)
+    c = _contributions("cell_sensitive", values, rule)
     if c.size == 0:
         return None
     c = np.ldexp(c, -_exponent(c.max()))  # exact: no total overflows
@@ -155,20 +148,23 @@ def cell_sensitive(values, rule: Rule, *, _func: str | None = None):
     return bool(rule.flags(c.size, c.sum(), top))
 
 
+@named
 def dominance_sensitive(values, n, r, *, absolute: bool = False):
     """(n, r) dominance rule on one cell's contributions (see the module docstring)."""
     return cell_sensitive(values, dominance_rule(n, r, absolute=absolute))
 
 
+@named
 def p_percent_sensitive(values, p, *, absolute: bool = False):
     """p% rule on one cell's contributions (see the module docstring)."""
     return cell_sensitive(values, p_percent_rule(p, absolute=absolute))
 
 
+@named
 def dominance_to_p_percent(r) -> float:
     """p = (1 - r) / r: the p% rule that flags a subset of the (2, r) dominance rule's cells and agrees
     with it on every cell whose largest contribution is at least r T."""
-    rule = dominance_rule(2, r, _func="dominance_to_p_percent")
+    rule = dominance_rule(2, r)
     return (1.0 - rule.r) / rule.r
 
 
@@ -212,11 +208,12 @@ def cell_summaries(C, labels, g: int, m: int):
     return count, total, top, exponent
 
 
-def sensitive_cells(X, labels, rule: Rule, *, _func: str = "sensitive_cells") -> np.ndarray:
+def sensitive_cells(X, labels, rule: Rule) -> np.ndarray:
     """(g, p) boolean matrix: is cell (cluster, attribute) sensitive, for clusters 0..g-1."""
-    A = as_records(_func, X)
-    C = _contributions(_func, A.ravel(), rule, "rows").reshape(A.shape)
-    _, lab = _compact(_func, labels, A.shape[0])
+    func = "sensitive_cells"
+    A = as_records(func, X)
+    C = _contributions(func, A.ravel(), rule, "rows").reshape(A.shape)
+    _, lab = _compact(func, labels, A.shape[0])
     g = int(lab.max()) + 1 if lab.size else 0
     count, total, top, _ = cell_summaries(C, lab, g, rule.top)
     return rule.flags(count[:, None], total, top)
@@ -270,7 +267,8 @@ def _secondary_cells(Z, primary):
     return out
 
 
-def suppress(X, labels, rule: Rule, *, secondary: bool = True, _func: str = "suppress") -> Suppression:
+@named
+def suppress(X, labels, rule: Rule, *, secondary: bool = True) -> Suppression:
     """Release every record as its cluster's centroid with the sensitive cells suppressed (primary)
     and further cells suppressed to protect them (secondary), the rule of the seed (issue 5, after
     Hundepool et al. 2012): for each primary cell (cluster a, attribute j), the cell of attribute j of
@@ -287,13 +285,15 @@ def suppress(X, labels, rule: Rule, *, secondary: bool = True, _func: str = "sup
     further cell: its sensitive cell is suppressed alone (a total published elsewhere would reveal
     it; a release refuses that case). Cost O(g^2 p) in the worst case (g clusters), O(g p) per
     cluster that has a primary cell."""
-    A = as_records(_func, X)
-    ids, lab = _compact(_func, labels, A.shape[0])
-    primary = sensitive_cells(A, lab, rule, _func=_func)
+    func = "suppress"
+    secondary = FLAG.check(secondary, func, "secondary")
+    A = as_records(func, X)
+    ids, lab = _compact(func, labels, A.shape[0])
+    primary = sensitive_cells(A, lab, rule)
     second = np.zeros_like(primary)
     g = primary.shape[0]
     if secondary and g > 1 and primary.any():
-        second = _secondary_cells(np.ascontiguousarray(centroids(standardize(A), lab)), primary)
+        second = _secondary_cells(np.ascontiguousarray(centroids(standardised(A), lab)), primary)
     release = centroids(A, lab)
     release[primary | second] = np.nan
     return Suppression(release[lab], primary, second)
@@ -317,7 +317,7 @@ def _merge_top(a, b, out):
             j += 1
 
 
-def merge_sensitive(X, labels, rule: Rule, *, _func: str = "merge_sensitive") -> np.ndarray:
+def merge_sensitive(X, labels, rule: Rule) -> np.ndarray:
     """Dynamic k: while some cluster has a sensitive cell, merge the sensitive cluster that comes
     first with its nearest cluster (centroids on the standardised attributes, ties: the cluster that
     comes first). Clusters only grow, so every record stays in a cluster of at least its original
@@ -326,15 +326,16 @@ def merge_sensitive(X, labels, rule: Rule, *, _func: str = "merge_sensitive") ->
 
     Each merge costs O(g p) (g clusters) for the nearest-cluster search. If one cluster of all the
     records is still sensitive, no merging can satisfy the rule and an error is raised."""
-    A = as_records(_func, X)
-    C = _contributions(_func, A.ravel(), rule, "rows").reshape(A.shape)
-    ids, lab = _compact(_func, labels, A.shape[0])
+    func = "merge_sensitive"
+    A = as_records(func, X)
+    C = _contributions(func, A.ravel(), rule, "rows").reshape(A.shape)
+    ids, lab = _compact(func, labels, A.shape[0])
     g = ids.size
     if g == 0:
         return lab
     m = rule.top
     count, total, top, exponent = cell_summaries(C, lab, g, m)
-    Z = standardize(A)
+    Z = standardised(A)
     zsum = np.zeros((g, A.shape[1]))
     for j in range(A.shape[1]):
         zsum[:, j] = np.bincount(lab, weights=Z[:, j], minlength=g)
@@ -343,8 +344,8 @@ def merge_sensitive(X, labels, rule: Rule, *, _func: str = "merge_sensitive") ->
     alive = np.ones(g, bool)
     merged = _merge_loop(count, total, top, exponent, zsum, flags, alive, root, rule)
     if merged is not None:
-        raise fail(_func, f"all {A.shape[0]} records in one cluster still leave a sensitive cell; no merging "
-                          "of clusters can satisfy the rule")
+        raise fail(func, f"all {A.shape[0]} records in one cluster still leave a sensitive cell; no merging "
+                         "of clusters can satisfy the rule")
     final = root.copy()
     for c in range(g):  # follow merge chains to the surviving cluster
         r = c

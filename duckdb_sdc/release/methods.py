@@ -11,9 +11,10 @@ the row's types, never its name, so adding a masking family to the registry adds
 releases with no change here.
 
 A method's parameters are the list function's parameters after `xs`. The spec's values are checked
-against each parameter's declared type before any SQL is built (see `check_value`); the range checks
-(k <= number of values, epsilon > 0, ...) stay where they are implemented once, in the function, and
-run when the release is materialised.
+against each parameter's kind (`duckdb_sdc.params`: its `accepts` says which TOML values have the
+right type) before any SQL is built (see `check_value`); the range checks (k <= number of values,
+epsilon > 0, ...) stay where they are implemented once, in the kind's check, which the function runs
+when the release is materialised.
 
 Three parameter names carry meaning for releases:
 * `epsilon`: the method is differentially private; the release splits a total budget over such
@@ -25,11 +26,10 @@ Three parameter names carry meaning for releases:
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass
 
-from ..sql.registry import REGISTRY, Param, SqlFunction
+from ..params import RECORDS, VALUES, Param
+from ..sql.registry import REGISTRY, SqlFunction
 
 SECRET_PARAMS = frozenset({"seed"})
 EPSILON = "epsilon"
@@ -66,18 +66,19 @@ class ReleaseMethod:
 
 
 def _type(text: str) -> str:
-    return re.sub(r"\s+", " ", text.strip().upper()).replace("( ", "(").replace(" )", ")")
+    """A type name normalised for comparison (case and blanks)."""
+    return " ".join(text.upper().split()).replace("( ", "(").replace(" )", ")")
 
 
-# (the list type a method takes, the list type it returns) -> how a release calls it
-_KINDS = {("DOUBLE[]", "DOUBLE[]"): COLUMN, ("DOUBLE[][]", "DOUBLE[][]"): ROWS,
-          ("DOUBLE[][]", _type(BOX_TYPE) + "[]"): BOXES}
+# (the kind of the data a method takes, the type it returns) -> how a release calls it
+_SHAPES = {(VALUES, "DOUBLE[]"): COLUMN, (RECORDS, "DOUBLE[][]"): ROWS, (RECORDS, _type(BOX_TYPE) + "[]"): BOXES}
 
 
 def _kind(row: SqlFunction, names: set[str]) -> str | None:
     if row.kind != "scalar" or not row.params or f"{row.name}_table" not in names:
         return None
-    return _KINDS.get((_type(row.params[0].type), _type(row.returns)))
+    return next((shape for (data, returns), shape in _SHAPES.items()
+                 if row.params[0].kind is data and _type(row.returns) == returns), None)
 
 
 def derive(registry: tuple[SqlFunction, ...] = REGISTRY) -> dict[str, ReleaseMethod]:
@@ -96,37 +97,9 @@ def derive(registry: tuple[SqlFunction, ...] = REGISTRY) -> dict[str, ReleaseMet
 
 METHODS: dict[str, ReleaseMethod] = derive()
 
-_INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UBIGINT", "UINTEGER"}
-_NUMBER = {"DOUBLE", "FLOAT", "REAL"} | {"DECIMAL"}
-
-
-def _alternatives(type_text: str) -> list[str]:
-    return [t.strip() for t in re.split(r"\s+or\s+", type_text.strip()) if t.strip()]
-
-
-def _matches(value, alternative: str) -> bool:
-    upper = alternative.upper()
-    if upper.endswith("[]"):  # a list: every element of the element type (a TOML array)
-        return isinstance(value, list) and all(_matches(v, alternative[:-2]) for v in value)
-    if alternative.startswith("'") and alternative.endswith("'"):
-        return isinstance(value, str) and value == alternative[1:-1]
-    if upper in _INTEGER:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if upper in _NUMBER or upper.startswith("DECIMAL"):
-        return (isinstance(value, (int, float)) and not isinstance(value, bool)
-                and math.isfinite(float(value)))
-    if upper == "VARCHAR":
-        return isinstance(value, str)
-    if upper == "BOOLEAN":
-        return isinstance(value, bool)
-    # a type this table does not know: any plain scalar, the function validates it
-    return isinstance(value, (str, int, float, bool))
-
 
 def check_value(param: Param, value) -> str | None:
-    """None when `value` fits the parameter's declared type, else what was expected. A list type
-    (`DOUBLE[]`, e.g. one eps per attribute) takes a TOML array of such values."""
-    alternatives = _alternatives(param.type)
-    if any(_matches(value, alt) for alt in alternatives):
-        return None
-    return " or ".join(alternatives)
+    """None when a spec's (TOML) `value` has the type of the parameter's kind, else what was expected
+    (the kind's SQL type, e.g. "INTEGER or 'auto'"). A list type (`DOUBLE[]`, e.g. one eps per
+    attribute) takes a TOML array of such values."""
+    return None if param.kind.accepts(value) else param.type

@@ -216,20 +216,22 @@ def key_step(spec: Spec) -> Step:
     return Step("checking the key", query, check=check)
 
 
-STRATUM_HASH = "__sdc_h"
+STRATUM_INDEX = "__sdc_i"
 
 
-def _seed(rule: Rule, seed, stratified: bool) -> exp.Expression:
-    """The seed a list call gets: hash(seed, column, stratum) >> 1 (a value below 2^63, which every
-    seeded method accepts), so that columns given the same seed, and the strata of one column, draw
-    independent streams that still repeat exactly."""
-    parts = [literal(seed), literal(rule.column)]
-    if stratified:
-        parts.append(exp.Column(this=ident(STRATUM_HASH)))
-    return exp.BitwiseRightShift(this=exp.func("hash", *parts), expression=exp.Literal.number(1))
+def _seed(rule: Rule, seed) -> exp.Expression:
+    """The seed a list call gets in stratum __sdc_i: __sdc_stratum_seed, i.e. duckdb_sdc.params.
+    stratum_seed(seed, column, stratum) computed in Python (see duckdb_sdc.masking), the one the table
+    forms use, so that columns given the same seed, and the strata of one column, draw independent
+    streams that repeat exactly, and a table form with the same seed gives the same noise. The
+    column of a group of columns is its first column. The UDF checks the seed (an error names the
+    method)."""
+    return exp.Anonymous(this="__sdc_stratum_seed", expressions=[
+        literal(rule.method.name), exp.Cast(this=literal(seed), to=exp.DataType.build("VARCHAR")),
+        literal(rule.column), exp.Column(this=ident(STRATUM_INDEX))])
 
 
-def _call(rule: Rule, values: exp.Expression, stratified: bool) -> exp.Expression:
+def _call(rule: Rule, values: exp.Expression) -> exp.Expression:
     """The list function with the rule's parameters: required ones by position, the others by name
     (macros take defaults only by name)."""
     args = [values]
@@ -240,7 +242,7 @@ def _call(rule: Rule, values: exp.Expression, stratified: bool) -> exp.Expressio
             continue
         else:
             given = rule.params[p.name]
-            value = _seed(rule, given, stratified) if p.name in SECRET_PARAMS and given is not None else literal(given)
+            value = _seed(rule, given) if p.name in SECRET_PARAMS and given is not None else literal(given)
         args.append(value if p.default is None else exp.PropertyEQ(this=exp.to_identifier(p.name), expression=value))
     return exp.Anonymous(this=rule.method.name, expressions=args)
 
@@ -281,16 +283,22 @@ def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
     strata = spec.strata_of(rule)
     boxes = rule.method.kind == BOXES
     if strata:
-        grouped = grouped.select(exp.func("hash", *(column(c) for c in strata)).as_(ident(STRATUM_HASH)))
+        # the stratum's number: its position from 0 in the ascending order of the strata values
+        order = exp.Order(expressions=[exp.Ordered(this=column(c), nulls_first=False) for c in strata])
+        number = exp.Sub(this=exp.Window(this=exp.Anonymous(this="row_number"), order=order),
+                         expression=exp.Literal.number(1))
+        grouped = grouped.select(number.as_(ident(STRATUM_INDEX)))
         if boxes:  # the stratum's values, which order the box ids
             grouped = grouped.select(*(column(c).as_(_stratum(j)) for j, c in enumerate(strata, start=1)))
         grouped = grouped.group_by(*(column(c) for c in strata))
+    else:
+        grouped = grouped.select(exp.Literal.number(0).as_(ident(STRATUM_INDEX)))
     values = exp.Transform(this=exp.Column(this=lst.copy()),
                            expression=exp.Lambda(this=exp.Dot(this=s.copy(), expression=ident("v")),
                                                  expressions=[s.copy()]))
     query = exp.select(
         exp.Dot(this=exp.Explode(this=exp.Column(this=lst.copy())), expression=ident("k")).as_(ident("__sdc_key")),
-        exp.Explode(this=_call(rule, values, bool(strata))).as_(ident("__sdc_value")),
+        exp.Explode(this=_call(rule, values)).as_(ident("__sdc_value")),
     ).from_(grouped.subquery(ident("__sdc_g")))
     if boxes:
         query = _box_ids(query, len(strata))
@@ -317,11 +325,6 @@ def mask_steps(spec: Spec) -> list[Step]:
     """One step per masking rule, into the temporary tables `mask_table(1..)`."""
     return [mask_step(spec, rule, i) for i, rule in enumerate(spec.masked(), start=1)]
 
-
-
-def mask_steps(spec: Spec) -> list[Step]:
-    """One step per masking rule, into the temporary tables `mask_table(1..)`."""
-    return [mask_step(spec, rule, i) for i, rule in enumerate(spec.masked(), start=1)]
 
 
 VALUE, LOWER, UPPER, BOX = "value", "lower", "upper", "box"  # what a released column holds

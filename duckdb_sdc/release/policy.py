@@ -176,14 +176,15 @@ def sensitive_counts(values: np.ndarray, labels: np.ndarray, dominance_n: int, d
     """(cells, dominance-sensitive cells, p%-sensitive cells) of one attribute: `values` the original
     contributions of the records in a cell, `labels` their cell ids (any integers); absolute values,
     as the report applies the rules."""
+    from .._validate import reporting
     from ..methods import sensitivity as sv
 
     if values.shape[0] == 0:
         return 0, 0, 0
     X = values.reshape(-1, 1)
-    dominance = sv.sensitive_cells(X, labels, sv.dominance_rule(dominance_n, dominance_r, absolute=True),
-                                   _func="policy")
-    p_cells = sv.sensitive_cells(X, labels, sv.p_percent_rule(p, absolute=True), _func="policy")
+    with reporting("policy"):
+        dominance = sv.sensitive_cells(X, labels, sv.dominance_rule(dominance_n, dominance_r, absolute=True))
+        p_cells = sv.sensitive_cells(X, labels, sv.p_percent_rule(p, absolute=True))
     return int(dominance.shape[0]), int(dominance.sum()), int(p_cells.sum())
 
 

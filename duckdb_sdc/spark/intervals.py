@@ -23,7 +23,7 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from .._numerics import exponent
-from .._validate import choice, interval_count
+from ..params import INTERVALS, POINT
 from ..methods import discretisation as disc
 from .ordering import S, V, per_stratum, qcol
 from .summary import summary_points
@@ -70,8 +70,8 @@ def window_table(spark, src, params: dict, key: str, strata: list[int], func: st
     """Equal width with a given c (means or midpoints): per stratum the minimum and width, and a small
     table (stratum, bin, point) of the occupied bins. As `discretisation._run`, on the values scaled by
     2^-e (`_numerics.to_unit`; e from the stratum's extremes), the points scaled back."""
-    c = interval_count(func, params.get("c"))
-    rep = choice(func, "representative", params.get("representative", "mean"), disc.POINTS)
+    c = INTERVALS.check(params.get("c"), func, "c")  # a given c (the caller routes 'auto' elsewhere)
+    rep = POINT.check(params.get("representative", "mean"), func, "representative")
     stats = src.where(F.col(V).isNotNull() & F.col(S).isin(strata)).groupBy(S).agg(
         F.min(V).alias("lo"), F.max(V).alias("hi")).collect()
     e = {r[S]: exponent(np.array([r["lo"], r["hi"]], np.float64)) for r in stats}

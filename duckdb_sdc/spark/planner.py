@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from pyspark.sql import functions as F
 
-from .._validate import choice, fail, group_size, is_auto, refuse_nonfinite, seed_value
+from .._validate import fail, is_auto, refuse_nonfinite
+from ..params import AUTO, EPSILON, GROUP_SIZE_AUTO, REPRESENTATIVE, SEED
 from ..methods import dp as np_dp
 from ..methods.freedman_diaconis import group_size_sorted
-from ..methods.partition import REPRESENTATIVES
 from .kernel import SPLIT, BucketTask
 from .ordering import S, V, Order, per_stratum, qcol
 from .positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan
@@ -212,9 +212,9 @@ def fetch_intervals(src, *, key: str, order: Order, layout: dict[int, _Intervals
         wanted += [iv.base + iv.locate(p) for p in positions]
     interval = per_stratum(F.lit(-1), cases)
     rows = (src.where(F.col(S).isin(list(missing)) & F.col(V).isNotNull())
-            .select(S, V, qcol(key).alias("k"))
-            .withColumn(INTERVAL, interval)
+            .withColumn(INTERVAL, interval)  # before the key is renamed: the interval compares keys
             .where(F.col(INTERVAL).isin(wanted))
+            .select(INTERVAL, V, qcol(key).alias("k"))
             .groupBy(INTERVAL).agg(F.collect_list(F.struct(F.col(V).alias("v"), F.col("k"))).alias("r"))
             .collect())
     by_id = {r[INTERVAL]: r["r"] for r in rows}
@@ -248,19 +248,19 @@ def _stratum_plan(src, *, method, params, key, order, layout, s, n, func, column
     does, and return its StratumPlan. A seed becomes the stratum's, `stratum.stratum_seed(seed,
     column, s)`, as a whole stratum's does (without `column`: the seed as given)."""
     if method in ("ranking_round", "mdav_round"):
-        k = params["k"]
-        if is_auto(k):
-            k = _with_positions(src, key, order, layout, s, n, group_size_sorted)
-        k = group_size(func, k, n)
-        rep = choice(func, "representative", params.get("representative", "mean"), REPRESENTATIVES)
+        k = GROUP_SIZE_AUTO.check(params["k"], func, "k", n=n)
+        if k == AUTO:  # Freedman-Diaconis, at least the minimum group size (as `methods.microaggregate`)
+            fd = _with_positions(src, key, order, layout, s, n, group_size_sorted)
+            k = GROUP_SIZE_AUTO.check(max(fd, GROUP_SIZE_AUTO.minimum), func, "k", n=n)
+        rep = REPRESENTATIVE.check(params.get("representative", "mean"), func, "representative")
         centre = float(_with_positions(src, key, order, layout, s, n, lambda v: v[(n - 1) // 2]))
         if method == "ranking_round":
             return RankingPlan(n, k, centre, median=rep == "median")
         return MdavPlan(n, k, centre, order.split_of(s), median=rep == "median")
     mechanism = method
-    eps = np_dp._epsilon(func, params.get("epsilon"))
+    eps = EPSILON.check(params.get("epsilon"), func, "epsilon")
     lo, hi = np_dp._domain(func, params.get("lb"), params.get("ub"), required=mechanism != "idp_cbls")
-    seed = seed_value(func, params.get("seed"), bits=64)
+    seed = SEED.check(params.get("seed"), func, "seed")
     if seed is not None and column is not None:
         seed = stratum_seed(seed, column, s)
     if mechanism == "dp_laplace":

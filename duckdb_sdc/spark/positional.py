@@ -33,6 +33,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._validate import reporting
 from ..methods import dp as _dp
 from ..methods.noise import laplace_mechanism
 from ..methods.partition import group_stats_sorted
@@ -144,7 +145,8 @@ def draw_noise(centre: np.ndarray, allowed: np.ndarray, epsilon: float, magnitud
     nothing more). With a seed, the draw of cluster t is the counter-based draw of (seed, t) that
     `methods.dp.release` makes for cluster t of the whole stratum, whatever the bucket layout."""
     counters = None if seed is None else np.arange(first_counter, first_counter + centre.shape[0], dtype=np.uint64)
-    return laplace_mechanism(centre, allowed, epsilon, magnitude, seed=seed, counters=counters, _func=func)
+    with reporting(func):
+        return laplace_mechanism(centre, allowed, epsilon, magnitude, seed=seed, counters=counters)
 
 
 @dataclass(frozen=True)

@@ -5,33 +5,26 @@ Arrow UDF, which validates the parameters and calls the numpy layer), on the str
 over in the order of the release key, with the parameters written as the SQL binding receives them
 (text). So for a whole stratum the Spark engine and the DuckDB engine run the same code.
 
-Seeds: a seeded rule's stratum gets `stratum_seed(seed, column, stratum_index)`, computed in Python,
-with stratum_index the stratum's position in the ascending order of the strata values (NULLS LAST),
-which every engine can compute. (The shared per-stratum function of `duckdb_sdc.masking` fixes this
-contract; until it is used here, this module is the one place to replace by it.)
+Seeds: a seeded rule's stratum gets `duckdb_sdc.params.stratum_seed(seed, column, stratum_index)`,
+with stratum_index the stratum's position in the ascending order of the strata values (NULLS LAST)
+and column the rule's first column: the contract of `duckdb_sdc.masking`, the one the DuckDB release
+and the table forms follow, so the same seed gives the same release on either engine. The UDF it
+calls reports errors under the method's SQL name and masks through `duckdb_sdc.masking.mask`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
+from ..params import SEED, stratum_seed
 from ..release.methods import BOXES, COLUMN, NAMES, ROWS, SECRET_PARAMS, ReleaseMethod
 from ..sql.registry import REGISTRY
 
 _ROWS_BY_NAME = {row.name: row for row in REGISTRY}
-
-
-def stratum_seed(seed: int, column: str, stratum_index: int) -> int:
-    """The seed of one stratum of a seeded column: the first 63 bits of SHA-256 over (seed, column,
-    stratum index), so columns given the same seed and the strata of one column draw independent
-    streams that still repeat exactly, on any engine."""
-    digest = hashlib.sha256(f"{int(seed)}\x00{column}\x00{int(stratum_index)}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
 
 
 def _sql_text(value) -> str | None:
@@ -71,7 +64,7 @@ class StratumCall:
             elif p.name in self.params:
                 value = self.params[p.name]
                 if p.name in SECRET_PARAMS and value is not None:
-                    value = stratum_seed(value, self.columns[0], stratum_index)
+                    value = stratum_seed(SEED.check(value, self.method.name, p.name), self.columns[0], stratum_index)
                 out.append(_sql_text(value))
             else:
                 out.append(_default_text(p.default))
@@ -125,16 +118,17 @@ def mask_stratum(call: StratumCall, values: np.ndarray, stratum_index: int):
     (NaN for NULL) of shape (m,) for a column method or (m, p) for a group. Returns an array of the
     same shape (NaN for NULL), or `Boxes` for a box method. Raises SdcError as the SQL function does."""
     row = _ROWS_BY_NAME[call.method.name]
+    name = pa.array([row.name], pa.string())  # the reporting name every UDF takes first
     params = [pa.array([t], pa.string()) for t in call.texts(stratum_index)]
     kind = call.method.kind
     if kind == COLUMN:
-        result = row.udf.fn(_list_of_values(np.asarray(values, np.float64)), *params)
+        result = row.udf.fn(name, _list_of_values(np.asarray(values, np.float64)), *params)
         return _float(result.values)
     X = np.asarray(values, np.float64)
     if X.ndim == 1:
         X = X[:, None]
     m, p = X.shape
-    result = row.udf.fn(_list_of_records(X), *params)
+    result = row.udf.fn(name, _list_of_records(X), *params)
     if kind == ROWS:
         return _records_out(result, m, p)
     assert kind == BOXES

@@ -13,7 +13,8 @@ import numba as nb
 import numpy as np
 
 from .._numerics import to_unit
-from .._validate import choice, interval_count, is_auto
+from .._validate import is_auto
+from ..params import AUTO, INTERVALS, POINT
 from ..methods import discretisation as disc
 from ..methods.freedman_diaconis import intervals_sorted
 
@@ -100,10 +101,10 @@ def summary_points(method: str, params: dict, values: np.ndarray, counts: np.nda
     """(lows, points) of one stratum: interval t holds the values v with lows[t-1] <= v < lows[t]
     (lows of length c' - 1), rounded to points[t]; as `discretisation._run` computes them: on the
     values scaled by 2^-e (`_numerics.to_unit`), the points scaled back."""
-    rep = choice(func, "representative", params.get("representative", "mean"), disc.POINTS)
-    c = params.get("c")
+    rep = POINT.check(params.get("representative", "mean"), func, "representative")
+    c = INTERVALS.check(params.get("c"), func, "c")
     sorted_v = SortedSummary(values, counts)
-    c = intervals_sorted(sorted_v) if is_auto(c) else interval_count(func, c)
+    c = intervals_sorted(sorted_v) if c == AUTO else c
     unit, e = to_unit(values)
     ends = sorted_v.ends.astype(np.int64)
     n = sorted_v.shape[0]

@@ -20,8 +20,11 @@ from importlib import resources
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
+from ..params import SEED, stratum_seed
 from ..warmup import prepare_in_background
+from .arrow import _first, _single, reported
 from .comments import describe
 from .registry import REGISTRY, Param, SqlFunction, Udf
 
@@ -46,6 +49,20 @@ def _as_temp(text: str) -> str:
     return text.replace("CREATE OR REPLACE MACRO", "CREATE OR REPLACE TEMP MACRO")
 
 
+def _stratum_seed(name, seed, column, stratum):
+    """__sdc_stratum_seed(reporting name, seed as text, column, stratum number) -> BIGINT: the seed a
+    table form gives a stratum's call (`params.stratum_seed`); NULL for NULL. Checks the seed."""
+    func = _first(name) or "stratum_seed"
+    seeds, columns, strata = _single(seed).to_pylist(), _single(column).to_pylist(), _single(stratum).to_pylist()
+    with reported(func):
+        out = [stratum_seed(SEED.check(s, func, "seed"), c, i) for s, c, i in zip(seeds, columns, strata)]
+    return pa.array(out, type=pa.int64())
+
+
+# internal UDFs that are no function of the registry: name -> (callable, parameter types, return type)
+_INTERNAL = {"__sdc_stratum_seed": (_stratum_seed, ("VARCHAR", "VARCHAR", "VARCHAR", "BIGINT"), "BIGINT")}
+
+
 def _existing_udfs(con) -> set[str]:
     rows = con.execute(
         "SELECT function_name FROM duckdb_functions() "
@@ -59,18 +76,21 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     prepare_in_background()
     with _LOCK:
         existing = _existing_udfs(con)
-        for row in REGISTRY:
-            if row.udf is None or row.udf_name in existing:
+        udfs = {row.udf_name: (row.udf.fn, ("VARCHAR",) + row.udf.types, row.udf.returns, row.udf.side_effects)
+                for row in REGISTRY if row.udf is not None}
+        udfs.update({name: (fn, types, returns, False) for name, (fn, types, returns) in _INTERNAL.items()})
+        for name, (fn, types, returns, side_effects) in udfs.items():
+            if name in existing:
                 continue
-            _KEEP_ALIVE.append(row.udf.fn)
+            _KEEP_ALIVE.append(fn)
             con.create_function(
-                row.udf_name,
-                row.udf.fn,
-                [duckdb.sqltype(t) for t in row.udf.types],
-                duckdb.sqltype(row.udf.returns),
+                name,
+                fn,
+                [duckdb.sqltype(t) for t in types],
+                duckdb.sqltype(returns),
                 type="arrow",
                 null_handling="special",
-                side_effects=row.udf.side_effects,
+                side_effects=side_effects,
             )
     for _, text in sql_files():
         con.execute(_as_temp(text))

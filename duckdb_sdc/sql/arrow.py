@@ -1,21 +1,47 @@
 """Arrow plumbing for list functions: DuckDB hands a vectorised UDF one Arrow chunk of rows, each
 row a list (the whole column of one group); we call a numpy function on the non-NULL values of every
 row and hand back lists aligned with the input, NULLs left in place.
+
+Every UDF's first argument is the name of the SQL function the user called (see `registry`); errors
+of the numpy layer are reported under it (`reported`).
 """
 
 from __future__ import annotations
 
 import inspect
+from contextlib import contextmanager
 from typing import Callable
 
 import numpy as np
 import pyarrow as pa
 
-from .._validate import refuse_nonfinite
+from .._validate import SdcError, fail, refuse_nonfinite, reporting
 from .progress import group_done
 
-# compute(func_name, values, *params) -> ndarray aligned with `values` (the non-NULL values)
+# compute(values, *params) -> ndarray aligned with `values` (the non-NULL values)
 RowCompute = Callable[..., np.ndarray]
+
+
+@contextmanager
+def reported(func: str, params: dict[str, str] | None = None):
+    """Report errors raised inside under the SQL function `func`: an SdcError renamed (parameter
+    names mapped by `params`, e.g. the numpy layer's x to the SQL xs), and an arithmetic or value
+    error that escaped the numpy layer (an overflow on extreme values, ...) as an SdcError naming
+    the function instead of a raw Python traceback."""
+    try:
+        with reporting(func, params):
+            yield
+    except SdcError:
+        raise
+    except (ArithmeticError, ValueError, IndexError) as err:
+        raise fail(func, f"cannot compute a result for this input ({type(err).__name__}: {err}); "
+                         "values this extreme or this degenerate are outside what it supports") from None
+
+
+def _first(arr) -> str:
+    """The reporting name (the first argument, a constant)."""
+    arr = _single(arr)
+    return arr[0].as_py() if len(arr) else ""
 
 
 def _single(arr) -> pa.Array:
@@ -37,14 +63,19 @@ def _float_values(child: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: int) -> Callable:
-    """Wrap `compute` as an Arrow UDF over (xs DOUBLE[], param1, param2, ...).
+    """Wrap `compute` as an Arrow UDF over (reporting name, xs DOUBLE[], param1, param2, ...).
 
     Per row: a NULL list gives NULL; an empty or all-NULL list comes back unchanged; otherwise NaN and
-    infinity are refused, and compute(func, non_null_values, *row_params) fills the non-NULL slots.
-    Parameters arrive as Python values (None for NULL); compute validates them.
+    infinity are refused, and compute(non_null_values, *row_params) fills the non-NULL slots.
+    Parameters arrive as Python values (None for NULL); compute validates them. Errors name the
+    reporting name, and the numpy layer's x is the SQL xs.
     """
 
-    def udf(xs, *params):
+    def udf(name, xs, *params):
+        with reported(_first(name) or func, {"x": "xs"}):
+            return _list_udf(_first(name) or func, xs, params)
+
+    def _list_udf(func, xs, params):
         lists = _single(xs)
         rows = [_single(p).to_pylist() for p in params]
         n_rows = len(lists)
@@ -67,7 +98,7 @@ def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: in
             if x.shape[0] == 0:
                 continue
             refuse_nonfinite(func, "xs", x)
-            result = compute(func, x, *(p[r] for p in rows))
+            result = compute(x, *(p[r] for p in rows))
             group_done()
             if mask is None and b - a == out.shape[0] and result.dtype == out.dtype:
                 out = result  # one list without NULLs: no copy (10M values: 80 MB less)
@@ -84,7 +115,8 @@ def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: in
     udf.__name__ = f"sdc_{func}"
     # DuckDB checks the callable's arity against the declared parameter types
     udf.__signature__ = inspect.Signature(
-        [inspect.Parameter("xs", inspect.Parameter.POSITIONAL_ONLY)]
+        [inspect.Parameter("name", inspect.Parameter.POSITIONAL_ONLY),
+         inspect.Parameter("xs", inspect.Parameter.POSITIONAL_ONLY)]
         + [inspect.Parameter(f"p{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(n_params)]
     )
     return udf

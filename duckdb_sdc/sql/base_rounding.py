@@ -8,21 +8,17 @@ import inspect
 import numpy as np
 import pyarrow as pa
 
+from .. import masking
 from .._validate import refuse_nonfinite
 from ..methods import base_rounding as br
-from .arrow import _float_values, _single, list_udf
+from ..params import COL_PARAM, STRATA_PARAM, TBL_PARAM, XS_PARAM
+from .arrow import _first, _float_values, _single, list_udf, reported
 from .progress import group_done
-from .registry import Param, SqlFunction, Udf
+from .registry import SqlFunction, Udf
 
 GROUP = "Rounding to multiples of a base"
 
-_XS = Param("xs", "DOUBLE[]", doc="the column as a list, e.g. list(income); any numeric list type")
-_ALPHA = Param("alpha", "INTEGER",
-               doc="the least number of records every set of attraction must hold, 1 <= alpha <= number of "
-                   "non-NULL values")
-_TBL = Param("tbl", "VARCHAR", doc="table or view name (may be qualified: 'schema.table')")
-_COL = Param("col", "VARCHAR", doc="name of the column to mask")
-_STRATA = Param("strata", "VARCHAR or VARCHAR[]", "NULL", doc="column(s) whose groups are masked separately")
+_ALPHA = masking.ALPHA
 
 _RULE = ("the smallest base b of the 1-2-5 series (..., 0.5, 1, 2, 5, 10, 20, ...) for which every value's set of "
          "attraction, the values rounded to the same multiple q b (q = floor(x / b + 1/2)), holds at least alpha "
@@ -30,21 +26,26 @@ _RULE = ("the smallest base b of the 1-2-5 series (..., 0.5, 1, 2, 5, 10, 20, ..
          "(Senavirathne & Torra 2019, after Willenborg & De Waal)")
 
 
-def _round(func, x, alpha):
-    return br.base_rounding(x, alpha, _func=func).rounded
+def _round(x, alpha):
+    return masking.mask("base_round", x, (alpha,))
 
 
-def _labels(func, x, alpha):
-    return br.base_rounding(x, alpha, _func=func).labels
+def _labels(x, alpha):
+    return br.base_rounding(x, alpha).labels
 
 
-def _sizes(func, x, alpha):
-    return br.base_rounding(x, alpha, _func=func).sizes
+def _sizes(x, alpha):
+    return br.base_rounding(x, alpha).sizes
 
 
-def _base_udf(xs, alpha):
-    """One DOUBLE per list: the chosen base (NULL for a NULL or empty list)."""
-    func = "base_round_base"
+def _base_udf(name, xs, alpha):
+    """One DOUBLE per list: the chosen base (NULL for a NULL or empty list). Errors name `name`."""
+    func = _first(name) or "base_round_base"
+    with reported(func, {"x": "xs"}):
+        return _bases(func, xs, alpha)
+
+
+def _bases(func, xs, alpha):
     lists = _single(xs)
     alphas = _single(alpha).to_pylist()
     offsets = np.asarray(lists.offsets, dtype=np.int64)
@@ -59,19 +60,20 @@ def _base_udf(xs, alpha):
             out.append(None)
             continue
         refuse_nonfinite(func, "xs", x)
-        out.append(br.base_rounding(x, alphas[r], _func=func).b)
+        out.append(br.base_rounding(x, alphas[r]).b)
         group_done()
     return pa.array(out, type=pa.float64())
 
 
 _base_udf.__signature__ = inspect.Signature(
-    [inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY) for name in ("xs", "alpha")])
+    [inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY) for name in ("name", "xs", "alpha")])
 
 
 def _list_row(name: str, compute, returns: str, pa_type, doc: str, example: str) -> SqlFunction:
     return SqlFunction(
-        name=name, kind="scalar", params=(_XS, _ALPHA), returns=returns, group=GROUP, doc=doc, example=example,
+        name=name, kind="scalar", params=(XS_PARAM, _ALPHA), returns=returns, group=GROUP, doc=doc, example=example,
         udf=Udf(list_udf(name, compute, pa_type, 1), ("DOUBLE[]", "VARCHAR"), returns),
+        scale=None,  # the bases are decimal (1-2-5 series): data scaled by 2^e get other bases
     )
 
 
@@ -93,17 +95,19 @@ FUNCTIONS: list[SqlFunction] = [
              "multiple), its protection; at least alpha. NULL where xs is NULL."),
         example="SELECT list_min(base_round_sizes(list(income), 5)) FROM people"),
     SqlFunction(
-        name="base_round_base", kind="scalar", params=(_XS, _ALPHA), returns="DOUBLE", group=GROUP,
+        name="base_round_base", kind="scalar", params=(XS_PARAM, _ALPHA), returns="DOUBLE", group=GROUP,
         doc=("The base b that base_round chooses for the list: the smallest of the 1-2-5 series meeting alpha (0 "
              "when the values need no rounding); NULL for a NULL or empty list."),
         example="SELECT region, base_round_base(list(income), 5) FROM people GROUP BY region",
         udf=Udf(_base_udf, ("DOUBLE[]", "VARCHAR"), "DOUBLE"),
+        scale=None,
     ),
     SqlFunction(
-        name="base_round_table", kind="table", params=(_TBL, _COL, _ALPHA, _STRATA), returns="table", group=GROUP,
+        name="base_round_table", kind="table", params=(TBL_PARAM, COL_PARAM, _ALPHA, STRATA_PARAM), returns="table",
+        group=GROUP,
         doc=("Table form of base_round: the rows of tbl with column col rounded (same column names and order; the "
-             "column becomes DOUBLE), optionally each stratum with its own base. Rows come back in no particular "
-             "order."),
+             "column becomes DOUBLE), optionally each stratum with its own base. Each stratum's values reach the "
+             "method in the order of the rows' whole content. Rows come back in no particular order."),
         example="SELECT * FROM base_round_table('people', 'income', 5, strata := 'region')",
         body="FROM query(__sdc_mask_column_sql('base_round', tbl, col, [alpha::VARCHAR], strata))",
     ),

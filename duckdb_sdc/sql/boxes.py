@@ -10,14 +10,24 @@ NULL attribute.
 
 from __future__ import annotations
 
-import json
-
 import pyarrow as pa
 
-from .._validate import fail
+from .. import masking
 from ..methods import boxes as bx
+from ..params import (
+    COLS_PARAM,
+    COLUMN,
+    COLUMN_VALUES,
+    INTEGER_1,
+    ROWS_PARAM,
+    STRATA_PARAM,
+    TBL_PARAM,
+    Data,
+    Number,
+    Param,
+)
 from .arrow import list_udf
-from .registry import Param, SqlFunction, Udf
+from .registry import SqlFunction, Udf
 from .rows import _labels_array, _rows_array, _RowsChunk, record_macro, records_list, rows_udf
 
 GROUP = "Box anonymisation"
@@ -38,123 +48,102 @@ def _boxes_array(chunk: _RowsChunk, results: list) -> pa.Array:
     return records_list(chunk, struct)
 
 
-def _names(func: str, names):
-    if names is None:
-        return None
-    try:
-        out = json.loads(names)
-    except ValueError:
-        out = None
-    if not isinstance(out, list) or not all(isinstance(x, str) for x in out):
-        raise fail(func, f"names must be a list of attribute names, got {names!r}")
-    return out
+def _density(X, m):
+    return bx.density(X, m)
 
 
-def _density(func, X, m):
-    return bx.density(X, m, _func=func)
+def _optimum(X, k, characteristic, l, eps, m, names):
+    return bx.optimal_boxes(X, characteristic, k, l, eps, m, names)
 
 
-def _optimum(func, X, k, characteristic, l, eps, m, names):
-    return bx.optimal_boxes(X, characteristic, k, l, eps, m, _names(func, names), _func=func)
+def _c(X, *params):
+    return _optimum(X, *params).c
 
 
-def _c(func, X, *params):
-    return _optimum(func, X, *params).c
+def _half_widths(X, *params):
+    return _optimum(X, *params).half_widths
 
 
-def _half_widths(func, X, *params):
-    return _optimum(func, X, *params).half_widths
-
-
-def _release(func, X, k, characteristic, l, eps, names):
-    return bx.box_release(X, characteristic, k, l, eps, _names(func, names), _func=func)
+def _release(X, *params):
+    return masking.mask("box_release", X, params)
 
 
 def _weights(fn):
-    def compute(func, cs, n, A):
-        return fn(cs, n, A, _func=func)
+    def compute(cs, n, A):
+        return fn(cs, n, A)
 
     return compute
 
 
-_ROWS = Param("rows", "DOUBLE[][]", doc="the records as a list of equally long numeric lists, e.g. list([a, b, c])")
-_K = Param("k", "INTEGER", doc="minimum number of records per box, 1 <= k <= number of records without NULL")
-_CHAR = Param("characteristic", "VARCHAR",
-              doc="the statistic(s) to estimate accurately: terms '[p *] kind(attribute[, attribute]) [/ d0]' joined "
-                  "by '+', kind mean, var, sd (one attribute), cov or corr (two); attributes by 1-based position or "
-                  "name; p (usage probability) and d0 (wanted accuracy) default to 1, e.g. "
-                  "'0.7 * corr(1, 2) / 0.05 + 0.3 * mean(1) / 1000'")
-_L = Param("l", "INTEGER", "NULL", doc="l-diversity: at least l values of every attribute eps_i apart per box "
-                                       "(NULL: none); 1 <= l <= k")
-_EPS = Param("eps", "DOUBLE or DOUBLE[]", "NULL",
-             doc="distance at which two values count as different: one for every attribute or one per attribute, "
-                 "each > 0; required with l >= 2")
-_M = Param("m", "INTEGER", "NULL", doc="neighbours of the density estimate, 2 <= m <= records (NULL: max(k, 2))")
-_NAMES = Param("names", "VARCHAR[]", "NULL", doc="names of the attributes, so that the characteristic can name them")
-_CS = Param("cs", "DOUBLE[]", doc="c(x) of every record (box_c), >= 0")
-_N = Param("n", "INTEGER", doc="number of attributes of the boxes, >= 1")
-_A = Param("A", "DOUBLE", doc="statistical error constant: an estimate from N records errs by A / sqrt(N); > 0")
-_TBL = Param("tbl", "VARCHAR", doc="table or view name (may be qualified: 'schema.table')")
-_COLS = Param("cols", "VARCHAR[]", doc="the columns forming the records (a name or a list of names)")
-_STRATA = Param("strata", "VARCHAR or VARCHAR[]", "NULL", doc="column(s) whose groups are boxed separately")
-_BOX_COL = Param("box_col", "VARCHAR", "'box'", doc="name of the added box id column")
+_K, _CHAR, _L, _EPS, _NAMES = masking.METHODS["box_release"].params
+_M = Param("m", bx.OPTIONAL_NEIGHBOURS, "NULL")
+_CS = Param("cs", Data("values", scales=True), doc="c(x) of every record (box_c), >= 0")
+_N = Param("n", INTEGER_1, doc="number of attributes of the boxes, >= 1")
+_A = Param("A", Number(lower=0, lower_open=True, scales=True),
+           doc="statistical error constant: an estimate from N records errs by A / sqrt(N); > 0")
+_BOX_COL = Param("box_col", COLUMN, "'box'", doc="name of the added box id column")
 
 _NULLS = ("A record with a NULL attribute takes no part and gets NULL; an empty list, or one without a complete "
           "record, comes back as it is.")
 
 
-def _record_row(name, params, returns, out, compute, doc, example) -> SqlFunction:
+def _record_row(name, params, returns, out, compute, doc, example, scale) -> SqlFunction:
     n = len(params) - 1
     return SqlFunction(
-        name=name, kind="scalar", params=params, returns=returns, group=GROUP, doc=doc, example=example,
+        name=name, kind="scalar", params=params, returns=returns, group=GROUP, doc=doc, example=example, scale=scale,
         udf=Udf(rows_udf(name, compute, out, n), ("DOUBLE[][]",) + ("VARCHAR",) * n, returns),
         body=record_macro(name, params),
     )
 
 
-_OPT = (_ROWS, _K, _CHAR, _L, _EPS, _M, _NAMES)
+_OPT = (ROWS_PARAM, _K, _CHAR, _L, _EPS, _M, _NAMES)
 
 FUNCTIONS: list[SqlFunction] = [
     _record_row(
-        "box_density", (_ROWS, Param("m", "INTEGER", doc="neighbours, 2 <= m <= number of records")), "DOUBLE[]",
+        "box_density", (ROWS_PARAM, Param("m", bx.NEIGHBOURS, doc="neighbours, 2 <= m <= number of records")),
+        "DOUBLE[]",
         "values", _density,
         ("Data density at every record, rho(x) = m / (2 r_m(x))^n records per unit volume, r_m(x) the max-norm "
          "distance to its m-th nearest record counting itself (k-d tree); +inf where m records coincide. "
          + _NULLS),
-        "SELECT box_density(list([income, savings]), 5) FROM people"),
+        "SELECT box_density(list([income, savings]), 5) FROM people",
+        None),  # records per unit volume: s^-p for p attributes
     _record_row(
         "box_c", _OPT, "DOUBLE[]", "values", _c,
         ("c(x) of every record's optimal box for the characteristic: its cost sum_i a_i(x) Delta_i(x) divided by "
          "the number n of attributes, a_i = sum_C p_C / d0_C |dC/dx_i| N; without l-diversity c(x) = "
          "(1/2) (k / rho(x))^(1/n) (prod a_j(x))^(1/n). The characteristic's uncertainty is (n / N) sum c(x). "
          "Input of fuzzy_weights. " + _NULLS),
-        "SELECT box_c(list([income, savings]), 5, 'corr(1, 2)') FROM people"),
+        "SELECT box_c(list([income, savings]), 5, 'corr(1, 2)') FROM people",
+        1),  # for a characteristic of means (whose a_i do not scale); the power depends on the characteristic
     _record_row(
         "box_half_widths", _OPT, "DOUBLE[][]", "rows", _half_widths,
         ("The optimal box of every record for the characteristic: half-widths Delta_i(x) minimising "
          "sum_i a_i Delta_i with rho 2^n prod Delta_i = k (Delta_i = c / a_i) and, with l, 2 Delta_i >= l eps_i "
          "(the attributes of largest a_i eps_i held at their bound). Where a_i(x) = 0 the optimum is a limit: "
          "without l, 0 for the other attributes and +inf for those. " + _NULLS),
-        "SELECT box_half_widths(list([income, savings]), 5, 'mean(1) + mean(2)', l := 2, eps := 100) FROM people"),
+        "SELECT box_half_widths(list([income, savings]), 5, 'mean(1) + mean(2)', l := 2, eps := 100) FROM people",
+        1),  # as box_c
     _record_row(
-        "box_release", (_ROWS, _K, _CHAR, _L, _EPS, _NAMES), f"{BOX_TYPE}[]", _boxes_array, _release,
+        "box_release", (ROWS_PARAM, _K, _CHAR, _L, _EPS, _NAMES), f"{BOX_TYPE}[]", _boxes_array, _release,
         ("k-anonymous (and l-diverse) boxes by the characteristic-aware Mondrian: a region is cut at the median of "
          "the attribute with the largest a_i * width_i (a_i averaged over its records) while both sides keep k "
          "records (and l values eps_i apart in every attribute), else the next attribute; an attribute whose term "
          "is 0 is never cut. Every record gets its box: id (left to right) and the smallest and largest value of "
          "every attribute among the box's records. " + _NULLS + " A group with fewer than k complete records is "
          "an error."),
-        "SELECT box_release(list([income, savings]), 5, 'corr(1, 2)') FROM people"),
+        "SELECT box_release(list([income, savings]), 5, 'corr(1, 2)') FROM people",
+        {"box": 0, "lower": 1, "upper": 1}),
     SqlFunction(
-        name="box_release_table", kind="table", group=GROUP, source=_SQL, returns="table",
-        params=(_TBL, _COLS, _K, _CHAR, _L, _EPS, _STRATA, _BOX_COL),
+        name="box_release_table", kind="table", group=GROUP, source=_SQL, returns="table", scale=1,
+        params=(TBL_PARAM, COLS_PARAM, _K, _CHAR, _L, _EPS, STRATA_PARAM, _BOX_COL),
         doc=("Table form of box_release: the rows of tbl without the columns cols, then for each of them "
              "<col>_lower and <col>_upper (its record's box), then box_col (the box id, numbered within each "
              "stratum). The characteristic may name the columns. A row with a NULL in cols gets NULL bounds and "
              "box; columns of those names are replaced. Rows come back in no particular order."),
         example="SELECT * FROM box_release_table('people', ['income', 'savings'], 5, 'corr(income, savings)')"),
     SqlFunction(
-        name="fuzzy_weights", kind="scalar", params=(_CS, _N, _A), returns="DOUBLE[]", group=GROUP,
+        name="fuzzy_weights", kind="scalar", params=(_CS, _N, _A), returns="DOUBLE[]", group=GROUP, scale=0,
         doc=("Weights w >= 0, summing to 1, minimising n sum w c + A sqrt(sum w^2) (box uncertainty plus "
              "statistical error of the weighted estimate): w = (lambda - n c) / (N~ (lambda - mean n c)) on the "
              "N~ records of smallest c, 0 on the rest, lambda and N~ found exactly. Aligned with cs; NULL stays "
@@ -162,45 +151,45 @@ FUNCTIONS: list[SqlFunction] = [
         example="SELECT fuzzy_weights(box_c(r, 5, 'mean(1)'), 2, 40) FROM (SELECT list([income, savings]) r FROM people)",
         udf=Udf(list_udf("fuzzy_weights", _weights(bx.fuzzy_weights), pa.float64(), 2),
                 ("DOUBLE[]", "VARCHAR", "VARCHAR"), "DOUBLE[]"),
-        body="__sdc_fuzzy_weights(__sdc_cost_list(cs, 'fuzzy_weights'), n::VARCHAR, A::VARCHAR)"),
+        body="__sdc_fuzzy_weights('fuzzy_weights', __sdc_cost_list(cs, 'fuzzy_weights'), n::VARCHAR, A::VARCHAR)"),
     SqlFunction(
-        name="crisp_weights", kind="scalar", params=(_CS, _N, _A), returns="DOUBLE[]", group=GROUP,
+        name="crisp_weights", kind="scalar", params=(_CS, _N, _A), returns="DOUBLE[]", group=GROUP, scale=0,
         doc=("Dismissal of rare points: 1 / #S on the records with c <= c0 and 0 on the others, c0 minimising "
              "(n / #S) sum_S c + A / sqrt(#S) (records with equal c go together; a tie keeps more records)."),
         example="SELECT crisp_weights([0.1, 0.2, 5.0], 2, 1)",
         udf=Udf(list_udf("crisp_weights", _weights(bx.crisp_weights), pa.float64(), 2),
                 ("DOUBLE[]", "VARCHAR", "VARCHAR"), "DOUBLE[]"),
-        body="__sdc_crisp_weights(__sdc_cost_list(cs, 'crisp_weights'), n::VARCHAR, A::VARCHAR)"),
+        body="__sdc_crisp_weights('crisp_weights', __sdc_cost_list(cs, 'crisp_weights'), n::VARCHAR, A::VARCHAR)"),
 ]
 
-_X = Param("x", "numeric", doc="the values (an aggregate's argument)")
-_Y = Param("y", "numeric", doc="the second variable's values")
-_W = Param("w", "numeric", doc="the record weights, >= 0 (e.g. unnested fuzzy_weights)")
-_LO = Param("lower", "numeric", doc="the box's lower bound (e.g. income_lower of box_release_table)")
-_HI = Param("upper", "numeric", doc="the box's upper bound")
+_X = Param("x", COLUMN_VALUES, doc="the values (an aggregate's argument)")
+_Y = Param("y", COLUMN_VALUES, doc="the second variable's values")
+_W = Param("w", Data("column", scales=False), doc="the record weights, >= 0 (e.g. unnested fuzzy_weights)")
+_LO = Param("lower", COLUMN_VALUES, doc="the box's lower bound (e.g. income_lower of box_release_table)")
+_HI = Param("upper", COLUMN_VALUES, doc="the box's upper bound")
 _PAIRS = "Rows where an argument is NULL are left out; NULL when no weight is positive."
 
 FUNCTIONS += [
-    SqlFunction(name="weighted_mean", kind="aggregate", params=(_X, _W), returns="DOUBLE", group=GROUP, source=_SQL,
+    SqlFunction(name="weighted_mean", kind="aggregate", scale=1, params=(_X, _W), returns="DOUBLE", group=GROUP, source=_SQL,
                 doc="sum w x / sum w. Negative weights are an error. " + _PAIRS,
                 example="SELECT weighted_mean(income, w) FROM weighted"),
-    SqlFunction(name="weighted_var", kind="aggregate", params=(_X, _W), returns="DOUBLE", group=GROUP, source=_SQL,
+    SqlFunction(name="weighted_var", kind="aggregate", scale=2, params=(_X, _W), returns="DOUBLE", group=GROUP, source=_SQL,
                 doc=("Weighted population variance sum w (x - m)^2 / sum w, m the weighted mean (two passes over "
                      "the group's values, so no cancellation). " + _PAIRS),
                 example="SELECT weighted_var(income, w) FROM weighted"),
-    SqlFunction(name="weighted_cov", kind="aggregate", params=(_X, _Y, _W), returns="DOUBLE", group=GROUP,
+    SqlFunction(name="weighted_cov", kind="aggregate", scale=2, params=(_X, _Y, _W), returns="DOUBLE", group=GROUP,
                 source=_SQL, doc="sum w (x - mx)(y - my) / sum w with the weighted means. " + _PAIRS,
                 example="SELECT weighted_cov(income, savings, w) FROM weighted"),
-    SqlFunction(name="weighted_corr", kind="aggregate", params=(_X, _Y, _W), returns="DOUBLE", group=GROUP,
+    SqlFunction(name="weighted_corr", kind="aggregate", scale=0, params=(_X, _Y, _W), returns="DOUBLE", group=GROUP,
                 source=_SQL,
                 doc="weighted_cov / sqrt(weighted_var(x) weighted_var(y)); NULL when either variance is 0. " + _PAIRS,
                 example="SELECT weighted_corr(income, savings, w) FROM weighted"),
-    SqlFunction(name="box_mean_bounds", kind="aggregate", params=(_LO, _HI), returns="STRUCT(lower DOUBLE, upper DOUBLE)",
+    SqlFunction(name="box_mean_bounds", kind="aggregate", scale={"lower": 1, "upper": 1}, params=(_LO, _HI), returns="STRUCT(lower DOUBLE, upper DOUBLE)",
                 group=GROUP, source=_SQL,
                 doc=("The range of the mean over the records' boxes: [avg(lower), avg(upper)]. A lower bound above its "
                      "upper bound is an error; rows with a NULL bound are left out."),
                 example="SELECT box_mean_bounds(income_lower, income_upper) FROM released"),
-    SqlFunction(name="box_weighted_mean_bounds", kind="aggregate", params=(_LO, _HI, _W),
+    SqlFunction(name="box_weighted_mean_bounds", kind="aggregate", scale={"lower": 1, "upper": 1}, params=(_LO, _HI, _W),
                 returns="STRUCT(lower DOUBLE, upper DOUBLE)", group=GROUP, source=_SQL,
                 doc=("The range of the weighted mean over the boxes: [sum w lower / sum w, sum w upper / sum w]. "
                      + _PAIRS),

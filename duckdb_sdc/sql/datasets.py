@@ -9,7 +9,8 @@ is written into the database file, and a plain DuckDB client reads the files wit
 from __future__ import annotations
 
 from ..datasets import DATASETS, path
-from .registry import Param, SqlFunction
+from ..params import Param, choice
+from .registry import SqlFunction
 
 GROUP = "Reference data sets"
 
@@ -39,8 +40,8 @@ FUNCTIONS = [
     SqlFunction(
         name="sdc_dataset",
         kind="table",
-        params=(Param("name", "VARCHAR", doc="one of " + ", ".join(_ql(n) for n in DATASETS)
-                      + " (case-insensitive)"),),
+        params=(Param("name", choice(*DATASETS, doc="one of " + ", ".join(_ql(n) for n in DATASETS)
+                                     + " (case-insensitive)")),),
         returns="table",
         group=GROUP,
         doc=("A reference data set of the SDC literature bundled with duckdb_sdc, as a table: 'tarragona' "

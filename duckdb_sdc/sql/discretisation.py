@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from .. import masking
 from ..methods import discretisation as disc
+from ..params import COL_PARAM, COLUMN_VALUES, STRATA_PARAM, TBL_PARAM, XS_PARAM, Param
 from .arrow import list_udf
-from .registry import Param, SqlFunction, Udf
+from .registry import SqlFunction, Udf
 
 GROUP = "Rounding by discretisation"
 
@@ -24,28 +26,10 @@ _DESCRIPTIONS = {
             "rounding points, and every value goes to the nearest one (seeded)"),
 }
 
-_XS = Param("xs", "DOUBLE[]", doc="the column as a list, e.g. list(income); any numeric list type")
-_C = Param("c", "INTEGER or 'auto'", doc="number of intervals >= 1, or 'auto' (Freedman-Diaconis)")
-_REP = Param("representative", "VARCHAR", "'mean'",
-             doc="rounding point of an interval: 'mean', 'median' or 'midpoint'")
-_STOCH = Param("stochastic", "BOOLEAN", "false",
-               doc="round to one of the two enclosing rounding points, unbiased for each value")
-_SEED = Param("seed", "BIGINT", "NULL", doc="random seed, 0 <= seed < 2^63; NULL: not reproducible")
-_GROUPS = Param("groups", "INTEGER", "10", doc="number of quantile groups re-sampled separately")
-_CENTROID = Param("centroid", "VARCHAR", "'mean'", doc="centroid of a bootstrap sample: 'mean' or 'median'")
-_TBL = Param("tbl", "VARCHAR", doc="table or view name (may be qualified: 'schema.table')")
-_COL = Param("col", "VARCHAR", doc="name of the column to mask")
-_STRATA = Param("strata", "VARCHAR or VARCHAR[]", "NULL", doc="column(s) whose groups are masked separately")
 
-
-def _round_compute(method: str):
-    def compute(func, x, c, representative, *rest):
-        if method == "rbd":
-            groups, centroid, stochastic, seed = rest
-            return disc.discretise(x, c, method, representative, stochastic=stochastic, seed=seed,
-                                   groups=groups, centroid=centroid, _func=func)
-        stochastic, seed = rest
-        return disc.discretise(x, c, method, representative, stochastic=stochastic, seed=seed, _func=func)
+def _masked(name: str):
+    def compute(x, *params):
+        return masking.mask(name, x, params)
 
     return compute
 
@@ -53,28 +37,29 @@ def _round_compute(method: str):
 def _labels_compute(method: str, sizes: bool):
     target = disc.attraction_sizes if sizes else disc.discretise_labels
 
-    def compute(func, x, c, *rest):
+    def compute(x, c, *rest):
         if method == "rbd":
             groups, centroid, seed = rest
-            return target(x, c, method, seed=seed, groups=groups, centroid=centroid, _func=func)
-        return target(x, c, method, _func=func)
+            return target(x, c, method, seed=seed, groups=groups, centroid=centroid)
+        return target(x, c, method)
 
     return compute
 
 
-def _udf(fn, n_params: int, returns: str, pa_type, side_effects: bool) -> Udf:
-    return Udf(list_udf(fn[0], fn[1], pa_type, n_params), ("DOUBLE[]",) + ("VARCHAR",) * n_params, returns,
+def _udf(name: str, compute, n_params: int, returns: str, pa_type, side_effects: bool) -> Udf:
+    return Udf(list_udf(name, compute, pa_type, n_params), ("DOUBLE[]",) + ("VARCHAR",) * n_params, returns,
                side_effects=side_effects)
 
 
 def _rows(method: str) -> list[SqlFunction]:
     title, what = _DESCRIPTIONS[method]
     rbd = method == "rbd"
-    extra = (_GROUPS, _CENTROID) if rbd else ()
     names = {kind: f"{method}_{kind}" for kind in ("round", "labels", "sizes")}
     table_name = f"{method}_round_table"
-    round_params = (_XS, _C, _REP, *extra, _STOCH, _SEED)
-    part_params = (_XS, _C, *extra, _SEED) if rbd else (_XS, _C)
+    tail = masking.METHODS[names["round"]].params  # c, representative, [groups, centroid,] stochastic, seed
+    round_params = (XS_PARAM, *tail)
+    part_params = (XS_PARAM, *(p for p in tail if p.name not in ("representative", "stochastic"))) if rbd \
+        else (XS_PARAM, masking.C)
     seeded = " The re-sampling is random: pass a seed to reproduce it." if rbd else ""
     round_fn = SqlFunction(
         name=names["round"],
@@ -88,8 +73,8 @@ def _rows(method: str) -> list[SqlFunction]:
              "value itself. The result is aligned with xs; NULLs stay NULL in place and join no "
              f"interval. Use it with GROUP BY to mask strata separately.{seeded}"),
         example=(f"SELECT region, {names['round']}(list(income), 5) FROM people GROUP BY region"),
-        udf=_udf((names["round"], _round_compute(method)), len(round_params) - 1, "DOUBLE[]",
-                 pa.float64(), side_effects=True),
+        udf=_udf(names["round"], _masked(names["round"]), len(tail), "DOUBLE[]", pa.float64(), side_effects=True),
+        scale=1,
     )
     labels_fn = SqlFunction(
         name=names["labels"],
@@ -106,8 +91,9 @@ def _rows(method: str) -> list[SqlFunction]:
                 "rbd": "Numbers are those of the rounding points 0..c'-1 (a point may attract no "
                        "value)."}[method]),
         example=f"SELECT {names['labels']}([5, 1, 9, 2, 8, 3], 3)",
-        udf=_udf((names["labels"], _labels_compute(method, False)), len(part_params) - 1, "BIGINT[]",
+        udf=_udf(names["labels"], _labels_compute(method, False), len(part_params) - 1, "BIGINT[]",
                  pa.int64(), side_effects=rbd),
+        scale=0,
     )
     sizes_fn = SqlFunction(
         name=names["sizes"],
@@ -119,23 +105,28 @@ def _rows(method: str) -> list[SqlFunction]:
              "rounded to the same rounding point (deterministic rounding), which is the protection "
              "rounding gives it; NULL where xs is NULL. list_min() of it is the smallest interval."),
         example=f"SELECT list_min({names['sizes']}(list(income), 5)) FROM people",
-        udf=_udf((names["sizes"], _labels_compute(method, True)), len(part_params) - 1, "BIGINT[]",
+        udf=_udf(names["sizes"], _labels_compute(method, True), len(part_params) - 1, "BIGINT[]",
                  pa.int64(), side_effects=rbd),
+        scale=0,
     )
-    tail = (_C, _REP, *extra, _STOCH, _SEED)
-    arg_list = ", ".join(f"{p.name}::VARCHAR" for p in tail)
+    arg_list = ", ".join(f"{p.name}::VARCHAR" for p in tail if p.name != "seed")
     table_fn = SqlFunction(
         name=table_name,
         kind="table",
-        params=(_TBL, _COL, *tail, _STRATA),
+        params=(TBL_PARAM, COL_PARAM, *tail, STRATA_PARAM),
         returns="table",
         group=GROUP,
         doc=(f"Table form of {names['round']}: the rows of tbl with column col replaced by its rounded "
              "values (same column names and order; the rounded column becomes DOUBLE), optionally "
-             "rounding each stratum separately (each stratum with the same seed). Rows come back in "
-             "no particular order."),
+             "rounding each stratum separately. Each stratum's values reach the method in the order of "
+             "the rows' whole content; with a seed, stratum i of column col draws with the seed "
+             "stratum_seed(seed, col, i) (see duckdb_sdc.masking), the one a release uses, so the result "
+             "repeats exactly whatever DuckDB's threads and scan order. Rows come back in no particular "
+             "order."),
         example=f"SELECT * FROM {table_name}('people', 'income', 'auto', strata := 'region')",
-        body=f"FROM query(__sdc_mask_column_sql('{names['round']}', tbl, col, [{arg_list}], strata))",
+        body=(f"FROM query(__sdc_mask_column_sql('{names['round']}', tbl, col, [{arg_list}], strata, "
+              "seeded := true, seed := seed))"),
+        scale=1,
     )
     return [round_fn, labels_fn, sizes_fn, table_fn]
 
@@ -146,7 +137,7 @@ FREEDMAN_DIACONIS = [
     SqlFunction(
         name="fd_intervals",
         kind="aggregate",
-        params=(Param("x", "numeric", doc="the column"),),
+        params=(Param("x", COLUMN_VALUES, doc="the column"),),
         returns="BIGINT",
         group=GROUP,
         doc=("Number of intervals c that the Freedman-Diaconis rule gives a column, as 'auto' uses "
@@ -155,17 +146,19 @@ FREEDMAN_DIACONIS = [
              "that share) replaces 2 IQR; 1 for a constant or nearly constant column. Pure SQL."),
         example="SELECT region, fd_intervals(income) FROM people GROUP BY region",
         source=_FD_SOURCE,
+        scale=0,
     ),
     SqlFunction(
         name="fd_group_size",
         kind="aggregate",
-        params=(Param("x", "numeric", doc="the column"),),
+        params=(Param("x", COLUMN_VALUES, doc="the column"),),
         returns="BIGINT",
         group=GROUP,
         doc=("Minimum group size k = max(2, ceil(n / fd_intervals(x))) that 'auto' gives the "
-             "microaggregation functions (never 1: a group of one record is its raw value). Pure SQL."),
+             "microaggregation functions (2 is the smallest group size they take). Pure SQL."),
         example="SELECT fd_group_size(income) FROM people",
         source=_FD_SOURCE,
+        scale=0,
     ),
 ]
 

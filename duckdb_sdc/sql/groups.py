@@ -7,7 +7,9 @@ with the same number of complete records (at most `STACK_MAX`) and the same para
 into (groups, n, p) arrays, and the measure is computed for the whole stack by
 `duckdb_sdc.measures.stacked`, which gives every group exactly what the one-group function gives it
 (the tests compare them). Larger groups, and every group of a chunk whose records the chunk-wide
-decoding refuses (it then reports nothing itself), take the one-group path unchanged.
+decoding refuses (it then reports nothing itself), take the one-group path unchanged. Parameters are
+checked by the same kinds (`duckdb_sdc.params`) as in the one-group functions; the UDF reports every
+error under the SQL function's name.
 """
 
 from __future__ import annotations
@@ -17,49 +19,48 @@ from collections import defaultdict
 import numpy as np
 import pyarrow as pa
 
-from .. import measures
-from .._validate import SdcError, _as_integer, choice, fail, group_size, integer_at_least, positive_number
+from .._validate import SdcError
 from ..measures import stacked as st
 from ..measures._input import UndefinedMeasure
-from ..measures.risk import PERCENTS
+from ..measures.ranks import tie_seed
+from ..measures.risk import LINKAGE_RANK, PERCENTS
+from ..params import NONNEGATIVE, NONNEGATIVE_INTEGER, TIES
 
 
 def _rank(name):
-    def compute(func, X, XM, ties, seed):
-        ties = choice(func, "ties", ties, measures.TIES)
-        if seed is None:
-            raise fail(func, "seed must not be NULL")
-        return st.rank_measures(X, XM, ties, _as_integer(func, "seed", seed))[name]
+    def compute(X, XM, ties, seed):
+        ties = TIES.check(ties, name, "ties")
+        return st.rank_measures(X, XM, ties, tie_seed(name, seed))[name]
 
     return compute
 
 
-def _il_metrics(func, X, XM):
+def _il_metrics(X, XM):
     return st.il_metrics(X, XM) if X.shape[1] >= 2 else None  # n = 1: undefined, NULL
 
 
-def _idr(func, X, XM, k, max_outside):
-    return st.interval_disclosure(X, XM, positive_number(func, "k", k, allow_zero=True),
-                                  integer_at_least(func, "max_outside", max_outside, 0))
+def _idr(X, XM, k, max_outside):
+    return st.interval_disclosure(X, XM, NONNEGATIVE.check(k, "interval_disclosure", "k"),
+                                  NONNEGATIVE_INTEGER.check(max_outside, "interval_disclosure", "max_outside"))
 
 
-def _linkage(func, X, XM, rank):
-    return st.record_linkage(X, XM, group_size(func, rank, X.shape[1], param="rank", minimum=1))
+def _linkage(X, XM, rank):
+    return st.record_linkage(X, XM, LINKAGE_RANK.check(rank, "record_linkage", "rank", n=X.shape[1]))
 
 
-def _score(func, X, XM, k):
-    return st.il_dr_score(X, XM, positive_number(func, "k", k, allow_zero=True))
+def _score(X, XM, k):
+    return st.il_dr_score(X, XM, NONNEGATIVE.check(k, "il_dr_score", "k"))
 
 
-# compute(func, X (G, n, p), XM, *params) -> (G,) values, or a dict of them for a struct, or None when
-# the measure is undefined for every group; NaN is NULL (no measure returns NaN: an undefined one is NULL)
+# compute(X (G, n, p), XM, *params) -> (G,) values, or a dict of them for a struct, or None when the
+# measure is undefined for every group; NaN is NULL (no measure returns NaN: an undefined one is NULL)
 STACKED = {
     **{name: _rank(name) for name in ("rank_mae", "rank_mse", "rank_bounded_mae", "rank_bounded_mse")},
     "il_metrics": _il_metrics,
-    "regression_utility": lambda func, X, XM: st.regression_utility(X, XM, func),
+    "regression_utility": lambda X, XM: st.regression_utility(X, XM),
     "interval_disclosure": _idr,
-    "sd_interval_disclosure": lambda func, X, XM: st.sd_interval_disclosure(X, XM, PERCENTS),
-    "rank_interval_disclosure": lambda func, X, XM: st.rank_interval_disclosure(X, XM, PERCENTS),
+    "sd_interval_disclosure": lambda X, XM: st.sd_interval_disclosure(X, XM, PERCENTS),
+    "rank_interval_disclosure": lambda X, XM: st.rank_interval_disclosure(X, XM, PERCENTS),
     "record_linkage": _linkage,
     "il_dr_score": _score,
 }
@@ -74,7 +75,8 @@ def grouped(func: str, lists: pa.Array, rows: list[list], sides, compute, stacke
     decoding refuses the chunk (the caller then takes the one-group path, which reports the error).
 
     sides(func, values) -> (X, XM) of all records of the chunk with NaN where missing; compute is the
-    one-group function, stacked the function of `STACKED`; rows are the parameters, one list each."""
+    one-group function compute(X, XM, *params), stacked the function of `STACKED`; rows are the
+    parameters, one list each. Errors are the caller's to report under the SQL function's name."""
     G = len(lists)
     offsets = np.asarray(lists.offsets, dtype=np.int64)
     try:
@@ -118,13 +120,13 @@ def grouped(func: str, lists: pa.Array, rows: list[list], sides, compute, stacke
                 large.append(r)
     for r in large:
         try:
-            put(r, compute(func, X[starts[r]:starts[r + 1]], XM[starts[r]:starts[r + 1]], *(p[r] for p in rows)))
+            put(r, compute(X[starts[r]:starts[r + 1]], XM[starts[r]:starts[r + 1]], *(p[r] for p in rows)))
         except UndefinedMeasure:
             pass
     for (n, params), members in buckets.items():
         members = np.asarray(members, dtype=np.int64)
         idx = starts[members][:, None] + np.arange(n)
-        put(members, stacked(func, X[idx], XM[idx], *params))
+        put(members, stacked(X[idx], XM[idx], *params))
     if not pa.types.is_struct(out_type):
         return _column(cols["value"])
     return pa.StructArray.from_arrays([_column(cols[name]) for name in fields], fields=list(out_type),

@@ -17,25 +17,38 @@ import numpy as np
 import pyarrow as pa
 
 from .. import measures
-from .._validate import _as_integer, choice, fail, group_size, integer_at_least, positive_number, refuse_nonfinite
+from .._validate import fail, refuse_nonfinite
 from ..measures._input import UndefinedMeasure
-from .arrow import _single
+from ..measures.risk import LINKAGE_RANK
+from ..params import (
+    COLUMN_VALUES,
+    NONNEGATIVE,
+    NONNEGATIVE_INTEGER,
+    ROW_VECTOR,
+    SEED,
+    TABLE,
+    TIES,
+    ColumnNames,
+    Param,
+)
+from .arrow import _first, _single, reported
 from .groups import STACKED, grouped
-from .registry import Param, SqlFunction, Udf
+from .registry import SqlFunction, Udf
 from .rows import _signature
 
 GROUP_LOSS = "Information loss"
 GROUP_RISK = "Disclosure risk"
 GROUP_EVAL = "Evaluating a masked table"
 
-_X = Param("x", "numeric", doc="original value (a column)")
-_XM = Param("xm", "numeric", doc="masked value of the same record")
-_XV = Param("x", "numeric[]", doc="original record as a row vector, e.g. [a, b, c]")
-_XMV = Param("xm", "numeric[]", doc="masked record, the same columns in the same order, e.g. [a_m, b_m, c_m]")
-_TIES = Param("ties", "VARCHAR", "'random'",
-              doc="'random' (pseudo-random from the values and seed, independent of row order) or 'first' (row order)")
-_SEED = Param("seed", "BIGINT", "0", doc="seed of the 'random' tie rule")
-_K = Param("k", "DOUBLE", "0.05", doc="half-width of the interval in masked standard deviations")
+_X = Param("x", COLUMN_VALUES, doc="original value (a column)")
+_XM = Param("xm", COLUMN_VALUES, doc="masked value of the same record")
+_XV = Param("x", ROW_VECTOR, doc="original record as a row vector, e.g. [a, b, c]")
+_XMV = Param("xm", ROW_VECTOR, doc="masked record, the same columns in the same order, e.g. [a_m, b_m, c_m]")
+_TIES = Param("ties", TIES, "'random'")
+_SEED = Param("seed", SEED, "0", doc="seed of the 'random' tie rule, 0 <= seed < 2^63; NULL: drawn from the "
+                                     "operating system's randomness (ties then differ between calls)")
+_HALF_WIDTH = Param("half_width", NONNEGATIVE, "0.05",
+                    doc="half-width of the interval in masked standard deviations, >= 0")
 
 _PAIRS = "STRUCT(x DOUBLE, xm DOUBLE)[]"
 _ROWS = "STRUCT(x DOUBLE[], xm DOUBLE[])[]"
@@ -113,13 +126,20 @@ def _records(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return X[keep], XM[keep]
 
 
-def aggregate_udf(func: str, compute, out_type: pa.DataType, n_params: int, vectors: bool):
-    """Arrow UDF over (list of pairs or of row-vector pairs, param1, ...): one result per group.
-    compute(func, X, XM, *params) -> value; no complete record or an undefined measure gives NULL."""
+def aggregate_udf(func: str, compute, out_type: pa.DataType, n_params: int, vectors: bool,
+                  renames: dict[str, str] | None = None):
+    """Arrow UDF over (reporting name, list of pairs or of row-vector pairs, param1, ...): one result
+    per group. compute(X, XM, *params) -> value; no complete record or an undefined measure gives
+    NULL. Errors name the reporting name (the numpy layer's parameter names mapped by `renames`)."""
     extract = _records if vectors else _pairs
     stacked = STACKED.get(func)  # many small groups at once (sql/groups.py)
 
-    def udf(groups, *params):
+    def udf(name, groups, *params):
+        fname = _first(name) or func
+        with reported(fname, renames):
+            return _aggregate_udf(fname, groups, params)
+
+    def _aggregate_udf(func, groups, params):
         lists = _single(groups)
         rows = [_single(p).to_pylist() for p in params]
         if stacked is not None:
@@ -138,48 +158,44 @@ def aggregate_udf(func: str, compute, out_type: pa.DataType, n_params: int, vect
                 out.append(None)
                 continue
             try:
-                out.append(compute(func, X, XM, *(p[r] for p in rows)))
+                out.append(compute(X, XM, *(p[r] for p in rows)))
             except UndefinedMeasure:
                 out.append(None)
         return pa.array(out, type=out_type)
 
     udf.__name__ = f"sdc_{func}"
-    _signature(udf, 1 + n_params)  # DuckDB checks the callable's arity against the parameter types
+    _signature(udf, 2 + n_params)  # DuckDB checks the callable's arity against the parameter types
     return udf
 
 
 def _rank(measure):
-    def compute(func, x, xm, ties, seed):
-        ties = choice(func, "ties", ties, measures.TIES)
-        if seed is None:
-            raise fail(func, "seed must not be NULL")
-        return measure(x[:, 0], xm[:, 0], ties=ties, seed=_as_integer(func, "seed", seed))
+    def compute(x, xm, ties, seed):
+        return measure(x[:, 0], xm[:, 0], ties=ties, seed=seed)
 
     return compute
 
 
 def _plain(measure):
-    def compute(func, x, xm):
+    def compute(x, xm):
         return measure(x, xm)
 
     return compute
 
 
-def _idr(func, x, xm, k, max_outside):
-    return measures.interval_disclosure(x, xm, positive_number(func, "k", k, allow_zero=True),
-                                        max_outside=integer_at_least(func, "max_outside", max_outside, 0))
+def _idr(x, xm, half_width, max_outside):
+    return measures.interval_disclosure(x, xm, half_width, max_outside=max_outside)
 
 
-def _linkage(func, x, xm, rank):
-    return measures.record_linkage(x, xm, group_size(func, rank, x.shape[0], param="rank", minimum=1))
+def _linkage(x, xm, rank):
+    return measures.record_linkage(x, xm, rank)
 
 
-def _regression(func, x, xm):
+def _regression(x, xm):
     return measures.regression_utility(x, xm, response=0)
 
 
-def _score(func, x, xm, k):
-    return measures.il_dr_score(x, xm, positive_number(func, "k", k, allow_zero=True))
+def _score(x, xm, half_width):
+    return measures.il_dr_score(x, xm, half_width)
 
 
 _IL_TYPE = pa.struct([(c, pa.float64()) for c in (*measures.IL_COMPONENTS, "composite")])
@@ -194,16 +210,18 @@ def _value_args(params: tuple[Param, ...], fname: str, vectors: bool) -> str:
         pack = (f"struct_pack(x := __sdc_numeric_list(x, '{fname}'), xm := __sdc_numeric_list(xm, '{fname}'))")
     else:
         pack = f"struct_pack(x := __sdc_value(x, '{fname}'), xm := __sdc_value(xm, '{fname}'))"
-    return ", ".join([f"list({pack})"] + [f"{p.name}::VARCHAR" for p in rest])
+    return ", ".join([f"'{fname}'", f"list({pack})"] + [f"{p.name}::VARCHAR" for p in rest])
 
 
-def _aggregate(name, params, returns, group, doc, example, compute, out_type, vectors) -> SqlFunction:
+def _aggregate(name, params, returns, group, doc, example, compute, out_type, vectors, scale) -> SqlFunction:
     n_params = len(params) - 2
+    renames = {"k": "half_width"} if any(p.name == "half_width" for p in params) else None
     return SqlFunction(
         name=name, kind="aggregate", params=params, returns=returns, group=group, doc=doc, example=example,
-        udf=Udf(aggregate_udf(name, compute, out_type, n_params, vectors),
+        udf=Udf(aggregate_udf(name, compute, out_type, n_params, vectors, renames),
                 (_ROWS if vectors else _PAIRS,) + ("VARCHAR",) * n_params, returns),
         body=f"__sdc_{name}({_value_args(params, name, vectors)})",
+        scale=scale,
     )
 
 
@@ -222,11 +240,13 @@ _PURE = [
                 "constant or n = 1."),
 ]
 
+_PURE_SCALE = {"mae": 1, "mse": 2, "il1": 0, "il1s": 0, "il1s_sum": 0, "sse_sst": 0}
+
 FUNCTIONS: list[SqlFunction] = [
     SqlFunction(name=name, kind="aggregate", params=(_X, _XM), returns="DOUBLE", group=GROUP_LOSS,
                 doc=doc + " Pure SQL, one pass; a pair with a NULL side is left out.",
                 example=f"SELECT region, {name}(income, income_m) FROM j GROUP BY region",
-                source=_SQL_FILE)
+                source=_SQL_FILE, scale=_PURE_SCALE[name])
     for name, doc in _PURE
 ]
 
@@ -235,24 +255,24 @@ FUNCTIONS += [
         "rank_mae", (_X, _XM, _TIES, _SEED), "DOUBLE", GROUP_LOSS,
         "Rank MAE (rMAE): ranks 1..n of x and of xm with ties broken into unique ranks, sum |r - r'| / n.",
         "SELECT rank_mae(income, income_m) FROM j",
-        _rank(measures.rank_mae), pa.float64(), False),
+        _rank(measures.rank_mae), pa.float64(), False, 0),
     _aggregate(
         "rank_mse", (_X, _XM, _TIES, _SEED), "DOUBLE", GROUP_LOSS,
         "Rank MSE (rMSE): sum (r - r')^2 / n, ranks as in rank_mae.",
         "SELECT rank_mse(income, income_m) FROM j",
-        _rank(measures.rank_mse), pa.float64(), False),
+        _rank(measures.rank_mse), pa.float64(), False, 0),
     _aggregate(
         "rank_bounded_mae", (_X, _XM, _TIES, _SEED), "DOUBLE", GROUP_LOSS,
         "Bounded rank MAE (Chaibub Neto) in [0, 1]: ranks 1..n of x and of xm with ties broken into "
         "unique ranks, sum |r - r'| / sum_{k=1..floor(n/2)} 2(n - 2k + 1); 1 for reversed ranks, 0 for n = 1.",
         "SELECT rank_bounded_mae(income, income_m) FROM j",
-        _rank(measures.rank_bounded_mae), pa.float64(), False),
+        _rank(measures.rank_bounded_mae), pa.float64(), False, 0),
     _aggregate(
         "rank_bounded_mse", (_X, _XM, _TIES, _SEED), "DOUBLE", GROUP_LOSS,
         "Bounded rank MSE in [0, 1]: sum (r - r')^2 / sum_{k=1..floor(n/2)} 2(n - 2k + 1)^2; without "
         "ties (1 - Spearman's rho) / 2.",
         "SELECT rank_bounded_mse(income, income_m, ties := 'first') FROM j",
-        _rank(measures.rank_bounded_mse), pa.float64(), False),
+        _rank(measures.rank_bounded_mse), pa.float64(), False, 0),
     _aggregate(
         "il_metrics", (_XV, _XMV), _IL_SQL, GROUP_LOSS,
         "The Domingo-Ferrer & Torra information-loss metrics over several columns: mean variation of "
@@ -260,56 +280,56 @@ FUNCTIONS += [
         "mean absolute error of the correlation matrix (pairs i < j; NULL for one column), and "
         "composite = 100 * mean of the present components.",
         "SELECT (il_metrics([a, b, c], [a_m, b_m, c_m])).composite FROM j",
-        _plain(measures.il_metrics), _IL_TYPE, True),
+        _plain(measures.il_metrics), _IL_TYPE, True, 0),
     _aggregate(
         "regression_utility", (_XV, _XMV), "STRUCT(mse DOUBLE, r2 DOUBLE)", GROUP_LOSS,
         "Regression utility: least squares of the first value of the row vector on the others (with "
         "intercept) fitted on the masked data, used to predict the original response from the original "
         "predictors; mse of that prediction and r2 of the masked fit.",
         "SELECT regression_utility([y, a, b], [y_m, a_m, b_m]) FROM j",
-        _regression, _REG_TYPE, True),
+        _regression, _REG_TYPE, True, {"mse": 2, "r2": 0}),
     _aggregate(
         "interval_disclosure",
-        (_XV, _XMV, _K, Param("max_outside", "INTEGER", "0",
-                              doc="values allowed outside their interval (sdcMicro's dRisk code: 1)")),
+        (_XV, _XMV, _HALF_WIDTH, Param("max_outside", NONNEGATIVE_INTEGER, "0",
+                                       doc="values allowed outside their interval (sdcMicro's dRisk code: 1)")),
         "DOUBLE", GROUP_RISK,
         "Interval disclosure risk (sdcMicro dRisk): the share of records whose original values all lie "
-        "in the closed intervals xm +- k * sd(xm_j), sd the masked column's sample sd (with "
+        "in the closed intervals xm +- half_width * sd(xm_j), sd the masked column's sample sd (with "
         "max_outside := 1, at most one value outside, as sdcMicro's code counts).",
-        "SELECT interval_disclosure([a, b], [a_m, b_m], k := 0.05) FROM j",
-        _idr, pa.float64(), True),
+        "SELECT interval_disclosure([a, b], [a_m, b_m], half_width := 0.05) FROM j",
+        _idr, pa.float64(), True, 0),
     _aggregate(
         "sd_interval_disclosure", (_XV, _XMV), "DOUBLE", GROUP_RISK,
         "SD-based interval disclosure: the share of original values inside xm +- p% of the original "
         "column's sample sd, averaged over p = 1..10.",
         "SELECT sd_interval_disclosure([income], [income_m]) FROM j",
-        _plain(measures.sd_interval_disclosure), pa.float64(), True),
+        _plain(measures.sd_interval_disclosure), pa.float64(), True, 0),
     _aggregate(
         "rank_interval_disclosure", (_XV, _XMV), "DOUBLE", GROUP_RISK,
         "Rank-based interval disclosure: the share of original values inside the interval of masked "
         "values whose rank differs by less than p% of n from the masked value's, averaged over p = 1..10.",
         "SELECT rank_interval_disclosure([a, b], [a_m, b_m]) FROM j",
-        _plain(measures.rank_interval_disclosure), pa.float64(), True),
+        _plain(measures.rank_interval_disclosure), pa.float64(), True, 0),
     _aggregate(
-        "record_linkage", (_XV, _XMV, Param("rank", "INTEGER", "1", doc="1: nearest, 2: second nearest, ...")),
+        "record_linkage", (_XV, _XMV, Param("rank", LINKAGE_RANK, "1")),
         "DOUBLE", GROUP_RISK,
         "Distance-based record linkage risk (DDR) on columns standardised with the original's mean and "
         "sample sd: the share of masked records whose own original is the nearest (Euclidean), credit "
         "1/t when t originals tie; rank := 2 for the second nearest.",
         "SELECT record_linkage([a, b, c], [a_m, b_m, c_m]) FROM j",
-        _linkage, pa.float64(), True),
+        _linkage, pa.float64(), True, 0),
     _aggregate(
         "global_linkage", (_XV, _XMV), "DOUBLE", GROUP_RISK,
         "Global one-to-one record linkage (Herranz et al.): the share of masked records matched to their "
         "own original by the assignment of least total distance (Hungarian, O(n^3), n <= 5000).",
         "SELECT global_linkage([a, b], [a_m, b_m]) FROM j",
-        _plain(measures.global_linkage), pa.float64(), True),
+        _plain(measures.global_linkage), pa.float64(), True, 0),
     _aggregate(
-        "il_dr_score", (_XV, _XMV, _K), "DOUBLE", GROUP_EVAL,
+        "il_dr_score", (_XV, _XMV, _HALF_WIDTH), "DOUBLE", GROUP_EVAL,
         "The seed's IL-DR score, lower is better: 0.25 * (il_metrics composite + 100 * il1s + "
-        "100 * record_linkage + 100 * interval_disclosure(k)), every term in percent.",
+        "100 * record_linkage + 100 * interval_disclosure(half_width)), every term in percent.",
         "SELECT il_dr_score([a, b, c], [a_m, b_m, c_m]) FROM j",
-        _score, pa.float64(), True),
+        _score, pa.float64(), True, 0),
 ]
 
 
@@ -317,9 +337,14 @@ _EVAL_ROW = pa.struct([("measure", pa.string()), ("column", pa.string()), ("valu
                        ("note", pa.string())])
 
 
-def _evaluate_udf(groups, names, masked_names, k, seed):
+def _evaluate_udf(name, groups, names, masked_names, half_width, seed):
     """Arrow UDF of evaluate_masking: one list of (x vector, xm vector) per call, NULLs as NaN."""
-    func = "evaluate_masking"
+    func = _first(name) or "evaluate_masking"
+    with reported(func, {"k": "half_width"}):
+        return _evaluate(func, groups, names, masked_names, half_width, seed)
+
+
+def _evaluate(func, groups, names, masked_names, k, seed):
     lists = _single(groups)
     names, masked_names = _single(names).to_pylist(), _single(masked_names).to_pylist()
     ks, seeds = _single(k).to_pylist(), _single(seed).to_pylist()
@@ -337,10 +362,7 @@ def _evaluate_udf(groups, names, masked_names, k, seed):
         if X.size == 0:
             out.append(None)
             continue
-        k = positive_number(func, "k", ks[r], allow_zero=True)
-        if seeds[r] is None:
-            raise fail(func, "seed must not be NULL")
-        rows = measures.evaluate(X, XM, names[r], k=k, seed=_as_integer(func, "seed", seeds[r]))
+        rows = measures.evaluate(X, XM, names[r], k=NONNEGATIVE.check(ks[r], func, "half_width"), seed=seeds[r])
         out.append([{"measure": row.measure, "column": row.column, "value": row.value, "note": row.note}
                     for row in rows])
     return pa.array(out, type=pa.list_(_EVAL_ROW))
@@ -351,11 +373,12 @@ _EVAL_SQL = 'STRUCT(measure VARCHAR, "column" VARCHAR, value DOUBLE, note VARCHA
 FUNCTIONS.append(SqlFunction(
     name="evaluate_masking",
     kind="table",
-    params=(Param("original", "VARCHAR", doc="the original table (may be qualified: 'schema.table')"),
-            Param("masked", "VARCHAR", doc="the masked table, with the same key and value columns"),
-            Param("key", "VARCHAR or VARCHAR[]", doc="column(s) identifying a record in both tables"),
-            Param("columns", "VARCHAR[]", "NULL", doc="the value columns; NULL: every column but the key(s)"),
-            _K, _SEED),
+    params=(Param("original", TABLE, doc="the original table (may be qualified: 'schema.table')"),
+            Param("masked", TABLE, doc="the masked table, with the same key and value columns"),
+            Param("key", ColumnNames(), doc="column(s) identifying a record in both tables"),
+            Param("columns", ColumnNames(optional=True), "NULL",
+                  doc="the value columns; NULL: every column but the key(s)"),
+            _HALF_WIDTH, _SEED),
     returns="table",
     group=GROUP_EVAL,
     doc=("Every measure for a pair of tables joined on a key, as a tidy table (measure, column, value, "
@@ -367,5 +390,6 @@ FUNCTIONS.append(SqlFunction(
          "measure undefined for the data has value NULL and the reason in note."),
     example="SELECT * FROM evaluate_masking('people', 'people_masked', 'id', columns := ['income', 'age'])",
     udf=Udf(_evaluate_udf, (_ROWS, "VARCHAR[]", "VARCHAR[]", "VARCHAR", "VARCHAR"), _EVAL_SQL),
-    body="FROM query(__sdc_evaluate_sql(original, masked, key, columns, k::VARCHAR, seed::VARCHAR))",
+    body="FROM query(__sdc_evaluate_sql(original, masked, key, columns, half_width::VARCHAR, seed::VARCHAR))",
+    scale=None,  # a table of measures in different units
 ))

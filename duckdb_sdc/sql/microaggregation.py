@@ -1,12 +1,16 @@
-"""SQL rows for univariate microaggregation: <method>_round, <method>_labels, <method>_round_table."""
+"""SQL rows for univariate microaggregation: <method>_round, <method>_labels, <method>_round_table.
+
+The masking methods and their parameters are declared once, in `duckdb_sdc.masking`; this module
+adds their SQL rows (list function, labels function, table form)."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from .. import methods
+from .. import masking, methods
+from ..params import COL_PARAM, STRATA_PARAM, TBL_PARAM, XS_PARAM
 from .arrow import list_udf
-from .registry import Param, SqlFunction, Udf
+from .registry import SqlFunction, Udf
 
 GROUP = "Rounding by univariate microaggregation"
 
@@ -22,75 +26,70 @@ _DESCRIPTIONS = {
                                       "the last group takes the remainder"),
 }
 
-_XS = Param("xs", "DOUBLE[]", doc="the column as a list, e.g. list(income); any numeric list type")
-_K = Param("k", "INTEGER or 'auto'",
-           doc="minimum group size, 1 <= k <= number of non-NULL values, or 'auto' (Freedman-Diaconis)")
-_GAMMA = Param("gamma", "DOUBLE", "0.2", doc="V-MDAV's extension factor, >= 0")
-_REP = Param("representative", "VARCHAR", "'mean'", doc="'mean' or 'median' of the group")
-_TBL = Param("tbl", "VARCHAR", doc="table or view name (may be qualified: 'schema.table')")
-_COL = Param("col", "VARCHAR", doc="name of the column to mask")
-_STRATA = Param("strata", "VARCHAR or VARCHAR[]", "NULL", doc="column(s) whose groups are masked separately")
 
-
-def _round_compute(method: str):
-    def compute(func, x, k, *rest):
-        *gamma, representative = rest
+def _labels_compute(method: str):
+    def compute(x, k, *gamma):
         opts = {"gamma": gamma[0]} if gamma else {}
-        return methods.microaggregate(x, k, method, representative, _func=func, **opts)
+        return methods.partition(x, k, method, **opts)
 
     return compute
 
 
-def _labels_compute(method: str):
-    def compute(func, x, k, *gamma):
-        opts = {"gamma": gamma[0]} if gamma else {}
-        return methods.partition(x, k, method, _func=func, **opts)
+def _masked(name: str):
+    def compute(x, *params):
+        return masking.mask(name, x, params)
 
     return compute
 
 
 def _rows(method: str) -> list[SqlFunction]:
     title, what = _DESCRIPTIONS[method]
-    extra = (_GAMMA,) if method == "vmdav" else ()
     round_name, labels_name, table_name = f"{method}_round", f"{method}_labels", f"{method}_round_table"
-    round_params = (_XS, _K, *extra, _REP)
+    masker = masking.METHODS[round_name]
+    tail = masker.params  # k, [gamma,] representative
+    partition = tuple(p for p in tail if p.name != "representative")
     round_fn = SqlFunction(
         name=round_name,
         kind="scalar",
-        params=round_params,
+        params=(XS_PARAM, *tail),
         returns="DOUBLE[]",
         group=GROUP,
         doc=(f"Rounds a column by {title} microaggregation: {what}. Every value is replaced by its "
              "group's mean (or median); the result is aligned with xs, NULLs stay NULL in place and "
              "join no group. Use it with GROUP BY to mask strata separately."),
         example=(f"SELECT region, {round_name}(list(income), 5) FROM people GROUP BY region"),
-        udf=Udf(list_udf(round_name, _round_compute(method), pa.float64(), len(round_params) - 1),
-                ("DOUBLE[]",) + ("VARCHAR",) * (len(round_params) - 1), "DOUBLE[]"),
+        udf=Udf(list_udf(round_name, _masked(round_name), pa.float64(), len(tail)),
+                ("DOUBLE[]",) + ("VARCHAR",) * len(tail), "DOUBLE[]"),
+        scale=1,
     )
     labels_fn = SqlFunction(
         name=labels_name,
         kind="scalar",
-        params=(_XS, _K, *extra),
+        params=(XS_PARAM, *partition),
         returns="BIGINT[]",
         group=GROUP,
         doc=(f"The groups of {round_name}: group numbers 0..g-1 aligned with xs, numbered in increasing "
              "order of the groups' values; NULL where xs is NULL."),
         example=f"SELECT {labels_name}([5, 1, 9, 2, 8, 3], 3)  -- [1, 0, 1, 0, 1, 0]",
-        udf=Udf(list_udf(labels_name, _labels_compute(method), pa.int64(), 1 + len(extra)),
-                ("DOUBLE[]",) + ("VARCHAR",) * (1 + len(extra)), "BIGINT[]"),
+        udf=Udf(list_udf(labels_name, _labels_compute(method), pa.int64(), len(partition)),
+                ("DOUBLE[]",) + ("VARCHAR",) * len(partition), "BIGINT[]"),
+        scale=0,
     )
-    arg_list = ", ".join(f"{p.name}::VARCHAR" for p in (_K, *extra, _REP))
+    arg_list = ", ".join(f"{p.name}::VARCHAR" for p in tail)
     table_fn = SqlFunction(
         name=table_name,
         kind="table",
-        params=(_TBL, _COL, _K, *extra, _REP, _STRATA),
+        params=(TBL_PARAM, COL_PARAM, *tail, STRATA_PARAM),
         returns="table",
         group=GROUP,
         doc=(f"Table form of {round_name}: the rows of tbl with column col replaced by its masked "
              "values (same column names and order; the masked column becomes DOUBLE), optionally "
-             "masking each stratum separately. Rows come back in no particular order."),
+             "masking each stratum separately. Each stratum's values reach the method in the order of "
+             "the rows' whole content, so ties are broken alike in every run. Rows come back in no "
+             "particular order."),
         example=f"SELECT * FROM {table_name}('people', 'income', 5, strata := 'region')",
-        body=(f"FROM query(__sdc_mask_column_sql('{round_name}', tbl, col, [{arg_list}], strata))"),
+        body=f"FROM query(__sdc_mask_column_sql('{round_name}', tbl, col, [{arg_list}], strata))",
+        scale=1,
     )
     return [round_fn, labels_fn, table_fn]
 

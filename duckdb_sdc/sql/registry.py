@@ -1,8 +1,13 @@
 """The one table of every SQL function and macro duckdb_sdc installs.
 
 Each family of methods has a module in this package with a `FUNCTIONS` list of `SqlFunction` rows;
-`REGISTRY` concatenates them. `register(con)` walks it, and the README's function reference is
-generated from it (`python -m duckdb_sdc.sql.reference`).
+`REGISTRY` concatenates them. `register(con)` walks it, the README's function reference is generated
+from it (`python -m duckdb_sdc.sql.docs`), the release spec's vocabulary is derived from it
+(`duckdb_sdc.release.methods`) and the contract tests (tests/test_contract.py) run over it.
+
+Every parameter is a `duckdb_sdc.params.Param`: a name, a *kind* (group size, seed, column list, ...;
+the kind gives the SQL type, the check, the doc text and the invalid values the contract tests try)
+and a default. docs/contributing-parameters.md explains how to add a function.
 
 Three kinds of rows:
 * a list function backed by a Python UDF: `udf` is set; the public name is a TEMP macro that checks
@@ -12,6 +17,11 @@ Three kinds of rows:
   row with both `udf` and `body` installs the UDF `__sdc_<name>` and the macro `body`, which calls it
   (the Python-backed aggregate macros of the measures);
 * a pure-SQL macro defined in a file under `sql/` (`source`), usable from a plain DuckDB shell.
+
+Every UDF takes as its first argument the name of the SQL function to report in errors: the public
+macro passes its own name, a table form passes the table form's name. The UDF reports every
+SdcError of the numpy layer under that name (`SdcError.renamed`), so no numpy function needs to know
+which SQL function called it.
 """
 
 from __future__ import annotations
@@ -19,18 +29,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..params import Param
 
-@dataclass(frozen=True)
-class Param:
-    name: str
-    type: str
-    default: str | None = None  # SQL literal; None for a required parameter
-    doc: str = ""
+# how the result changes when the data (and the parameters whose kind `scales`) are multiplied by
+# s > 0: the power p of s^p, e.g. 0 (unchanged: labels, scale-free measures), 1 (the data's unit),
+# 2 (squared units); a dict of powers per field of a STRUCT result; None when it does not apply
+Scale = int | dict | None
 
 
 @dataclass(frozen=True)
 class Udf:
-    """A vectorised (Arrow) Python UDF. `types` are DuckDB type names of its parameters."""
+    """A vectorised (Arrow) Python UDF. `types` are DuckDB type names of its parameters after the
+    reporting name (which is VARCHAR)."""
 
     fn: Callable
     types: tuple[str, ...]
@@ -50,6 +60,7 @@ class SqlFunction:
     source: str | None = None
     example: str = ""
     group: str = ""
+    scale: Scale = None  # see Scale; the contract suite's scale test reads it
 
     @property
     def udf_name(self) -> str:
@@ -66,7 +77,7 @@ class SqlFunction:
         params = ", ".join(p.name if p.default is None else f"{p.name} := {p.default}" for p in self.params)
         if self.udf is not None and self.body is None:
             first, *rest = self.params
-            args = [f"__sdc_numeric_list({first.name}, '{self.name}')"]
+            args = [f"'{self.name}'", f"__sdc_numeric_list({first.name}, '{self.name}')"]
             args += [f"{p.name}::VARCHAR" for p in rest]
             body = f"{self.udf_name}({', '.join(args)})"
             return f"CREATE OR REPLACE TEMP MACRO {self.name}({params}) AS {body}"

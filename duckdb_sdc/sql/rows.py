@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._validate import fail, refuse_nonfinite
-from .arrow import _float_values, _single
+from .arrow import _first, _float_values, _single, reported
 from .progress import group_done
 
 
@@ -179,9 +179,10 @@ _BUILDERS = {"rows": _rows_array, "labels": _labels_array, "values": _values_arr
 
 
 def record_macro(name: str, params) -> str:
-    """Body of the public macro of a function over records: checks rows (and clusters) in SQL, passes
-    names as JSON text (what the table forms pass too) and every other parameter as text."""
-    args = []
+    """Body of the public macro of a function over records: its name (to report errors under), then
+    rows (and clusters) checked in SQL, names as JSON text (what the table forms pass too) and every
+    other parameter as text."""
+    args = [f"'{name}'"]
     for p in params:
         if p.name == "rows":
             args.append(f"__sdc_numeric_rows(rows, '{name}')")
@@ -196,7 +197,8 @@ def record_macro(name: str, params) -> str:
 
 def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *,
              with_clusters: bool = False) -> Callable:
-    """Wrap compute(func, X, [clusters,] *params) as an Arrow UDF over (rows, [clusters,] params...).
+    """Wrap compute(X, [clusters,] *params) as an Arrow UDF over (reporting name, rows, [clusters,]
+    params...). Errors name the reporting name; the numpy layer's X is the SQL rows.
 
     out 'rows': compute returns an (m, p) matrix (NaN = NULL value) -> DOUBLE[][];
     out 'labels': compute returns (m,) integers -> BIGINT[];
@@ -207,7 +209,12 @@ def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *
     of row r took part) or (complete mask, what compute returned).
     """
 
-    def udf(rows, *args):
+    def udf(name, rows, *args):
+        fname = _first(name) or func
+        with reported(fname, {"X": "rows"}):
+            return _rows_udf(fname, rows, args)
+
+    def _rows_udf(func, rows, args):
         chunk = _RowsChunk(func, rows)
         if with_clusters:
             cluster_row = _clusters(func, args[0], chunk)
@@ -234,7 +241,7 @@ def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *
             if group is None:
                 count_null[r] = chunk.is_null(r)
                 continue
-            res = compute(func, group.X, *row_params)
+            res = compute(group.X, *row_params)
             group_done()
             if out == "suppression":
                 res, counts[r, 0], counts[r, 1] = res
@@ -248,5 +255,5 @@ def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *
             names=["release", "primary_cells", "secondary_cells"], mask=mask)
 
     udf.__name__ = f"sdc_{func}"
-    _signature(udf, 1 + with_clusters + n_params)
+    _signature(udf, 2 + with_clusters + n_params)
     return udf

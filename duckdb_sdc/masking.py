@@ -1,0 +1,220 @@
+"""The one per-stratum masking path: every masking method, and how one stratum of values is masked.
+
+A *masking method* is a list function a release spec can name (`mdav_round`, `ewd_round`,
+`idp_cbls`, `mdav_multi_round`, `box_release`, ...): `METHODS` holds each with its parameters
+(after the data, in the order of its SQL list function) and the numpy function that runs it.
+`mask(method, values, params)` masks one stratum; every path goes through it:
+
+* the SQL list functions (`SELECT mdav_round(list(income), 5)`), whose UDFs call `mask`;
+* the table forms (`mdav_round_table(...)`) and the releases (`duckdb-sdc release`), which call
+  the list function once per stratum;
+* other engines (the Spark engine) call `mask_stratum` directly.
+
+Engine-independent contract, so that the same data, parameters and seed give the same release
+whatever runs it:
+
+1. A stratum's values are handed over in a defined order: in a release, ordered by the key; in a
+   table form (which has no key), ordered by the whole row's content (rows with equal content are
+   interchangeable).
+2. The seed of a seeded method in stratum number i of column c is `stratum_seed(seed, c, i)`
+   (computed in Python from SHA-256, see `params.stratum_seed`), i the stratum's position from 0 in
+   the ascending order of the strata values, NULLS LAST (0 without strata); c is the masked column
+   (for a group of columns, its first column). A list function called directly uses its seed as
+   given.
+3. Parameters are validated by the kinds of `duckdb_sdc.params`, in the numpy functions.
+
+No DuckDB here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import methods
+from ._validate import fail
+from .methods import base_rounding, boxes, dp, multivariate, noise_addition, rank_swap
+from .methods import discretisation as disc
+from .params import (
+    ATTRIBUTE_NAMES,
+    BOUND,
+    CBLS_CLUSTER_SIZE,
+    CENTROID,
+    CLUSTER_SIZE,
+    COUNT,
+    DISTANCE,
+    DP_CLUSTER_SIZE,
+    EPSILON,
+    FLAG,
+    GROUP_SIZE,
+    GROUP_SIZE_AUTO,
+    INTERVALS,
+    MONDRIAN_MODE,
+    NONNEGATIVE,
+    OPTIONAL_BOUND,
+    PERCENT,
+    POINT,
+    POSITIVE,
+    REMAINDER,
+    REPRESENTATIVE_PARAM,
+    SEED,
+    SEED_PARAM,
+    TEXT,
+    Param,
+    stratum_seed,
+)
+
+COLUMN, RECORDS = "column", "records"  # what a method masks: one column's values, or records
+
+
+@dataclass(frozen=True)
+class MaskingMethod:
+    """A masking method: its SQL list function's name, what it masks (COLUMN: xs DOUBLE[]; RECORDS:
+    rows DOUBLE[][]), its parameters after the data and the numpy function run(values, *params)."""
+
+    name: str
+    data: str
+    params: tuple[Param, ...]
+    run: Callable
+
+    @property
+    def seeded(self) -> bool:
+        return any(p.name == "seed" for p in self.params)
+
+    def arguments(self, params: Mapping | Sequence) -> list:
+        """The parameters in order: a sequence as it is (missing trailing ones take their defaults),
+        or a mapping by name (missing ones take their defaults; an unknown name is an error)."""
+        if isinstance(params, Mapping):
+            unknown = [k for k in params if all(p.name != k for p in self.params)]
+            if unknown:
+                raise fail(self.name, f"{unknown[0]!r} is not a parameter; its parameters: "
+                                      f"{', '.join(p.name for p in self.params)}")
+            return [params[p.name] if p.name in params else p.default_value for p in self.params]
+        given = list(params)
+        if len(given) > len(self.params):
+            raise fail(self.name, f"{len(given)} parameters given, it takes {len(self.params)} after the data")
+        return given + [p.default_value for p in self.params[len(given):]]
+
+
+# parameters of the masking families (the shared ones are in duckdb_sdc.params)
+K = Param("k", GROUP_SIZE_AUTO)
+GAMMA = Param("gamma", NONNEGATIVE, "0.2", doc="V-MDAV's extension factor, >= 0")
+C = Param("c", INTERVALS)
+POINT_PARAM = Param("representative", POINT, "'mean'")
+STOCHASTIC = Param("stochastic", FLAG, "false",
+                   doc="round to one of the two enclosing rounding points, unbiased for each value")
+GROUPS = Param("groups", COUNT, "10", doc="number of quantile groups re-sampled separately")
+CENTROID_PARAM = Param("centroid", CENTROID, "'mean'")
+CLUSTER_K = Param("k", CLUSTER_SIZE)
+REMAINDER_PARAM = Param("remainder", REMAINDER, "'group'")
+STANDARDISE = Param("standardise", FLAG, "true", doc="MDAV on z-scores (population sd) of every attribute")
+MODE = Param("mode", MONDRIAN_MODE, "'strict'")
+DP_K = Param("k", DP_CLUSTER_SIZE)
+CBLS_K = Param("k", CBLS_CLUSTER_SIZE)
+DP_EPSILON = Param("epsilon", EPSILON, doc="privacy budget of this attribute, > 0")
+LB = Param("lb", BOUND, doc="lower bound of the attribute's domain (public, not taken from the data)", example="0")
+UB = Param("ub", BOUND, doc="upper bound of the attribute's domain, > lb", example="1000")
+LB_OPT = Param("lb", OPTIONAL_BOUND, "NULL", doc="optional lower bound of the domain: clamps inputs and outputs")
+UB_OPT = Param("ub", OPTIONAL_BOUND, "NULL", doc="optional upper bound of the domain: clamps inputs and outputs")
+DP_SEED = Param("seed", SEED, "NULL", doc="NULL: operating-system randomness; an integer 0 <= seed < 2^63: "
+                                          "reproducible noise, which voids the guarantee")
+BOX_K = Param("k", CLUSTER_SIZE, doc="minimum number of records per box, 2 <= k <= number of records without NULL")
+CHARACTERISTIC = Param(
+    "characteristic", TEXT,
+    doc="the statistic(s) to estimate accurately: terms '[p *] kind(attribute[, attribute]) [/ d0]' joined by '+', "
+        "kind mean, var, sd (one attribute), cov or corr (two); attributes by 1-based position or name; p (usage "
+        "probability) and d0 (wanted accuracy) default to 1, e.g. '0.7 * corr(1, 2) / 0.05 + 0.3 * mean(1) / 1000'")
+DIVERSITY = Param("l", boxes.DIVERSITY, "NULL")
+EPS = Param("eps", DISTANCE, "NULL", doc=DISTANCE.doc + "; required with l >= 2")
+NAMES = Param("names", ATTRIBUTE_NAMES, "NULL")
+LEVEL = Param("level", POSITIVE,
+              doc="the noise's variance as a fraction of the column's sample variance, > 0 (Brand's alpha; 0.1: noise "
+                  "sd = sqrt(0.1) = 0.32 sd)")
+CORRELATED = Param("correlated", FLAG, "true",
+                   doc="noise covariance level * the records' covariance matrix (true), or each column independently "
+                       "with variance level * its variance (false)")
+SWAP_P = Param("p", PERCENT, doc="the largest rank distance of a swap, in percent of the number of values, 0 < p <= 100 "
+                                 "(it must allow a distance of at least 1 rank)", example="50")
+ALPHA = Param("alpha", GROUP_SIZE, doc="the least number of records every set of attraction must hold, 2 <= alpha <= "
+                                       "number of non-NULL values")
+
+
+def _microaggregation(method: str) -> MaskingMethod:
+    if method == "vmdav":
+        return MaskingMethod("vmdav_round", COLUMN, (K, GAMMA, REPRESENTATIVE_PARAM),
+                             lambda x, k, gamma, rep: methods.microaggregate(x, k, method, rep, gamma=gamma))
+    return MaskingMethod(f"{method}_round", COLUMN, (K, REPRESENTATIVE_PARAM),
+                         lambda x, k, rep: methods.microaggregate(x, k, method, rep))
+
+
+def _discretisation(method: str) -> MaskingMethod:
+    if method == "rbd":
+        return MaskingMethod(
+            "rbd_round", COLUMN, (C, POINT_PARAM, GROUPS, CENTROID_PARAM, STOCHASTIC, SEED_PARAM),
+            lambda x, c, rep, groups, centroid, stochastic, seed: disc.discretise(
+                x, c, "rbd", rep, stochastic=stochastic, seed=seed, groups=groups, centroid=centroid))
+    return MaskingMethod(
+        f"{method}_round", COLUMN, (C, POINT_PARAM, STOCHASTIC, SEED_PARAM),
+        lambda x, c, rep, stochastic, seed: disc.discretise(x, c, method, rep, stochastic=stochastic, seed=seed))
+
+
+def _dp(mechanism: str) -> MaskingMethod:
+    if mechanism == "dp_laplace":
+        return MaskingMethod("dp_laplace", COLUMN, (DP_EPSILON, LB, UB, DP_SEED),
+                             lambda x, eps, lb, ub, seed: dp.release(x, mechanism, None, eps, lb, ub, seed))
+    k, bounds = (CBLS_K, (LB_OPT, UB_OPT)) if mechanism == "idp_cbls" else (DP_K, (LB, UB))
+    return MaskingMethod(mechanism, COLUMN, (k, DP_EPSILON, *bounds, DP_SEED),
+                         lambda x, k, eps, lb, ub, seed: dp.release(x, mechanism, k, eps, lb, ub, seed))
+
+
+METHODS: dict[str, MaskingMethod] = {m.name: m for m in [
+    *(_microaggregation(m) for m in methods.METHODS),
+    *(_discretisation(m) for m in disc.METHODS),
+    MaskingMethod("mdav_multi_round", RECORDS, (CLUSTER_K, REMAINDER_PARAM, STANDARDISE),
+                  lambda X, k, remainder, standardise: multivariate.mdav_multi_round(
+                      X, k, remainder=remainder, standardise=standardise)),
+    MaskingMethod("mondrian_round", RECORDS, (CLUSTER_K, MODE), multivariate.mondrian_round),
+    *(_dp(m) for m in dp.MECHANISMS),
+    MaskingMethod("box_release", RECORDS, (BOX_K, CHARACTERISTIC, DIVERSITY, EPS, NAMES),
+                  lambda X, k, characteristic, l, eps, names: boxes.box_release(X, characteristic, k, l, eps, names)),
+    MaskingMethod("add_noise", COLUMN, (LEVEL, SEED_PARAM),
+                  lambda x, level, seed: noise_addition.add_noise(x, level, seed=seed)),
+    MaskingMethod("add_noise_multi", RECORDS, (LEVEL, CORRELATED, SEED_PARAM),
+                  lambda X, level, correlated, seed: noise_addition.add_noise_multi(
+                      X, level, correlated=correlated, seed=seed)),
+    MaskingMethod("rank_swap", COLUMN, (SWAP_P, SEED_PARAM), lambda x, p, seed: rank_swap.rank_swap(x, p, seed=seed)),
+    MaskingMethod("base_round", COLUMN, (ALPHA,), base_rounding.base_round),
+]}
+
+
+def method(name: str) -> MaskingMethod:
+    if name not in METHODS:
+        raise fail("mask", f"method must be one of {', '.join(METHODS)}, got {name!r}")
+    return METHODS[name]
+
+
+def mask(name: str, values, params: Mapping | Sequence = ()):
+    """Mask one stratum's values (a 1-D array for a column method, an (m, p) matrix of complete
+    records for a records method; no NaN) with method `name` and its parameters (in order, or by
+    name; defaults fill the rest). Returns the masked values aligned with `values` (for box_release,
+    a `boxes.BoxRelease`). Errors name the method."""
+    m = method(name)
+    return m.run(values, *m.arguments(params))
+
+
+def mask_stratum(name: str, values, params: Mapping | Sequence = (), *, column: str, stratum: int = 0):
+    """`mask` as a table form or a release applies it to stratum number `stratum` (from 0 in the
+    ascending order of the strata values, NULLS LAST; 0 without strata) of column `column`: a seeded
+    method draws with `stratum_seed(seed, column, stratum)`. `values` must come in the defined order
+    (see the module docstring)."""
+    m = method(name)
+    args = m.arguments(params)
+    for i, p in enumerate(m.params):
+        if p.name == "seed":
+            args[i] = stratum_seed(SEED.check(args[i], name, "seed"), column, stratum)
+    return m.run(np.asarray(values, dtype=np.float64), *args)
+
+
+__all__ = ["COLUMN", "METHODS", "RECORDS", "MaskingMethod", "mask", "mask_stratum", "method", "stratum_seed"]
