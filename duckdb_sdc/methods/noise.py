@@ -68,6 +68,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
 from .._validate import fail
+from ._order import mix64 as _mix  # SplitMix64's output function (Steele, Lea & Flood 2014)
 
 PRECISION_BITS = 20  # epsilon * T / ln 2 >= 2^PRECISION_BITS: the noise scale is exact to ~2^-20
 J_MAX = 50
@@ -103,13 +104,6 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # SplitMix64's increment
 _STREAM = np.uint64(0xD1B54A32D192ED03)  # odd multiplier that spreads the counters of one seed
 _NO_WORDS = np.zeros(1, dtype=np.uint64)  # the buffer argument in keyed mode (never read)
 
-
-@nb.njit(cache=True, nogil=True)
-def _mix(z):
-    """SplitMix64's output function (Steele, Lea & Flood 2014): a bijection of 64-bit words."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
 
 
 @nb.njit(cache=True, nogil=True)

@@ -53,19 +53,12 @@ import numpy as np
 
 from .._validate import fail, finite_values
 from ..params import PERCENT, SEED
-from ._order import PARALLEL_LOCK, PARALLEL_MIN, sort_column
+from ._order import PARALLEL_LOCK, PARALLEL_MIN, mix64 as _mix, sort_column
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _ATTEMPTS = 32  # rejection draws before the range is counted
 _SCAN = 64  # a range of at most this many ranks is counted at once
 
-
-@nb.njit(cache=True, nogil=True)
-def _mix(z):
-    """SplitMix64's finaliser."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
 
 
 @nb.njit(cache=True, nogil=True)
