@@ -14,9 +14,7 @@ kind's valid example) and then checks:
   values), the function returns the rescaled answer (the registry row's `scale` says which power of the
   factor) within rounding, or refuses with an error naming it; never inf, NaN or a wrong value.
 
-Functions whose numerics fail the scale test today (branch numerics is fixing them) are listed in
-SCALE_XFAIL as strict xfails with the failure seen: when a fix lands the xfail flips and the entry
-goes. One session-scoped connection; small data, so the whole suite stays fast.
+One session-scoped connection; small data, so the whole suite stays fast.
 """
 
 from __future__ import annotations
@@ -339,18 +337,7 @@ def test_nan_and_infinity_are_refused(con, row, bad):
     _refused(con, _call(row, bad), row.name)
 
 
-# Other contract failures of this branch, with the failure seen and the branch fixing it.
-CONTRACT_XFAIL: dict[tuple[str, str], str] = {}
-
-
-def _marked(rows, test: str):
-    for row in rows:
-        reason = CONTRACT_XFAIL.get((test, row.name))
-        yield pytest.param(row, id=row.name, marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [])
-
-
-@pytest.mark.parametrize("row", list(_marked([r for r in DATA_FUNCTIONS if r.kind != "table" or _reads_numbers(r)],
-                                               "wrong_type")))
+@pytest.mark.parametrize("row", [r for r in DATA_FUNCTIONS if r.kind != "table" or _reads_numbers(r)], ids=ids)
 def test_data_of_the_wrong_type_are_refused(con, row):
     if row.kind == "scalar":
         data = next(p for p in row.params if _is_data(p))
@@ -469,29 +456,12 @@ def _compare(base, got, factor: float, rel: float) -> list[str]:
     return problems
 
 
-# (function, scale) whose numerics fail the scale test on this branch, with the first wrong value seen
-# ("expected b * factor^p": the result b on the data times the factor's power). The branch that fixes
-# it is named: numerics (method kernels and measures), leaks (DP noise and sensitivity rules). A strict
-# xfail flips when the fix lands, and then its entry goes.
-SCALE_XFAIL: dict[tuple[str, str], str] = {
-    ("idp_cbls", "signed_big"): "leaks: -inf (expected -803.7677457225985 * factor^1)",
-    ("idp_cbls_table", "big"): "leaks: inf (expected 1105.528225318691 * factor^1)",
-    ("idp_cbls_table", "signed_big"): "leaks: 1.7976931348623157e+308 where the rescaled answer 1218.9197771245508 * "
-                                      "factor^1 is not representable (should refuse): methods/dp.py's _back clamps "
-                                      "to the largest double instead of refusing",
-}
-
-
 def _scale_cases():
     for row in REGISTRY:
         if not _has_data(row):
             continue
         for label, table, factor in (("big", "t_big", BIG), ("tiny", "t_tiny", TINY), ("signed_big", "t_sgn_big", BIG)):
-            marks = []
-            reason = SCALE_XFAIL.get((row.name, label))
-            if reason is not None:
-                marks.append(pytest.mark.xfail(strict=True, reason=reason))
-            yield pytest.param(row, table, factor, id=f"{row.name}-{label}", marks=marks)
+            yield pytest.param(row, table, factor, id=f"{row.name}-{label}")
 
 
 def _scaled_override(row, factor: float) -> dict[str, str]:

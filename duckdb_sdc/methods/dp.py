@@ -212,11 +212,15 @@ def _scaled(x, lo, hi, e):
     return np.ldexp(x, -e), down(lo), down(hi)
 
 
-def _back(out: np.ndarray, e: int) -> np.ndarray:
-    """Released values of the scaled problem in the data's units: times 2^e, first clamped to the
-    largest finite magnitude (post-processing: only idp_cbls without a domain can exceed it)."""
-    limit = np.ldexp(np.finfo(np.float64).max, -e) if e > 0 else np.inf
-    return np.ldexp(np.clip(out, -limit, limit), e)
+def _back(func: str, out: np.ndarray, e: int) -> np.ndarray:
+    """Released values of the scaled problem in the data's units: times 2^e. A noisy value whose
+    rescaled magnitude float64 cannot hold is refused, never clamped (clamping would release a value
+    that is not the mechanism's); only idp_cbls without a domain can meet this, near 1e308. Refusing
+    is a function of the noisy values alone (post-processing), so it costs no privacy."""
+    if e > 0 and out.shape[0] and float(np.abs(out).max()) > np.ldexp(np.finfo(np.float64).max, -e):
+        raise fail(func, "a noisy value lies beyond the largest double (about 1.8e308) in the data's unit; "
+                         "give lb and ub (outputs are then clamped to the domain) or rescale the column")
+    return np.ldexp(out, e)
 
 
 def _clusters(mechanism: str, v: np.ndarray, k: int, eps: float, lo, hi, seed):
@@ -263,11 +267,11 @@ def release(x, mechanism: str, k, epsilon, lb=None, ub=None, seed=None) -> np.nd
         counters = np.arange(x.shape[0], dtype=np.uint64)
         with reporting(func):
             out = laplace_mechanism(x, sens, eps, max(abs(lo), abs(hi)), seed=s, counters=counters)
-        return _back(np.clip(out, lo, hi), e)
+        return _back(func, np.clip(out, lo, hi), e)
     order, v = sort_column(x)
     with reporting(func):
         sizes, noisy = _clusters(mechanism, v, kk, eps, lo, hi, s)
-    return _back(unsort(order, np.repeat(noisy, sizes)), e)
+    return _back(func, unsort(order, np.repeat(noisy, sizes)), e)
 
 
 def dp_um_centroids(x, k, epsilon, lb, ub, seed=None) -> tuple[np.ndarray, np.ndarray]:
@@ -295,7 +299,7 @@ def dp_um_centroids(x, k, epsilon, lb, ub, seed=None) -> tuple[np.ndarray, np.nd
     x, lo, hi = _scaled(x, lo, hi, e)
     with reporting(func):
         sizes, noisy = _clusters("dp_um", np.sort(x), kk, eps, lo, hi, s)
-    return sizes, _back(noisy, e)
+    return sizes, _back(func, noisy, e)
 
 
 def idp_cbls(x, k, epsilon, lb=None, ub=None, seed=None) -> np.ndarray:

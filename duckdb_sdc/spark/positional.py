@@ -183,7 +183,7 @@ class DpPlan(StratumPlan):
         sizes = _dp._sizes(v.shape[0], self.k)
         allowed = np.where(sens > 0, sens * (1 + 2.0**-48) + _dp._rounding_allowance(sizes, mag), 0.0)
         noisy = draw_noise(centre, allowed, self.epsilon, mag, self.seed, bucket.offset // self.k, self.mechanism)
-        return _dp._back(np.repeat(_dp._clamp(noisy, lo, hi), sizes), self.e)
+        return _dp._back(self.mechanism, np.repeat(_dp._clamp(noisy, lo, hi), sizes), self.e)
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ class LaplacePlan(StratumPlan):
         x, lo, hi = _dp._scaled(x, self.lb, self.ub, e)
         sens = np.full(x.shape[0], (hi - lo) * (1 + 2.0**-48))
         out = draw_noise(x, sens, self.epsilon, max(abs(lo), abs(hi)), self.seed, bucket.offset, "dp_laplace")
-        return _dp._back(np.clip(out, lo, hi), e)
+        return _dp._back("dp_laplace", np.clip(out, lo, hi), e)
 
 
 # ---------------------------------------------------------------------------------------------
