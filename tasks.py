@@ -114,7 +114,8 @@ def main(argv: list[str]) -> int:
     ensure_system_packages()
     ensure_installed(TEST_EXTRAS)
     ensure_compat_venv()
-    return subprocess.call([str(PYTHON), "-m", "pytest"], cwd=ROOT)
+    # every core, one test file per worker: a file's tests share fixtures (a Spark session, a built site)
+    return subprocess.call([str(PYTHON), "-m", "pytest", "--numprocesses", "auto", "--dist", "loadfile"], cwd=ROOT)
 
 
 if __name__ == "__main__":
