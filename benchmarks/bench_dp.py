@@ -6,7 +6,8 @@ For every size: a table t(id BIGINT, x DOUBLE) of lognormal values; the baseline
 `CREATE TABLE s AS SELECT x FROM t ORDER BY x`. Each mechanism is timed, noise sampling included
 (operating-system randomness, no seed), as the table form
 `CREATE TABLE m AS SELECT * FROM <mechanism>_table('t', 'x', ...)` (all columns back, x released) and
-as the list form over (id, x) structs. Best of --repeat runs; the ratio is mechanism / ORDER BY.
+as the list form over (id, x) structs. Best of --repeat runs; the ratio is mechanism / ORDER BY of the
+same run; peak MB: the process's peak resident set during one more run, above the set before it.
 Then the noise sampler alone: draws per second of the exact discrete Laplace sampler, beside
 NumPy's float Laplace (unsafe: shown for scale only).
 """
@@ -17,7 +18,7 @@ import argparse
 
 import numpy as np
 
-from common import LIST_FORM, ORDER_BY, TABLE_FORM, best_of, lognormal_table
+from common import LIST_FORM, TABLE_FORM, against_order_by, best_of
 
 import duckdb_sdc
 from duckdb_sdc.methods import noise
@@ -32,7 +33,6 @@ CASES = [  # (mechanism, arguments after the column)
 ]
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
@@ -44,18 +44,12 @@ def main() -> None:
     con.execute("CREATE TABLE warm AS SELECT random() AS x FROM range(1000)")
     for name, a in CASES:  # load compiled code before timing
         con.execute(f"SELECT {name}(list(x), {a}) FROM warm").fetchall()
-    header = f"{'rows':>11} {'mechanism':>10} {'arguments':>16} {'form':>6} {'seconds':>8} {'ORDER BY':>9} {'ratio':>6}"
+    header = f"{'rows':>11} {'mechanism':>10} {'arguments':>16} {'form':>6} {'seconds':>8} {'ratio':>6} {'peak MB':>8}"
     print(header)
     print("-" * len(header))
-    for n in args.rows:
-        lognormal_table(con, n)
-        base = best_of(lambda: con.execute(ORDER_BY), args.repeat)
-        for name, a in CASES:
-            for form, template in (("table", TABLE_FORM), ("list", LIST_FORM)):
-                sql = template.format(name=name, args=a)
-                secs = best_of(lambda: con.execute(sql), args.repeat)
-                print(f"{n:>11,} {name:>10} {a:>16} {form:>6} {secs:>8.2f} {base:>9.2f} {secs / base:>6.2f}",
-                      flush=True)
+    for r in against_order_by(con, CASES, args.rows, args.repeat, forms=(("table", TABLE_FORM), ("list", LIST_FORM))):
+        print(f"{r['rows']:>11,} {r['name']:>10} {r['args']:>16} {r['form']:>6} {r['seconds']:>8.2f} {r['ratio']:>6.2f} "
+              f"{r['peak_mb'] or 0:>8.0f}", flush=True)
     con.close()
 
     print("\nnoise sampler alone (one draw per cluster; 2M draws = 10M rows with k = 5)")

@@ -15,33 +15,12 @@ that peak minus the resident set before the query, in MB (the baseline's row giv
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from common import LIST_FORM, ORDER_BY, TABLE_FORM, best_of, lognormal_table
+from common import against_order_by
 
 import duckdb_sdc
 
 CASES = [("add_noise", "0.1, seed := 1"), ("rank_swap", "1, seed := 1"), ("rank_swap", "10, seed := 1")]
-_STATUS = Path("/proc/self/status")
-
-
-def _kb(field: str) -> int:
-    for line in _STATUS.read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
-
-
-def peak_mb(run) -> float | None:
-    """Peak resident memory of one call of run() above the resident set before it, in MB; None where
-    the peak cannot be reset (not Linux)."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        return None
-    before = _kb("VmRSS")
-    run()
-    return (_kb("VmHWM") - before) / 1024
 
 
 def main() -> None:
@@ -55,25 +34,12 @@ def main() -> None:
     con.execute("CREATE TABLE warm AS SELECT random() AS x FROM range(300000)")
     for name, arguments in CASES:  # load compiled code before timing
         con.execute(f"SELECT {name}(list(x), {arguments}) FROM warm").fetchall()
-    header = (f"{'rows':>11} {'method':>10} {'args':>14} {'list (s)':>9} {'ratio':>6} {'peak MB':>8} "
-              f"{'table (s)':>10} {'ratio':>6} {'peak MB':>8}")
+    header = f"{'rows':>11} {'method':>10} {'args':>14} {'form':>6} {'seconds':>8} {'ratio':>6} {'peak MB':>8}"
     print(header)
     print("-" * len(header))
-    for n in args.rows:
-        lognormal_table(con, n)
-        base = best_of(lambda: con.execute(ORDER_BY), args.repeat)
-        base_mb = peak_mb(lambda: con.execute(ORDER_BY))
-        print(f"{n:>11,} {'ORDER BY':>10} {'':>14} {base:>9.2f} {1:>6.2f} {base_mb or 0:>8.0f}", flush=True)
-        for name, arguments in CASES:
-            list_sql = LIST_FORM.format(name=name, args=arguments)
-            table_sql = TABLE_FORM.format(name=name, args=arguments)
-            lst = best_of(lambda: con.execute(list_sql), args.repeat)
-            lst_mb = peak_mb(lambda: con.execute(list_sql))
-            tab = best_of(lambda: con.execute(table_sql), args.repeat)
-            tab_mb = peak_mb(lambda: con.execute(table_sql))
-            shown = arguments.split(",")[0]
-            print(f"{n:>11,} {name:>10} {shown:>14} {lst:>9.2f} {lst / base:>6.2f} {lst_mb or 0:>8.0f} "
-                  f"{tab:>10.2f} {tab / base:>6.2f} {tab_mb or 0:>8.0f}", flush=True)
+    for r in against_order_by(con, CASES, args.rows, args.repeat):
+        print(f"{r['rows']:>11,} {r['name']:>10} {r['args'].split(',')[0]:>14} {r['form']:>6} {r['seconds']:>8.2f} "
+              f"{r['ratio']:>6.2f} {r['peak_mb'] or 0:>8.0f}", flush=True)
     con.close()
 
 

@@ -93,7 +93,7 @@ def order_by(n: int) -> float:
 
 
 def repeated(rows: int) -> None:
-    print(f"Repeated values (numpy layer; each case in its own process; peak RSS in MB)")
+    print("Repeated values (numpy layer; each case in its own process; peak RSS in MB)")
     print(f"{'function':>18} {'n':>9} {'order by':>9} {'distinct':>9} {'identical':>10} {'4 points':>9} "
           f"{'ident/dist':>10} {'4pt/dist':>9} {'RSS dist':>9} {'RSS ident':>10} {'RSS 4pt':>8}")
     baselines: dict[int, float] = {}
