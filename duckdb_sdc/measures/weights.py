@@ -92,34 +92,49 @@ def weighted_il1s(x, xm, w) -> float:
 
 
 def frequencies(keys: Sequence[Sequence], w) -> tuple[np.ndarray, np.ndarray]:
-    """(f_k, F_k) of every record: the number of records sharing its combination of keys (one tuple
-    or row of key values per record; None is a value of its own) and the sum of their weights, the
-    estimated population frequency. O(n) with a hash of the combinations."""
+    """(f_k, F_k) of every record (float64 arrays): the number of records sharing its combination of
+    keys (one tuple or row of key values per record) and the sum of their weights, the estimated
+    population frequency. A record with a missing key (None) takes no part: NaN for both, and its
+    weight is not read. O(n) with a hash of the combinations."""
     func = "frequencies"
     rows = [tuple(r) for r in keys]
-    w = check_weights(func, "w", w, len(rows))
+    inside = np.array([all(v is not None for v in r) for r in rows], dtype=bool)
+    fk = np.full(len(rows), np.nan)
+    Fk = np.full(len(rows), np.nan)
+    if not inside.any():
+        return fk, Fk
+    kept = [r for r, i in zip(rows, inside) if i]
+    given = list(w)
+    if len(given) != len(rows):
+        raise fail(func, f"w has {len(given)} weights but there are {len(rows)} records", "w")
+    w = check_weights(func, "w", [np.nan if v is None else v for v, i in zip(given, inside) if i], len(kept))
     e = exponent(w)
     u = np.ldexp(w, -e)
     ids: dict[tuple, int] = {}
-    lab = np.array([ids.setdefault(r, len(ids)) for r in rows], dtype=np.int64)
+    lab = np.array([ids.setdefault(r, len(ids)) for r in kept], dtype=np.int64)
     counts = np.bincount(lab, minlength=len(ids))
     totals = np.bincount(lab, weights=u, minlength=len(ids))
-    return counts[lab], from_unit(func, "the estimated population frequency", totals[lab], e)
+    fk[inside] = counts[lab]
+    Fk[inside] = from_unit(func, "the estimated population frequency", totals[lab], e)
+    return fk, Fk
 
 
 def risk_summary(keys: Sequence[Sequence], w, threshold: float) -> dict[str, float | int | None]:
-    """The summary of `weighted_risk_summary`: records, combinations, sample_uniques (f_k = 1),
-    at_risk (F_k < threshold), share_at_risk and expected_reidentifications (sum 1 / F_k)."""
+    """The summary of `weighted_risk_summary` over the records without a missing key: records,
+    combinations, sample_uniques (f_k = 1), at_risk (F_k < threshold), share_at_risk and
+    expected_reidentifications (sum 1 / F_k; None without records)."""
     func = "weighted_risk_summary"
     from ..params import POSITIVE  # noqa: PLC0415
     threshold = POSITIVE.check(threshold, func, "threshold")
     fk, Fk = frequencies(keys, w)
-    n = fk.shape[0]
-    at_risk = int((Fk < threshold).sum())
-    return {"records": n, "combinations": len({tuple(r) for r in keys}), "sample_uniques": int((fk == 1).sum()),
+    inside = ~np.isnan(fk)
+    n = int(inside.sum())
+    at_risk = int((Fk[inside] < threshold).sum())
+    combos = {tuple(r) for r, i in zip(keys, inside) if i}
+    return {"records": n, "combinations": len(combos), "sample_uniques": int((fk[inside] == 1).sum()),
             "at_risk": at_risk, "share_at_risk": at_risk / n if n else None,
             "expected_reidentifications": float(check_finite(func, "the expected re-identifications",
-                                                             (1.0 / Fk).sum())) if n else None}
+                                                             (1.0 / Fk[inside]).sum())) if n else None}
 
 
 __all__ = ["UndefinedMeasure", "frequencies", "risk_summary", "weighted_il1s", "weighted_mae", "weighted_mse",

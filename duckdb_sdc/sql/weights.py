@@ -245,7 +245,7 @@ RISK = [
              "finite and > 0 (NULL is an error)."),
         example="SELECT * FROM population_frequencies_table('weighted_people', ['region', 'age'], 'w')",
         body="FROM query(__sdc_frequencies_sql('population_frequencies_table', tbl, keys, weight))",
-        scale=0),
+        scale=None),  # the table's own columns scale with the data, the frequencies do not
     SqlFunction(
         name="weighted_risk_summary", kind="table", params=(TBL_PARAM, _KEYS, WEIGHT_PARAM, _THRESHOLD),
         returns="table", group=GROUP,
