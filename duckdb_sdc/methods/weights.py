@@ -17,10 +17,13 @@ model. Here the weights change the *representative* of each group, never the *pa
 Weighted median of a group with values v_1 <= ... <= v_m and weights w_1..w_m (ties in any order):
 with L_j = w_1 + ... + w_j and R_j = w_{j+1} + ... + w_m, j* is the smallest j with L_j >= R_j (the
 cumulative weight reaches half the total). The median is v_j* when L_j* > R_j*, and the midpoint
-(v_j* + v_{j*+1}) / 2 when L_j* = R_j* exactly (the weight splits in two equal halves: the weighted
-analogue of an even number of values). With equal weights this is the ordinary median (the middle
-value, or the mean of the two middle values). L and R are summed from their own ends, so equal
-weights give equal sums for equal counts bit for bit.
+(v_j* + v_{j*+1}) / 2 when L_j* = R_j* (the weight splits in two equal halves: the weighted analogue
+of an even number of values). With equal weights this is the ordinary median (the middle value, or
+the mean of the two middle values). In floating point, L and R are summed from their own ends and
+count as equal when they differ by at most m 2^-52 W (W the group's total weight, m its size: a bound
+on the rounding of the two sums), so that weights 3 and 1 scaled by 1e300 still split a group in two
+equal halves; weights whose sums are exact (integers below 2^52 / m, equal weights) are compared
+exactly, since two different sums of them differ by far more.
 
 Weights: one per value, finite and > 0 (a weight of 0 would drop a record from its group's value
 while it still counts as one of its k records); a NULL weight for a non-NULL value is refused. Scale
@@ -130,11 +133,13 @@ def weighted_stats_sorted(v, w, lab, g, median):
         right[b] = 0.0  # right[j] = w_j + ... + w_{b-1}, summed from the top
         for j in range(b - 1, a - 1, -1):
             right[j] = right[j + 1] + bw[j]
+        # L and R are equal when they differ by no more than the rounding of their sums
+        tol = (b - a) * 2.0 ** -52 * right[a]
         left = 0.0
         for j in range(a, b):
             left += bw[j]
-            if left >= right[j + 1]:
-                if left == right[j + 1] and j + 1 < b:
+            if left >= right[j + 1] - tol:
+                if abs(left - right[j + 1]) <= tol and j + 1 < b:
                     out[t] = 0.5 * (bv[j] + bv[j + 1])
                 else:
                     out[t] = bv[j]
