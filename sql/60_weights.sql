@@ -74,3 +74,23 @@ CREATE OR REPLACE MACRO __sdc_risk_summary_sql(fname, tbl, keys, weight, thresho
     || '(count(*) FILTER (WHERE population_fk < ' || threshold || '))::DOUBLE / nullif(count(sample_fk), 0) AS share_at_risk, '
     || '__sdc_finite_fk(fsum(1.0 / population_fk), ' || __sdc_ql(fname) || ') AS expected_reidentifications '
     || 'FROM (' || __sdc_frequencies_core_sql(fname, tbl, keys, weight) || ')';
+
+-- SQL text of the table form `<method>_table` of the weighted records function `method`
+-- (`mdav_multi_round_weighted`): the columns `cols` of `tbl` masked in place (a row with a NULL in
+-- any of them gets NULL in all), weighted by column `weight`, optionally per stratum.
+CREATE OR REPLACE MACRO __sdc_mask_columns_weighted_sql(method, tbl, cols, weight, args, strata) AS
+    list_transform([__sdc_table_name(method || '_table', 'tbl', tbl)], lambda __sdc_t:
+    list_transform([__sdc_column_names(method || '_table', 'cols', cols)], lambda __sdc_cs:
+    list_transform([__sdc_column_name(method || '_table', 'weight', weight)], lambda __sdc_w:
+    list_transform([__sdc_column_names(method || '_table', 'strata', strata, optional := true)], lambda __sdc_g:
+        format('SELECT * EXCLUDE (__sdc_v, __sdc_n) REPLACE ({1}) FROM {2}({0})',
+               __sdc_beside_sql(method || '_table', __sdc_t, 'cols', __sdc_cs,
+                   __sdc_call_sql(method || '_table', method, __sdc_record_of_sql(method || '_table', __sdc_cs), args,
+                                  ['list_transform(__sdc_l, lambda __sdc_s: '
+                                   || __sdc_value_of_sql(method || '_table', __sdc_w) || ')'],
+                                  '__sdc_v'),
+                   __sdc_g),
+               array_to_string(list_transform(__sdc_cs, lambda __sdc_c, __sdc_j:
+                                              '__sdc_v[' || __sdc_j || '] AS ' || __sdc_qi(__sdc_c)), ', '),
+               __sdc_checks_sql([__sdc_columns_exist_sql(method || '_table', 'weight', __sdc_t, [__sdc_w])]))
+    )[1])[1])[1])[1];

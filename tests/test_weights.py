@@ -287,3 +287,19 @@ def test_sql_table_form_refuses_a_zero_weight_naming_weight(con):
     con.execute("CREATE OR REPLACE TEMP TABLE tz AS SELECT * REPLACE (CASE WHEN id = 7 THEN 0 ELSE w END AS w) FROM t")
     with pytest.raises(duckdb.Error, match="mdav_round_weighted_table: weight must be finite numbers > 0, got 0.0"):
         con.execute("SELECT * FROM mdav_round_weighted_table('tz', 'x', 'w', 3)").fetchall()
+
+
+def test_sql_multivariate_list_and_table_forms_equal_numpy(con):
+    con.execute("CREATE OR REPLACE TEMP TABLE r AS SELECT id, x, 100 - x + id % 7 AS y, w, s FROM t")
+    got = con.execute("SELECT mdav_multi_round_weighted(list([x, y] ORDER BY id), list(w ORDER BY id), 4) "
+                      "FROM r").fetchone()[0]
+    rows = con.execute("SELECT x, y, w FROM r WHERE x IS NOT NULL ORDER BY id").fetchall()
+    A = np.array(rows, dtype=float)
+    assert got[4] is None and got[40] is None  # a record with a NULL attribute: NULL, its weight not read
+    assert [v for v in got if v is not None] == W.mdav_multi_round_weighted(A[:, :2], A[:, 2], 4).tolist()
+    table = con.execute("SELECT id, x, y, w FROM mdav_multi_round_weighted_table('r', ['x', 'y'], 'w', 4) "
+                        "ORDER BY id").fetchall()
+    ordered = con.execute("SELECT id, x, y, w FROM r WHERE x IS NOT NULL ORDER BY r").fetchall()
+    B = np.array([r[1:] for r in ordered], dtype=float)
+    expected = dict(zip([r[0] for r in ordered], W.mdav_multi_round_weighted(B[:, :2], B[:, 2], 4).tolist()))
+    assert {i: [x, y] for i, x, y, _ in table if i in expected} == expected

@@ -147,3 +147,20 @@ def test_the_report_adds_the_weighted_measures(source):
     assert mae == pytest.approx(float((w * np.abs(x - xm)).sum() / w.sum()), rel=1e-12)
     # the unweighted measures are still there, unchanged in name
     assert {"mae", "k_anonymity"} <= set(df_report.measure)
+
+
+def test_a_weighted_group_rule_uses_weighted_centroids(source):
+    folder, df = source
+    doc = _doc()
+    del doc["columns"]["income"], doc["columns"]["expenses"]
+    doc["groups"] = [{"columns": ["income", "expenses"], "method": "mdav_multi_round", "k": 4}]
+    release(parse_spec(doc, folder))
+    plain = duckdb.connect(str(folder / "out" / "release.duckdb"), read_only=True)
+    got = {i: [a, b] for i, a, b in plain.execute("SELECT id, income, expenses FROM people").fetchall()}
+    params = json.loads(plain.execute("SELECT parameters FROM release_manifest WHERE column_name = 'income'").fetchone()[0])
+    plain.close()
+    assert params["weights"] == "w"
+    for _, part in df.sort_values("id").groupby("region"):
+        part = part[part["income"].notna()]
+        masked = W.mdav_multi_round_weighted(part[["income", "expenses"]].to_numpy(), part["w"].to_numpy().astype(float), 4)
+        assert {int(i): m for i, m in zip(part["id"], masked.tolist())} == {int(i): got[int(i)] for i in part["id"]}

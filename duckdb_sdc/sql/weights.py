@@ -22,7 +22,9 @@ from .._validate import fail, refuse_nonfinite
 from ..measures import weights as wm
 from ..params import (
     COL_PARAM,
+    COLS_PARAM,
     COLUMN_VALUES,
+    ROWS_PARAM,
     POSITIVE,
     STRATA_PARAM,
     TBL_PARAM,
@@ -37,7 +39,7 @@ from .arrow import _first, _float_values, _single, reported
 from .measures import _floats
 from .progress import group_done
 from .registry import SqlFunction, Udf
-from .rows import _signature
+from .rows import _rows_array, _RowsChunk, _signature
 
 GROUP = "Sampling weights"
 
@@ -45,22 +47,24 @@ WEIGHTS_PARAM = Param("weights", WEIGHT_LIST)
 WEIGHT_PARAM = Param("weight", WEIGHT_NAME)
 
 
-def _weights_of_row(func: str, wnull, r: int, offsets: np.ndarray, values, valid, n: int, mask):
-    """The weights of row r at the non-NULL values (`mask` of the row's values, None: all), checked."""
+def _weights_of_row(func: str, wnull, r: int, offsets: np.ndarray, values, valid, n: int, mask,
+                    data: str = "xs", what: str = "values"):
+    """The weights of row r at the non-NULL values (`mask` of the row's values or records, None:
+    all), checked."""
     if wnull is not None and wnull[r]:
-        raise fail(func, "weights must not be NULL when xs has values", "weights")
+        raise fail(func, f"weights must not be NULL when {data} has {what}", "weights")
     a, b = offsets[r], offsets[r + 1]
     if b - a != n:
-        raise fail(func, f"weights has {b - a} weights but xs has {n} values; give one weight per value "
-                         "(list(w ORDER BY id) beside list(x ORDER BY id))", "weights")
+        raise fail(func, f"weights has {b - a} weights but {data} has {n} {what}; give one weight per "
+                         f"{what[:-1]} (list(w ORDER BY id) beside list(x ORDER BY id))", "weights")
     w = values[a:b]
     present = None if valid is None else valid[a:b]
     if mask is not None:
         w = w[mask]
         present = None if present is None else present[mask]
     if present is not None and not present.all():
-        raise fail(func, "weights has a NULL weight where xs has a value; every value needs a weight "
-                         "(finite, > 0)", "weights")
+        raise fail(func, f"weights has a NULL weight where {data} has a {'value' if data == 'xs' else 'complete record'}; "
+                         "every one needs a weight (finite, > 0)", "weights")
     return w
 
 
@@ -76,15 +80,11 @@ def weighted_list_udf(func: str, name: str, n_params: int):
 
     def _udf(report, xs, params, ws):
         lists = _single(xs)
-        wlist = _single(ws)
         rows = [_single(p).to_pylist() for p in params]
         offsets = np.asarray(lists.offsets, dtype=np.int64)
         base = offsets[0]
         values, valid = _float_values(lists.values.slice(base, offsets[-1] - base))
-        woff = np.asarray(wlist.offsets, dtype=np.int64)
-        wvalues, wvalid = _float_values(wlist.values.slice(woff[0], woff[-1] - woff[0]))
-        woff = woff - woff[0]
-        wnull = wlist.is_null().to_numpy(zero_copy_only=False) if wlist.null_count else None
+        woff, wvalues, wvalid, wnull = _weight_list(_single(ws))
         rel = offsets - base
         out = np.zeros(values.shape[0], np.float64)
         row_null = lists.is_null().to_numpy(zero_copy_only=False) if lists.null_count else None
@@ -113,6 +113,74 @@ def weighted_list_udf(func: str, name: str, n_params: int):
     udf.__signature__ = inspect.Signature(
         [inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(3 + n_params)])
     return udf
+
+
+def _weight_list(wlist):
+    """(offsets from 0, float values, validity or None, NULL rows or None) of a chunk of weights lists."""
+    woff = np.asarray(wlist.offsets, dtype=np.int64)
+    wvalues, wvalid = _float_values(wlist.values.slice(woff[0], woff[-1] - woff[0]))
+    wnull = wlist.is_null().to_numpy(zero_copy_only=False) if wlist.null_count else None
+    return woff - woff[0], wvalues, wvalid, wnull
+
+
+def weighted_rows_udf(func: str, name: str, n_params: int):
+    """An Arrow UDF over (reporting name, rows, param1..param_n, weights): per row, the complete records
+    (no NULL attribute) and their weights masked by `masking.mask_weighted(name, ...)`; a record with
+    a NULL attribute takes no part and comes back NULL (its weight is not read)."""
+
+    def udf(fname, rows, *rest):
+        report = _first(fname) or func
+        renames = {"X": "rows", **({"weights": "weight"} if report.endswith("_table") else {})}
+        with reported(report, renames):
+            chunk = _RowsChunk(report, rows)
+            params = [_single(p).to_pylist() for p in rest[:-1]]
+            woff, wvalues, wvalid, wnull = _weight_list(_single(rest[-1]))
+            results: list = [None] * chunk.n_rows
+            for r in range(chunk.n_rows):
+                group = None if chunk.is_null(r) else chunk.group(r)
+                if group is None:
+                    continue
+                n = int(chunk.rec_off[r + 1] - chunk.rec_off[r])
+                w = _weights_of_row(report, wnull, r, woff, wvalues, wvalid, n, group.complete, "rows", "records")
+                results[r] = (group.complete, masking.mask_weighted(name, group.X, w, [p[r] for p in params]))
+                group_done()
+            return _rows_array(chunk, results)
+
+    udf.__name__ = f"sdc_{func}"
+    _signature(udf, 3 + n_params)
+    return udf
+
+
+def _records_rows(name: str) -> list[SqlFunction]:
+    """The weighted list function and table form of the records method `name` (mdav_multi_round)."""
+    wname = masking.weighted_name(name)
+    tail = masking.METHODS[name].params
+    args = ", ".join(f"{p.name}::VARCHAR" for p in tail)
+    list_fn = SqlFunction(
+        name=wname, kind="scalar", params=(ROWS_PARAM, WEIGHTS_PARAM, *tail), returns="DOUBLE[][]", group=GROUP,
+        doc=(f"{name} with sampling weights: the same clusters as {name} (at least k records each, "
+             "unweighted), every record replaced by its cluster's weighted attribute means. Equal weights give "
+             f"{name}'s result bit for bit. Weights aligned with rows, finite and > 0 for every complete record; a "
+             "record with a NULL attribute takes no part and comes back NULL (its weight is not read)."),
+        example=(f"SELECT {wname}(list([income, savings] ORDER BY id), list(w ORDER BY id), 5) "
+                 "FROM weighted_people WHERE income IS NOT NULL"),
+        udf=Udf(weighted_rows_udf(wname, name, len(tail)),
+                ("DOUBLE[][]",) + ("VARCHAR",) * len(tail) + ("DOUBLE[]",), "DOUBLE[][]"),
+        body=(f"__sdc_{wname}('{wname}', __sdc_numeric_rows(rows, '{wname}'), {args}, "
+              f"__sdc_numeric_list(weights, '{wname}'))"),
+        scale=1,
+    )
+    table_fn = SqlFunction(
+        name=f"{wname}_table", kind="table", params=(TBL_PARAM, COLS_PARAM, WEIGHT_PARAM, *tail, STRATA_PARAM),
+        returns="table", group=GROUP,
+        doc=(f"Table form of {wname}: the rows of tbl with the columns cols replaced by their clusters' weighted "
+             "means (weights from column weight, kept as it is; a row with a NULL in any of cols gets NULL in "
+             f"all), optionally per stratum, records in the order of the rows' whole content as in {name}_table."),
+        example=f"SELECT * FROM {wname}_table('weighted_people', ['income', 'savings'], 'w', 5, strata := 'region')",
+        body=f"FROM query(__sdc_mask_columns_weighted_sql('{wname}', tbl, cols, weight, [{args}], strata))",
+        scale=1,
+    )
+    return [list_fn, table_fn]
 
 
 def _masking_rows(name: str) -> list[SqlFunction]:
@@ -261,5 +329,6 @@ RISK = [
         scale=0),
 ]
 
-FUNCTIONS: list[SqlFunction] = [row for name in masking.WEIGHTED if masking.METHODS[name].data == masking.COLUMN
-                                for row in _masking_rows(name)] + MEASURES + RISK
+FUNCTIONS: list[SqlFunction] = [row for name in masking.WEIGHTED
+                                for row in (_masking_rows(name) if masking.METHODS[name].data == masking.COLUMN
+                                            else _records_rows(name))] + MEASURES + RISK
