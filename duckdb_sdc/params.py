@@ -795,10 +795,21 @@ class SamplingWeights(Data):
         return tuple(f"CASE WHEN id = 2 THEN {b} ELSE w END" for b in bad)
 
     def check(self, value, func, param, *, n: int | None = None, **context) -> np.ndarray:
-        from .methods.weights import check_weights  # noqa: PLC0415 (methods import params)
-        values = np.asarray(value if value is not None else None, dtype=object)
-        return check_weights(func, param, None if value is None else values.astype(np.float64),
-                             n if n is not None else values.shape[0])
+        """The weights as a float64 array of finite numbers > 0 (n of them when n is given; a NULL
+        weight, None, is refused as not finite), or an error naming func, param and the value."""
+        if value is None:
+            raise fail(func, f"{param} must not be NULL", param)
+        try:
+            w = np.array([np.nan if v is None else v for v in value], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise fail(func, f"{param} must be numbers, got {show(value)}", param) from None
+        if n is not None and w.shape[0] != n:
+            raise fail(func, f"{param} has {w.shape[0]} weights but there are {n} values; give one weight per value",
+                       param)
+        bad = ~(np.isfinite(w) & (w > 0))
+        if bad.any():
+            raise fail(func, f"{param} must be finite numbers > 0, got {float(w[bad][0])!r}", param)
+        return w
 
     def accepts(self, value) -> bool:
         return False  # weights come from the table (a spec names the weight column), never from a value

@@ -45,7 +45,7 @@ import numpy as np
 from .._numerics import exponent
 from .._numerics import to_unit
 from .._validate import fail, finite_values, named, reporting
-from ..params import FLAG, INTERVALS, POINT, REPRESENTATIVE, SEED, choice
+from ..params import FLAG, INTERVALS, POINT, REPRESENTATIVE, SEED, WEIGHT_LIST, choice
 from . import discretisation as disc
 from . import microaggregation as micro
 from . import multivariate
@@ -59,22 +59,9 @@ DISC_METHODS = ("ewd", "efd", "kmd")  # rbd's points are bootstrap centroids: we
 
 
 def check_weights(func: str, param: str, weights, n: int) -> np.ndarray:
-    """The weights as a float64 array of n finite numbers > 0, or an error naming func and param."""
-    if weights is None:
-        raise fail(func, f"{param} must not be NULL", param)
-    try:
-        w = np.ascontiguousarray(weights, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise fail(func, f"{param} must be numbers, got {type(weights).__name__}", param) from None
-    if w.ndim != 1:
-        raise fail(func, f"{param} must be one-dimensional, got shape {w.shape}", param)
-    if w.shape[0] != n:
-        raise fail(func, f"{param} has {w.shape[0]} weights but there are {n} values; give one weight per value",
-                   param)
-    bad = ~(np.isfinite(w) & (w > 0))
-    if bad.any():
-        raise fail(func, f"{param} must be finite numbers > 0, got {float(w[bad][0])!r}", param)
-    return w
+    """The weights as a float64 array of n finite numbers > 0, or an error naming func and param (the
+    check of the kind `params.WEIGHT_LIST`)."""
+    return WEIGHT_LIST.check(weights, func, param, n=n)
 
 
 def unit_weights(func: str, param: str, w: np.ndarray) -> np.ndarray:
