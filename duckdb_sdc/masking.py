@@ -247,37 +247,31 @@ def weighted_name(name: str) -> str:
     return f"{name}_weighted"
 
 
-def refuse_unweighted(name: str, func: str | None = None, param: str = "weights"):
-    """None when method `name` takes weights, else the error saying which methods do."""
-    if name in WEIGHTED:
-        return None
-    return fail(func or name, f"{name} does not take sampling weights ({param}); the methods that do: "
-                              f"{', '.join(WEIGHTED)}")
+def _weighted(name: str) -> tuple[MaskingMethod, Callable]:
+    """The method `name` and its weighted run, or an error saying which methods take weights."""
+    m = method(name)
+    if name not in WEIGHTED:
+        raise fail(name, f"{name} does not take sampling weights; the methods that do: {', '.join(WEIGHTED)}")
+    return m, WEIGHTED[name]
 
 
 def mask_weighted(name: str, values, weights_, params: Mapping | Sequence = ()):
     """`mask` with sampling weights (one per value, or per record for a records method): the
     method's partition, with weighted representatives (duckdb_sdc.methods.weights)."""
-    m = method(name)
-    err = refuse_unweighted(name)
-    if err is not None:
-        raise err
-    return WEIGHTED[name](values, weights_, *m.arguments(params))
+    m, run = _weighted(name)
+    return run(values, weights_, *m.arguments(params))
 
 
 def mask_stratum_weighted(name: str, values, weights_, params: Mapping | Sequence = (), *, column: str,
                           stratum: int = 0):
     """`mask_stratum` with sampling weights (see `mask_weighted`): the same order and seeds."""
-    m = method(name)
-    err = refuse_unweighted(name)
-    if err is not None:
-        raise err
+    m, run = _weighted(name)
     args = m.arguments(params)
     for i, p in enumerate(m.params):
         if p.name == "seed":
             args[i] = stratum_seed(SEED.check(args[i], name, "seed"), column, stratum)
-    return WEIGHTED[name](np.asarray(values, dtype=np.float64), np.asarray(weights_, dtype=np.float64), *args)
+    return run(np.asarray(values, dtype=np.float64), np.asarray(weights_, dtype=np.float64), *args)
 
 
 __all__ = ["COLUMN", "METHODS", "RECORDS", "WEIGHTED", "MaskingMethod", "mask", "mask_stratum", "mask_stratum_weighted",
-           "mask_weighted", "method", "refuse_unweighted", "stratum_seed", "weighted_name"]
+           "mask_weighted", "method", "stratum_seed", "weighted_name"]

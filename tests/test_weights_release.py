@@ -164,3 +164,31 @@ def test_a_weighted_group_rule_uses_weighted_centroids(source):
         part = part[part["income"].notna()]
         masked = W.mdav_multi_round_weighted(part[["income", "expenses"]].to_numpy(), part["w"].to_numpy().astype(float), 4)
         assert {int(i): m for i, m in zip(part["id"], masked.tolist())} == {int(i): got[int(i)] for i in part["id"]}
+
+
+def test_cell_merging_with_weights_is_refused_and_suppression_is_not(source):
+    folder, _ = source
+    merge = {"method": "mdav_round", "k": 5, "cells": {"rule": "dominance", "n": 2, "r": 0.7, "action": "merge"}}
+    with pytest.raises(SpecError, match=r"columns\.income\.cells: action = \"merge\" releases a merged cluster as the "
+                                        r"unweighted mean"):
+        parse_spec(_doc(income=merge), folder)
+    parse_spec(_doc(income={**merge, "weighted": False}), folder)
+    parse_spec(_doc(income={**merge, "cells": {**merge["cells"], "action": "suppress"}}), folder)
+
+
+def test_a_missing_weight_makes_the_weighted_risk_undefined_not_the_report_fail(source):
+    folder, df = source
+    df["w"] = df["w"].astype(float)
+    df.loc[df["income"].isna(), "w"] = np.nan  # no weight where income is NULL: masking needs none there
+    (folder / "src.duckdb").unlink()
+    write_db(folder / "src.duckdb", "people", df)
+    doc = _doc(expenses={"method": "oma_round", "k": 4, "weighted": False})  # it has values beside the NULL weights
+    doc["evaluation"] = {"quasi_identifiers": ["region", "age"]}
+    spec = parse_spec(doc, folder)
+    release(spec)
+    rows = report(spec)
+    risk = rows[rows.measure == "expected_reidentifications"].iloc[0]
+    assert risk.value is None or np.isnan(risk.value)
+    assert "weight column __sdc_eval_weight has a NULL weight" in risk.note
+    assert rows[(rows.measure == "weighted_mae") & (rows.column == "income")].value.notna().all()
+    assert rows[(rows.measure == "weighted_mae") & (rows.column == "expenses")].empty  # masked without weights

@@ -5,13 +5,15 @@ added by `report.evaluate_relations` when the spec names a weight column. The we
 original records' (joined on the key), so the measures estimate population quantities
 (`duckdb_sdc.measures.weights`):
 
-* information loss, per masked column released as values (records with both values): `weighted_mae`,
-  `weighted_mse`, `weighted_il1s` (the SQL aggregates of the same names);
+* information loss, per masked column released as values and masked with the weights (records with
+  both values): `weighted_mae`, `weighted_mse`, `weighted_il1s` (the SQL aggregates of the same
+  names); a column whose rule says weighted = false has none;
 * disclosure risk over the released quasi-identifiers (a boxed one as its two bounds; records with a
   NULL in any of them take no part): `expected_reidentifications`, sum over the records of 1 / F_k,
   F_k the sum of the weights of the records sharing the record's released combination (the estimated
   population frequency, sdcMicro's Fk), and `expected_reidentification_share`, that sum over the
-  number of records (`weighted_risk_summary`).
+  number of records (`weighted_risk_summary`). A record with every quasi-identifier but no valid
+  weight makes these undefined: the rows say why (value NULL) instead of failing the report.
 
 Every other measure of the report stays unweighted: k-anonymity and the policy count records of the
 file, which is what the masking guarantees.
@@ -19,28 +21,30 @@ file, which is what the masking guarantees.
 
 from __future__ import annotations
 
+import duckdb
 from sqlglot import exp
 
 from .plan import column, ident, literal, temporary
 from .policy import RISK
 from .report import KEY, LOSS, MASKED, ORIGINAL, Evaluation, Row
+from .spec import weight_of
 
 WEIGHTED_LOSS = ("weighted_mae", "weighted_mse", "weighted_il1s")
 WEIGHTS_VIEW = "__sdc_eval_weighted"
 WEIGHT_COLUMN = "__sdc_eval_weight"
 
 
-def _loss(ev: Evaluation, weight: str) -> list[Row]:
+def _loss(ev: Evaluation, weight: str, masked: tuple[str, ...]) -> list[Row]:
     o, m = ident("__sdc_o"), ident("__sdc_m")
     calls = [exp.Anonymous(this=f, expressions=[column(c, "__sdc_o"), column(c, "__sdc_m"), column(weight, "__sdc_o")])
-             for c in ev.masked for f in WEIGHTED_LOSS]
+             for c in masked for f in WEIGHTED_LOSS]
     query = (exp.select(*calls)
              .from_(exp.Table(this=ident(ORIGINAL), alias=exp.TableAlias(this=o)))
              .join(exp.Table(this=ident(MASKED), alias=exp.TableAlias(this=m)), using=[ident(KEY)]))
     values = ev.fetch(query)[0]
     note = f"weighted by {weight!r}"
     rows, i = [], 0
-    for c in ev.masked:
+    for c in masked:
         for f in WEIGHTED_LOSS:
             v = values[i]
             rows.append(Row(LOSS, f, c, v, note if v is not None else f"{note}; undefined for these data"))
@@ -58,9 +62,15 @@ def _risk(ev: Evaluation, weight: str) -> list[Row]:
     ev.con.execute(temporary(WEIGHTS_VIEW, body, "VIEW", replace=True).sql(dialect="duckdb")).fetchall()
     call = exp.Anonymous(this="weighted_risk_summary", expressions=[
         literal(WEIGHTS_VIEW), literal(list(q)), literal(WEIGHT_COLUMN), literal(1.0)])
-    records, expected = ev.fetch(exp.select("records", "expected_reidentifications").from_(exp.Table(this=call)))[0]
     note = (f"over the released quasi-identifiers {', '.join(map(repr, q))}, weighted by {weight!r}; "
             "F_k = sum of the weights of the records sharing a combination")
+    try:
+        records, expected = ev.fetch(exp.select("records", "expected_reidentifications")
+                                     .from_(exp.Table(this=call)))[0]
+    except duckdb.Error as err:  # a NULL or invalid weight beside a complete record
+        why = str(err).split("\n")[0].removeprefix("Invalid Input Error: ")
+        return [Row(RISK, m, None, None, f"{note}; undefined: {why}")
+                for m in ("expected_reidentifications", "expected_reidentification_share")]
     if not records:
         return [Row(RISK, "expected_reidentifications", None, None, "no record has every quasi-identifier")]
     return [Row(RISK, "expected_reidentifications", None, float(expected), note),
@@ -70,7 +80,8 @@ def _risk(ev: Evaluation, weight: str) -> list[Row]:
 def weights_section(ev: Evaluation) -> list[Row]:
     """The weighted measures (module docstring)."""
     weight = ev.spec.source.weight
-    rows = _loss(ev, weight) if ev.masked else []
+    masked = tuple(c for c in ev.masked if weight_of(ev.spec, ev.spec.rules[c]) is not None)
+    rows = _loss(ev, weight, masked) if masked else []
     return rows + _risk(ev, weight)
 
 

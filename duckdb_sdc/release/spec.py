@@ -768,6 +768,10 @@ def check_weights(c: _Checker, source: Source, rules: dict[str, Rule]) -> None:
                 raise c.error(f"{rule.where}.{WEIGHTED}", "the source has no sampling weights: set [source] "
                                                            "weight = \"<column>\"")
             continue
+        if rule.weighted is not False and rule.cells is not None and rule.cells.action == "merge":
+            raise c.error(f"{rule.where}.{CELLS}", "action = \"merge\" releases a merged cluster as the unweighted "
+                                                   "mean of its records; with sampling weights use action = "
+                                                   "\"suppress\", or set weighted = false in this rule")
         if rule.weighted is not False and weighted_function(rule) is None:
             takes = sorted(n.removesuffix("_weighted") for n in _WEIGHTED_FUNCTIONS)
             raise c.error(rule.where, f"{rule.method.name} does not take sampling weights (source.weight = "
