@@ -225,10 +225,19 @@ def discretise_weighted(x, weights, c, method: str = "efd", representative: str 
     rng = np.random.default_rng(seed) if stochastic else None
     xu, e = to_unit(x)
     groups = disc._run_unit(func, method, xu, c, "mean", {}, False, None).groups
-    _, ids = np.unique(groups, return_inverse=True)  # intervals in increasing order of their values
-    order, v = sort_column(xu)
-    center = v[(v.shape[0] - 1) // 2]
-    points = _weighted_reps_sorted(order, v - center, w, ids[order], rep) + center
+    if method == "ewd":  # interval numbers (floats, some intervals empty): renumbered 0..g-1
+        ids = np.unique(groups, return_inverse=True)[1].astype(np.int64)
+    else:  # efd, kmd: every interval holds values, numbered 0..g-1 in increasing order
+        ids = np.asarray(groups, dtype=np.int64)
+    if rep == "mean":  # no sort needed: sums per interval around the middle of the range
+        center = 0.5 * (float(xu.min()) + float(xu.max()))
+        g = int(ids.max()) + 1
+        points = np.bincount(ids, weights=w * (xu - center), minlength=g) / np.bincount(ids, weights=w, minlength=g)
+        points += center
+    else:
+        order, v = sort_column(xu)
+        center = v[(v.shape[0] - 1) // 2]
+        points = _weighted_reps_sorted(order, v - center, w, ids[order], rep) + center
     if stochastic:
         rounded = disc.stochastic_round(xu, points, rng.random(x.shape[0]))
     else:
