@@ -35,7 +35,7 @@ import numpy as np
 
 from . import methods
 from ._validate import fail
-from .methods import base_rounding, boxes, dp, multivariate, noise_addition, rank_swap
+from .methods import base_rounding, boxes, dp, multivariate, noise_addition, rank_swap, weights
 from .methods import discretisation as disc
 from .params import (
     ATTRIBUTE_NAMES,
@@ -217,4 +217,61 @@ def mask_stratum(name: str, values, params: Mapping | Sequence = (), *, column: 
     return m.run(np.asarray(values, dtype=np.float64), *args)
 
 
-__all__ = ["COLUMN", "METHODS", "RECORDS", "MaskingMethod", "mask", "mask_stratum", "method", "stratum_seed"]
+# ---------------------------------------------------------------------------------------------
+# sampling weights (duckdb_sdc.methods.weights): the methods whose representatives can be weighted.
+# The partition is the unweighted one; run(values, weights, *params) takes the method's parameters in
+# the same order as its `run`.
+
+
+def _weighted_micro(method: str) -> Callable:
+    if method == "vmdav":
+        return lambda x, w, k, gamma, rep: weights.microaggregate_weighted(x, w, k, method, rep, gamma=gamma)
+    return lambda x, w, k, rep: weights.microaggregate_weighted(x, w, k, method, rep)
+
+
+def _weighted_disc(method: str) -> Callable:
+    return lambda x, w, c, rep, stochastic, seed: weights.discretise_weighted(
+        x, w, c, method, rep, stochastic=stochastic, seed=seed)
+
+
+WEIGHTED: dict[str, Callable] = {
+    **{f"{m}_round": _weighted_micro(m) for m in weights.MICRO_METHODS},
+    **{f"{m}_round": _weighted_disc(m) for m in weights.DISC_METHODS},
+    "mdav_multi_round": lambda X, w, k, remainder, standardise: weights.mdav_multi_round_weighted(
+        X, w, k, remainder=remainder, standardise=standardise),
+}
+
+
+def weighted_name(name: str) -> str:
+    """The SQL list function of method `name` with weights: `<name>_weighted`."""
+    return f"{name}_weighted"
+
+
+def _weighted(name: str) -> tuple[MaskingMethod, Callable]:
+    """The method `name` and its weighted run, or an error saying which methods take weights."""
+    m = method(name)
+    if name not in WEIGHTED:
+        raise fail(name, f"{name} does not take sampling weights; the methods that do: {', '.join(WEIGHTED)}")
+    return m, WEIGHTED[name]
+
+
+def mask_weighted(name: str, values, weights_, params: Mapping | Sequence = ()):
+    """`mask` with sampling weights (one per value, or per record for a records method): the
+    method's partition, with weighted representatives (duckdb_sdc.methods.weights)."""
+    m, run = _weighted(name)
+    return run(values, weights_, *m.arguments(params))
+
+
+def mask_stratum_weighted(name: str, values, weights_, params: Mapping | Sequence = (), *, column: str,
+                          stratum: int = 0):
+    """`mask_stratum` with sampling weights (see `mask_weighted`): the same order and seeds."""
+    m, run = _weighted(name)
+    args = m.arguments(params)
+    for i, p in enumerate(m.params):
+        if p.name == "seed":
+            args[i] = stratum_seed(SEED.check(args[i], name, "seed"), column, stratum)
+    return run(np.asarray(values, dtype=np.float64), np.asarray(weights_, dtype=np.float64), *args)
+
+
+__all__ = ["COLUMN", "METHODS", "RECORDS", "WEIGHTED", "MaskingMethod", "mask", "mask_stratum", "mask_stratum_weighted",
+           "mask_weighted", "method", "stratum_seed", "weighted_name"]

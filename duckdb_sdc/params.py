@@ -760,3 +760,62 @@ COLS_PARAM = Param("cols", COLUMNS)
 STRATA_PARAM = Param("strata", STRATA, "NULL")
 SEED_PARAM = Param("seed", SEED, "NULL")
 REPRESENTATIVE_PARAM = Param("representative", REPRESENTATIVE, "'mean'")
+
+
+# ---------------------------------------------------------------------------------------------
+# sampling weights (duckdb_sdc.methods.weights)
+
+
+@dataclass(frozen=True, eq=False)
+class SamplingWeights(Data):
+    """Sampling weights aligned with the data: shape 'weights' (a list `DOUBLE[]` aligned with xs or
+    rows, e.g. list(w ORDER BY id) beside list(x ORDER BY id)) or 'weight' (an aggregate's column).
+    Every weight of a non-NULL value must be a finite number > 0; a NULL weight beside a non-NULL value
+    is refused; weights never scale with the data. `invalid` are SQL expressions ('{t}' the data
+    table, columns id and w) that the contract suite tries on every parameter of the kind."""
+
+    shape: str = "weights"
+    doc: str = ""
+    scales: bool = False
+
+    @property
+    def sql_type(self) -> str:
+        return "DOUBLE[]" if self.shape == "weights" else "numeric"
+
+    @property
+    def valid(self) -> str:
+        return "(SELECT list(w ORDER BY id) FROM {t})" if self.shape == "weights" else "w"
+
+    @property
+    def invalid(self) -> tuple[str, ...]:
+        bad = ("0", "-1", "NULL", "'nan'::DOUBLE", "'inf'::DOUBLE")
+        if self.shape == "weights":
+            return tuple(f"(SELECT list(CASE WHEN id = 2 THEN {b} ELSE w END ORDER BY id) FROM {{t}})" for b in bad) + (
+                "(SELECT list(w ORDER BY id) FROM {t} WHERE id > 1)", "NULL::DOUBLE[]")
+        return tuple(f"CASE WHEN id = 2 THEN {b} ELSE w END" for b in bad)
+
+    def check(self, value, func, param, *, n: int | None = None, **context) -> np.ndarray:
+        """The weights as a float64 array of finite numbers > 0 (n of them when n is given; a NULL
+        weight, None, is refused as not finite), or an error naming func, param and the value."""
+        if value is None:
+            raise fail(func, f"{param} must not be NULL", param)
+        try:
+            w = np.array([np.nan if v is None else v for v in value], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise fail(func, f"{param} must be numbers, got {show(value)}", param) from None
+        if n is not None and w.shape[0] != n:
+            raise fail(func, f"{param} has {w.shape[0]} weights but there are {n} values; give one weight per value",
+                       param)
+        bad = ~(np.isfinite(w) & (w > 0))
+        if bad.any():
+            raise fail(func, f"{param} must be finite numbers > 0, got {float(w[bad][0])!r}", param)
+        return w
+
+    def accepts(self, value) -> bool:
+        return False  # weights come from the table (a spec names the weight column), never from a value
+
+
+WEIGHT_LIST = SamplingWeights("weights", doc="sampling weight of every value, aligned with xs (or rows): finite, > 0; "
+                                             "e.g. list(w ORDER BY id) beside list(x ORDER BY id)")
+WEIGHT_COLUMN = SamplingWeights("weight", doc="the record's sampling weight (an aggregate's argument): finite, > 0")
+WEIGHT_NAME = ColumnName(doc="name of the sampling-weight column (finite, > 0 where the masked value is not NULL)")

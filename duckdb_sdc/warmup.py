@@ -219,6 +219,9 @@ def _tables(con, n: int = 400) -> None:
                 "WHERE income IS NOT NULL AND savings IS NOT NULL")
     con.execute("CREATE OR REPLACE TEMP TABLE released AS SELECT income * 0.9 AS income_lower, "
                 "income * 1.1 AS income_upper, 1 + (id % 3) AS w FROM people WHERE income IS NOT NULL")
+    con.execute("CREATE OR REPLACE TEMP TABLE weighted_people AS SELECT *, 1 + id % 4 AS w FROM people")
+    con.execute("CREATE OR REPLACE TEMP TABLE weighted_j AS SELECT income, income_m, 1 + (hash(income) % 4)::BIGINT AS w "
+                "FROM j")
 
 
 def _large_table(con) -> None:

@@ -28,7 +28,7 @@ import pytest
 
 import duckdb_sdc
 from duckdb_sdc._validate import SdcError
-from duckdb_sdc.params import Data, Seed, TableName
+from duckdb_sdc.params import Data, SamplingWeights, Seed, TableName
 from duckdb_sdc.sql import REGISTRY
 
 BIG, TINY = 2.0 ** 1014, 2.0 ** -1064
@@ -109,6 +109,8 @@ def _example_tables(c) -> None:
     c.execute("CREATE TABLE clustered AS SELECT * FROM mdav_multi_labels_table('people', ['income', 'savings'], 5, "
               "strata := 'region')")
     c.execute("CREATE TABLE weighted AS SELECT income, savings, 1 + id % 3 AS w FROM people")
+    c.execute("CREATE TABLE weighted_people AS SELECT *, 1 + id % 4 AS w FROM people")
+    c.execute("CREATE TABLE weighted_j AS SELECT *, 1 + id % 4 AS w FROM j")
     c.execute("CREATE TABLE released AS SELECT income_lower, income_upper, 1 + id % 3 AS w "
               "FROM box_release_table('people', ['income', 'savings'], 5, 'mean(1)')")
 
@@ -126,7 +128,8 @@ _AGG_COLUMNS = {"x": "x", "xm": "xm", "y": "y", "w": "w", "value": "x", "lower":
 _AGG_VECTORS = {"x": "[x, y]", "xm": "[xm, ym]"}
 # a table function's names by parameter name
 _TABLE_NAMES = {"tbl": "{t}", "original": "{t}", "masked": "{t}"}
-_COLUMN_NAMES = {"col": "'x'", "cols": "['x', 'y']", "key": "'id'", "columns": "['x', 'y']", "clusters": "'c'"}
+_COLUMN_NAMES = {"col": "'x'", "cols": "['x', 'y']", "key": "'id'", "columns": "['x', 'y']", "clusters": "'c'",
+                 "weight": "'w'"}
 
 
 def _data_arg(row, p, table: str) -> str:
@@ -140,6 +143,8 @@ def _data_arg(row, p, table: str) -> str:
         return f"(SELECT list([x, y] ORDER BY id) FROM {table})"
     if shape == "labels":
         return f"(SELECT list(c ORDER BY id) FROM {table})"
+    if shape == "weights":  # sampling weights aligned with the values
+        return f"(SELECT list(w ORDER BY id) FROM {table})"
     raise AssertionError(f"{row.name}: no data of shape {shape} for a {row.kind} function")
 
 
@@ -262,6 +267,7 @@ def test_no_data_and_all_null_data(con, row):
         empty = "[]::DOUBLE[]" if data.kind.shape == "values" else "[]::DOUBLE[][]"
         overrides = {data.name: empty}
         overrides.update({p.name: "[]::BIGINT[]" for p in row.params if _is_data(p) and p.kind.shape == "labels"})
+        overrides.update({p.name: "[]::DOUBLE[]" for p in row.params if _is_data(p) and p.kind.shape == "weights"})
         if _one_value(row):
             assert con.execute(_call(row, override=overrides)).fetchall()[0][0] is None
             assert con.execute(_call(row, "tz")).fetchall()[0][0] is None
@@ -359,6 +365,21 @@ def _param_cases():
 @pytest.mark.parametrize("row, param, bad", list(_param_cases()))
 def test_invalid_parameter_values_are_refused(con, row, param, bad):
     _refused(con, _call(row, override={param.name: bad}), f"{row.name}", param.name)
+
+
+def _weight_cases():
+    for row in REGISTRY:
+        for p in row.params:
+            if isinstance(p.kind, SamplingWeights):
+                for bad in p.kind.invalid:
+                    yield pytest.param(row, p, bad, id=f"{row.name}-{p.name}={bad}")
+
+
+@pytest.mark.parametrize("row, param, bad", list(_weight_cases()))
+def test_invalid_sampling_weights_are_refused(con, row, param, bad):
+    """A weight of 0, < 0, NULL, NaN or infinite beside a value, a list of another length, a NULL list:
+    refused naming the function and the weights."""
+    _refused(con, _call(row, override={param.name: bad.format(t="t")}), row.name, param.name)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from .. import guarantees as g
 from .methods import SECRET_PARAMS
 from .plan import BOX, RELEASE_DB, ReleasedColumn, Step, ident, layout, literal, table
 from .safeguards import Facts
-from .spec import MANIFEST_TABLE, Rule, Spec
+from .spec import MANIFEST_TABLE, Rule, Spec, weight_of
 
 MANIFEST_COLUMNS = (
     ("release_table", "VARCHAR"),  # the table the column is in (a centroids table for dp_um centroids)
@@ -144,6 +144,8 @@ def rows(spec: Spec, source_columns, facts: Facts, *, release_id: str, package_v
                 params["resolved"] = resolved
             if spec.decimals_of(rule) is not None:
                 params["decimals"] = spec.decimals_of(rule)
+            if weight_of(spec, rule) is not None:  # the sampling-weight column of its representatives
+                params["weights"] = weight_of(spec, rule)
             if rule.cells is not None:
                 f = facts.of(rule)
                 params["cells"] = {"rule": rule.cells.rule, "action": rule.cells.action,

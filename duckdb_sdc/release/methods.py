@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..params import RECORDS, VALUES, Param
+from ..params import RECORDS, VALUES, Data, Param
 from ..sql.registry import REGISTRY, SqlFunction
 
 SECRET_PARAMS = frozenset({"seed"})
@@ -77,6 +77,8 @@ _SHAPES = {(VALUES, "DOUBLE[]"): COLUMN, (RECORDS, "DOUBLE[][]"): ROWS, (RECORDS
 def _kind(row: SqlFunction, names: set[str]) -> str | None:
     if row.kind != "scalar" or not row.params or f"{row.name}_table" not in names:
         return None
+    if any(isinstance(p.kind, Data) for p in row.params[1:]):
+        return None  # a second data argument (the weights of `<method>_weighted`): a spec sets no data
     return next((shape for (data, returns), shape in _SHAPES.items()
                  if row.params[0].kind is data and _type(row.returns) == returns), None)
 

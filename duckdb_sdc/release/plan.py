@@ -36,7 +36,7 @@ import sqlglot
 from sqlglot import exp
 
 from .methods import BOXES, COLUMN, NAMES, SECRET_PARAMS
-from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, is_numeric
+from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, is_numeric, weight_of, weighted_function
 
 SOURCE_DB = "__sdc_source_db"
 RAW = "__sdc_source_raw"  # the source as read
@@ -172,6 +172,10 @@ def resolve(spec: Spec, source_columns: list[tuple[str, str]]) -> None:
         raise SpecError(f"{spec.name}: " + "; ".join(problems))
     if spec.source.key is not None and spec.source.key not in types:
         raise SpecError(f"{spec.name}: source.key: the source has no column {spec.source.key!r}")
+    weight = spec.source.weight
+    if weight is not None and (weight not in types or not is_numeric(types[weight])):
+        raise SpecError(f"{spec.name}: source.weight: " + (f"the source has no column {weight!r}" if weight not in types
+                        else f"the sampling weights must be numbers, column {weight!r} is {types[weight]}"))
     for rule in spec.masked():
         for s in spec.strata_of(rule):
             if s not in types:
@@ -231,10 +235,11 @@ def _seed(rule: Rule, seed) -> exp.Expression:
         literal(rule.column), exp.Column(this=ident(STRATUM_INDEX))])
 
 
-def _call(rule: Rule, values: exp.Expression) -> exp.Expression:
+def _call(rule: Rule, values: exp.Expression, weights: exp.Expression | None = None) -> exp.Expression:
     """The list function with the rule's parameters: required ones by position, the others by name
-    (macros take defaults only by name)."""
-    args = [values]
+    (macros take defaults only by name). With `weights` (the stratum's sampling weights, aligned with
+    the values), the method's weighted function `<method>_weighted(values, weights, ...)`."""
+    args = [values] if weights is None else [values, weights]
     for p in rule.method.params:
         if p.name == NAMES:  # the rule's columns, so that other parameters can name them
             value = literal(list(rule.columns))
@@ -244,7 +249,14 @@ def _call(rule: Rule, values: exp.Expression) -> exp.Expression:
             given = rule.params[p.name]
             value = _seed(rule, given) if p.name in SECRET_PARAMS and given is not None else literal(given)
         args.append(value if p.default is None else exp.PropertyEQ(this=exp.to_identifier(p.name), expression=value))
-    return exp.Anonymous(this=rule.method.name, expressions=args)
+    return exp.Anonymous(this=rule.method.name if weights is None else weighted_function(rule), expressions=args)
+
+
+def _field(lst: exp.Identifier, s: exp.Identifier, name: str) -> exp.Expression:
+    """transform(lst, s -> s.name): one field of the stratum's list of structs."""
+    return exp.Transform(this=exp.Column(this=lst.copy()),
+                         expression=exp.Lambda(this=exp.Dot(this=s.copy(), expression=ident(name)),
+                                               expressions=[s.copy()]))
 
 
 def mask_table(i: int) -> str:
@@ -277,6 +289,10 @@ def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
         exp.PropertyEQ(this=ident("k"), expression=column(ROW_KEY)),
         exp.PropertyEQ(this=ident("v"), expression=value),
     ])
+    weight = weight_of(spec, rule)
+    if weight is not None:  # the record's sampling weight beside its value (the UDF checks it)
+        pairs.append("expressions", exp.PropertyEQ(
+            this=ident("w"), expression=exp.Cast(this=column(weight), to=exp.DataType.build("DOUBLE"))))
     # ordered by the key, so that ties are broken the same way in every run: a release is reproducible
     ordered = exp.Order(this=pairs, expressions=[exp.Ordered(this=column(ROW_KEY), nulls_first=False)])
     grouped = exp.select(exp.ArrayAgg(this=ordered).as_(lst)).from_(table(SOURCE))
@@ -298,7 +314,7 @@ def mask_step(spec: Spec, rule: Rule, i: int) -> Step:
                                                  expressions=[s.copy()]))
     query = exp.select(
         exp.Dot(this=exp.Explode(this=exp.Column(this=lst.copy())), expression=ident("k")).as_(ident("__sdc_key")),
-        exp.Explode(this=_call(rule, values)).as_(ident("__sdc_value")),
+        exp.Explode(this=_call(rule, values, None if weight is None else _field(lst, s, "w"))).as_(ident("__sdc_value")),
     ).from_(grouped.subquery(ident("__sdc_g")))
     if boxes:
         query = _box_ids(query, len(strata))

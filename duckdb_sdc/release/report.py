@@ -92,6 +92,9 @@ DIRECTION: dict[str, tuple[str, str]] = {
     "cells": (NEITHER, "cells"), "dominance_cells": (LOWER, "cells"), "dominance_share": (LOWER, "share of cells"),
     "p_percent_cells": (LOWER, "cells"), "p_percent_share": (LOWER, "share of cells"),
     "sensitive_share": (LOWER, "share of cells"), VERDICT: (NEITHER, "1 pass, 0 fail"),
+    "weighted_mae": (LOWER, "units of the column"), "weighted_mse": (LOWER, "squared units"),
+    "weighted_il1s": (LOWER, "sd units / sqrt(2)"), "expected_reidentifications": (LOWER, "records"),
+    "expected_reidentification_share": (LOWER, "share of records"),
 }
 
 
@@ -365,6 +368,10 @@ def evaluate_relations(ev: Evaluation, progress=None) -> pd.DataFrame:
         from .report_ml import ml_section
 
         sections += (ml_section,)
+    if ev.spec.source.weight is not None:  # the weighted measures (report_weights.py)
+        from .report_weights import weights_section
+
+        sections += (weights_section,)
     rows = []
     with (progress or Progress(enabled=False)).task(f"evaluate {ev.spec.name}", len(sections)) as task:
         for section in sections:

@@ -74,6 +74,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._validate import SdcError, show
+from ..sql.registry import REGISTRY
 from . import policy as policy_module
 from .methods import BOXES, COLUMN, EPSILON, METHODS, NAMES, ROWS, SECRET_PARAMS, ReleaseMethod, check_value
 from .policy import Policy
@@ -88,6 +89,7 @@ DEFAULT_STORAGE_VERSION = "v1.0.0"
 FILE_FORMATS = ("parquet", "csv")
 # settings of a masking rule that are the release's, not the method's
 DECIMALS, REPRODUCIBLE, CELLS, CENTROIDS = "decimals", "reproducible_noise", "cells", "centroids_table"
+WEIGHT, WEIGHTED = "weight", "weighted"  # [source] weight (the sampling-weight column); a rule's weighted
 MAX_DECIMALS = 15
 _NUMERIC = re.compile(r"(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|"
                       r"UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))")
@@ -120,6 +122,7 @@ class Source:
     table: str | None = None
     files: tuple[str, ...] = ()
     format: str | None = None
+    weight: str | None = None  # the sampling-weight column (see `check_weights`), or None
 
     def describe(self, base: Path) -> str:
         """The source as the manifest records it: file names relative to the spec's folder."""
@@ -180,6 +183,7 @@ class Rule:
     reproducible: bool | None = None  # the rule's reproducible_noise (None: [masking]'s)
     cells: CellProtection | None = None
     centroids_table: str | None = None  # dp_um: the unlinked noisy cluster means go to this table
+    weighted: bool | None = None  # the rule's `weighted` (None: weighted when the source has a weight)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -417,6 +421,8 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     base = Path(base)
     c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation", "policy"))
     source = _source(c, c.table(doc, "source"), base)
+    if WEIGHT in doc["source"]:
+        source = dataclasses.replace(source, weight=c.name_value(f"source.{WEIGHT}", doc["source"][WEIGHT]))
     output = _output(c, c.table(doc, "output"), base)
     if source.database is not None and output.linkage is not None \
             and output.linkage.resolve() == source.database.resolve():
@@ -452,6 +458,7 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     if source.key is None and output.view_without_key:
         raise c.error("output.view_without_key", "the spec has no source.key: the table has no key column to leave out")
     _check_release_settings(c, rules, strata)
+    check_weights(c, source, rules)
     for rule in _unique(rules.values()):
         for s in (strata if rule.strata is None else rule.strata):
             if s in rules and rules[s].action == "mask":
@@ -548,7 +555,7 @@ def load_spec(path: str | Path) -> Spec:
 
 
 def _source(c: _Checker, s: dict, base: Path) -> Source:
-    c.keys("source", s, ("database", "schema", "table", "files", "format", "key"))
+    c.keys("source", s, ("database", "schema", "table", "files", "format", "key", WEIGHT))
     key = c.name_value("source.key", s["key"]) if "key" in s else None
     if ("table" in s) == ("files" in s):
         raise c.error("source", "give either database and table, or files")
@@ -648,6 +655,7 @@ def _masking(c: _Checker, where: str, settings: dict, kinds: tuple[str, ...], co
     reproducible = c.flag(f"{where}.{REPRODUCIBLE}", settings.pop(REPRODUCIBLE)) if REPRODUCIBLE in settings else None
     cells = _cells(c, f"{where}.{CELLS}", settings.pop(CELLS)) if CELLS in settings else None
     centroids = c.name_value(f"{where}.{CENTROIDS}", settings.pop(CENTROIDS)) if CENTROIDS in settings else None
+    weighted = c.flag(f"{where}.{WEIGHTED}", settings.pop(WEIGHTED)) if WEIGHTED in settings else None
     if NAMES in settings and method.param(NAMES) is not None:
         raise c.error(f"{where}.{NAMES}", f"{name}'s names are the rule's columns {list(columns)}, "
                                           "passed by the release; leave names out")
@@ -665,7 +673,8 @@ def _masking(c: _Checker, where: str, settings: dict, kinds: tuple[str, ...], co
         raise c.error(where, f"{name} needs {', '.join(missing)}")
     group = columns if len(columns) > 1 else ()
     return Rule(columns[0], "mask", method, settings, strata, group=group, where=where, box_column=box_column,
-                decimals=decimals, reproducible=reproducible, cells=cells, centroids_table=centroids)
+                decimals=decimals, reproducible=reproducible, cells=cells, centroids_table=centroids,
+                weighted=weighted)
 
 
 def _cells(c: _Checker, where: str, value) -> CellProtection:
@@ -725,3 +734,47 @@ def split_epsilon(c: _Checker, rules: dict[str, Rule], total) -> dict[str, Rule]
                 out[col] = shared
         return out
     return rules
+
+
+# ---------------------------------------------------------------------------------------------
+# sampling weights: [source] weight = "column", a rule's weighted = false
+
+
+def weighted_function(rule: Rule) -> str | None:
+    """The SQL list function that masks the rule's column with weights (`<method>_weighted`), or None
+    when the method takes none."""
+    name = f"{rule.method.name}_weighted"
+    return name if name in _WEIGHTED_FUNCTIONS else None
+
+
+_WEIGHTED_FUNCTIONS = frozenset(r.name for r in REGISTRY if r.name.endswith("_weighted"))
+
+
+def weight_of(spec: Spec, rule: Rule) -> str | None:
+    """The weight column a masking rule's representatives are weighted by: the source's weight,
+    unless the rule says weighted = false."""
+    return spec.source.weight if rule.action == "mask" and rule.weighted is not False else None
+
+
+def check_weights(c: _Checker, source: Source, rules: dict[str, Rule]) -> None:
+    """With [source] weight, every masking rule is weighted (its method's `<method>_weighted`: the same
+    partition, weighted representatives), or says weighted = false; a method that takes no weights is
+    refused naming the column and the method. Without it, weighted = true is refused."""
+    for rule in _unique(rules.values()):
+        if rule.action != "mask":
+            continue
+        if source.weight is None:
+            if rule.weighted:
+                raise c.error(f"{rule.where}.{WEIGHTED}", "the source has no sampling weights: set [source] "
+                                                           "weight = \"<column>\"")
+            continue
+        if rule.weighted is not False and rule.cells is not None and rule.cells.action == "merge":
+            raise c.error(f"{rule.where}.{CELLS}", "action = \"merge\" releases a merged cluster as the unweighted "
+                                                   "mean of its records; with sampling weights use action = "
+                                                   "\"suppress\", or set weighted = false in this rule")
+        if rule.weighted is not False and weighted_function(rule) is None:
+            takes = sorted(n.removesuffix("_weighted") for n in _WEIGHTED_FUNCTIONS)
+            raise c.error(rule.where, f"{rule.method.name} does not take sampling weights (source.weight = "
+                                      f"{source.weight!r}), so {', '.join(map(repr, rule.columns))} cannot be masked "
+                                      f"with them; set weighted = false in this rule to mask it without weights, "
+                                      f"or use a method that takes them: {', '.join(takes)}")

@@ -36,7 +36,7 @@ Parameters with a default are passed by name: `mdav_round(list(income), 5, repre
 
 Every example on this page is run, in page order, by the documentation tests, against the tables
 below: the demo's generated people (as `people.csv`), a masked copy, the two joined (`j`), cluster
-ids, weights and boxes. To try the examples, run these two blocks first.
+ids, weights (fuzzy weights, and sampling weights 1..4 in `weighted_people` and `weighted_j`) and boxes. To try the examples, run these two blocks first.
 
 ```sh
 python -c "from duckdb_sdc.demo import make_microdata; make_microdata(1000).to_csv('people.csv', index=False)"
@@ -60,7 +60,11 @@ CREATE TABLE released AS   -- boxes, each record with an equal weight
 CREATE TABLE weighted AS   -- fuzzy weights for the records of complete pairs
     SELECT unnest(r)[1] AS income, unnest(r)[2] AS savings,
            unnest(fuzzy_weights(box_c(r, 5, 'corr(1, 2)'), 2, 0.5)) AS w
-    FROM (SELECT list([income, savings]) AS r FROM people WHERE income IS NOT NULL);"""
+    FROM (SELECT list([income, savings]) AS r FROM people WHERE income IS NOT NULL);
+CREATE TABLE weighted_people AS   -- sampling weights 1..4
+    SELECT *, 1 + id % 4 AS w FROM people;
+CREATE TABLE weighted_j AS
+    SELECT p.income, m.income AS income_m, 1 + p.id % 4 AS w FROM people p JOIN people_masked m USING (id);"""
 
 
 def _entry(row: SqlFunction) -> str:

@@ -1,0 +1,141 @@
+"""Measures with sampling weights: weighted information loss and estimated population frequencies.
+
+A record with sampling weight w stands for w units of the population, so a survey's estimate of a
+population quantity weights each record by w. The weighted measures are the population estimates of
+the unweighted ones:
+
+* weighted MAE = sum w |x - x'| / sum w and weighted MSE = sum w (x - x')^2 / sum w (equal weights give
+  MAE and MSE);
+* weighted IL1s = sum w |x - x'| / (sqrt(2) S_w) / sum w, the IL1s of Yancey, Winkler & Creecy (2002)
+  with the weighted mean m_w = sum w x / sum w and the weighted standard deviation with the
+  reliability-weights correction, S_w^2 = sum w (x - m_w)^2 / (V1 - V2 / V1), V1 = sum w,
+  V2 = sum w^2: it is the sample sd (n - 1) for equal weights, so equal weights give IL1s, and it does
+  not change when every weight is multiplied by the same constant;
+* the estimated population frequency of a key combination, F_k = the sum of the weights of the sample
+  records sharing it, beside the sample frequency f_k (their number): sdcMicro's `freqCalc` (fk, Fk)
+  and `measure_risk`. A record is at risk when F_k is below a threshold; sum 1 / F_k over the records
+  is the naive expected number of correct re-identifications (an intruder who picks one of the F_k
+  population units matching a sample record at random). sdcMicro treats a missing key as matching any
+  value; here NULL (None) is a value of its own, which never gives a record a larger f_k or F_k (so
+  never less risk) than sdcMicro's rule.
+
+Scale invariance (`duckdb_sdc._numerics`): x and x' are scaled by one power of two and the weights by
+another, so the measures are exact rescalings at 1e308 or 1e-300 and unchanged when every weight is
+multiplied by a power of two; a result in data units that exceeds float64 is refused (`OutOfRange`).
+
+No DuckDB here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._numerics import check_finite, exponent, from_unit
+from .._validate import fail, finite_values
+from ..methods.weights import check_weights, unit_weights
+from ._input import UndefinedMeasure, undefined
+
+SQRT2 = math.sqrt(2.0)
+
+
+def _inputs(func: str, x, xm, w) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(x', xm', w', e): x and xm scaled by one power of two 2^-e, the weights by their own."""
+    x = finite_values(func, "x", x)
+    xm = finite_values(func, "xm", xm)
+    if x.shape != xm.shape:
+        raise fail(func, f"x and xm must have the same length (one masked value per original value), got "
+                         f"{x.shape[0]} and {xm.shape[0]}")
+    if x.shape[0] == 0:
+        raise fail(func, "x is empty; a measure needs at least one record")
+    w = unit_weights(func, "w", check_weights(func, "w", w, x.shape[0]))
+    e = max(exponent(x), exponent(xm))
+    return np.ldexp(x, -e), np.ldexp(xm, -e), w, e
+
+
+def weighted_mae(x, xm, w) -> float:
+    """Weighted mean absolute error sum w |x - x'| / sum w (module docstring)."""
+    X, XM, W, e = _inputs("weighted_mae", x, xm, w)
+    return from_unit("weighted_mae", "the weighted mean absolute error",
+                     float((W * np.abs(X - XM)).sum() / W.sum()), e)
+
+
+def weighted_mse(x, xm, w) -> float:
+    """Weighted mean squared error sum w (x - x')^2 / sum w (module docstring)."""
+    X, XM, W, e = _inputs("weighted_mse", x, xm, w)
+    d = X - XM
+    return from_unit("weighted_mse", "the weighted mean squared error", float((W * d * d).sum() / W.sum()), e,
+                     power=2)
+
+
+def weighted_sd(func: str, X: np.ndarray, W: np.ndarray) -> float:
+    """The weighted sd of X with the reliability-weights correction (module docstring); undefined for
+    one record or a constant column."""
+    if X.shape[0] < 2:
+        raise undefined(func, "x has n = 1 record; the weighted sample standard deviation is undefined")
+    if np.ptp(X) == 0:
+        raise undefined(func, "x is constant (standard deviation 0); standardising by it is undefined")
+    v1 = W.sum()
+    m = (W * X).sum() / v1
+    d = X - m
+    return math.sqrt((W * d * d).sum() / (v1 - (W * W).sum() / v1))
+
+
+def weighted_il1s(x, xm, w) -> float:
+    """Weighted IL1s: sum w |x - x'| / (sqrt(2) S_w) / sum w (module docstring). Scale free."""
+    func = "weighted_il1s"
+    X, XM, W, _ = _inputs(func, x, xm, w)
+    sd = weighted_sd(func, X, W)
+    return float((W * np.abs(X - XM)).sum() / (SQRT2 * sd) / W.sum())
+
+
+def frequencies(keys: Sequence[Sequence], w) -> tuple[np.ndarray, np.ndarray]:
+    """(f_k, F_k) of every record (float64 arrays): the number of records sharing its combination of
+    keys (one tuple or row of key values per record) and the sum of their weights, the estimated
+    population frequency. A record with a missing key (None) takes no part: NaN for both, and its
+    weight is not read. O(n) with a hash of the combinations."""
+    func = "frequencies"
+    rows = [tuple(r) for r in keys]
+    inside = np.array([all(v is not None for v in r) for r in rows], dtype=bool)
+    fk = np.full(len(rows), np.nan)
+    Fk = np.full(len(rows), np.nan)
+    if not inside.any():
+        return fk, Fk
+    kept = [r for r, i in zip(rows, inside) if i]
+    given = list(w)
+    if len(given) != len(rows):
+        raise fail(func, f"w has {len(given)} weights but there are {len(rows)} records", "w")
+    w = check_weights(func, "w", [np.nan if v is None else v for v, i in zip(given, inside) if i], len(kept))
+    e = exponent(w)
+    u = np.ldexp(w, -e)
+    ids: dict[tuple, int] = {}
+    lab = np.array([ids.setdefault(r, len(ids)) for r in kept], dtype=np.int64)
+    counts = np.bincount(lab, minlength=len(ids))
+    totals = np.bincount(lab, weights=u, minlength=len(ids))
+    fk[inside] = counts[lab]
+    Fk[inside] = from_unit(func, "the estimated population frequency", totals[lab], e)
+    return fk, Fk
+
+
+def risk_summary(keys: Sequence[Sequence], w, threshold: float) -> dict[str, float | int | None]:
+    """The summary of `weighted_risk_summary` over the records without a missing key: records,
+    combinations, sample_uniques (f_k = 1), at_risk (F_k < threshold), share_at_risk and
+    expected_reidentifications (sum 1 / F_k; None without records)."""
+    func = "weighted_risk_summary"
+    from ..params import POSITIVE  # noqa: PLC0415
+    threshold = POSITIVE.check(threshold, func, "threshold")
+    fk, Fk = frequencies(keys, w)
+    inside = ~np.isnan(fk)
+    n = int(inside.sum())
+    at_risk = int((Fk[inside] < threshold).sum())
+    combos = {tuple(r) for r, i in zip(keys, inside) if i}
+    return {"records": n, "combinations": len(combos), "sample_uniques": int((fk[inside] == 1).sum()),
+            "at_risk": at_risk, "share_at_risk": at_risk / n if n else None,
+            "expected_reidentifications": float(check_finite(func, "the expected re-identifications",
+                                                             (1.0 / Fk[inside]).sum())) if n else None}
+
+
+__all__ = ["UndefinedMeasure", "frequencies", "risk_summary", "weighted_il1s", "weighted_mae", "weighted_mse",
+           "weighted_sd"]
