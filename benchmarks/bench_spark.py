@@ -1,6 +1,10 @@
 """The Spark release against Spark's own sort of the same data, on local[2].
 
     .venv/bin/python benchmarks/bench_spark.py [--rows 10000000 50000000] [--driver-memory 6g]
+                                               [--event-log DIR]
+
+With --event-log, Spark writes its event log into DIR and `benchmarks/spark_stages.py DIR/<app>`
+prints where the time went, job by job and stage by stage (docs/spark.md has the 10M profile).
 
 Data: a Parquet file of (id BIGINT, region VARCHAR with 4 values, x DOUBLE lognormal, rounded to
 cents so that ties occur). For every size, in the same Spark session:
@@ -137,9 +141,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000, 50_000_000])
     parser.add_argument("--driver-memory", default="6g")
     parser.add_argument("--folder", default=None, help="where the data go (default: a temporary folder)")
+    parser.add_argument("--event-log", default=None, help="write Spark's event log (uncompressed) here")
     args = parser.parse_args()
-    spark = local_session("local[2]", config={"spark.driver.memory": args.driver_memory,
-                                              "spark.sql.shuffle.partitions": "16"})
+    config = {"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "16"}
+    if args.event_log:
+        Path(args.event_log).mkdir(parents=True, exist_ok=True)
+        config.update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(Path(args.event_log).resolve()),
+                       "spark.eventLog.compress": "false"})
+    spark = local_session("local[2]", config=config)
     print(f"Spark {spark.version} on local[2], driver memory {args.driver_memory}; "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     print("| rows | what | seconds | ratio | JVM peak GB | worker peak GB |\n|---:|---|---:|---:|---:|---:|")

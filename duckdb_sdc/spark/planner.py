@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import functions as F
 
 from .._numerics import exponent
@@ -40,7 +42,7 @@ from ..methods import dp as np_dp
 from ..methods.freedman_diaconis import group_size_sorted
 from .kernel import SPLIT, BucketTask
 from .ordering import S, V, Order, per_stratum, qcol
-from .positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan
+from .positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan, bucket_order
 from .stratum import stratum_seed
 
 INTERVAL = "__sdc_i"
@@ -134,20 +136,24 @@ def plan_huge_strata(src, *, method: str, params: dict, key: str, order: Order, 
             .sampleBy(S, fractions, options.seed).toArrow())
     s_col = rows.column(S).to_numpy(zero_copy_only=False)
     v_col = rows.column(V).to_numpy(zero_copy_only=False)
-    k_col = rows.column("k").to_pylist()
-    samples = {}
+    parts = {}  # stratum -> (values, keys as Arrow, key ranks): sorted by numpy, not by Python tuples
     for s in ids:
         idx = np.flatnonzero(s_col == s)
-        recs = sorted(zip(v_col[idx].tolist(), [k_col[i] for i in idx]), key=lambda r: (r[0], r[1]))
-        samples[s] = recs
+        keys = rows.column("k").take(pa.array(idx))
+        by_key = pc.sort_indices(keys).to_numpy(zero_copy_only=False)
+        rank = np.empty(idx.shape[0], np.int64)
+        rank[by_key] = np.arange(idx.shape[0])
+        parts[s] = (v_col[idx], keys, rank)
     splits = dict(order.tie_split)
     if median_tie_split:
-        for s in ids:
-            if samples[s]:
-                splits[s] = samples[s][(len(samples[s]) - 1) // 2][0]
+        for s, (v, _, _) in parts.items():
+            if v.shape[0]:
+                splits[s] = float(np.sort(v)[(v.shape[0] - 1) // 2])
     order = Order(order.key, splits)
-    for s in ids:
-        samples[s].sort(key=order.sort_key(s))
+    samples = {}
+    for s, (v, keys, rank) in parts.items():  # in the order of `order.sort_key(s)`
+        perm = bucket_order(v, rank, order.split_of(s))
+        samples[s] = list(zip(v[perm].tolist(), keys.take(pa.array(perm)).to_pylist()))
     return order, samples
 
 
