@@ -14,11 +14,11 @@ cents so that ties occur). For every size, in the same Spark session:
   stratum (the huge-stratum path: buckets of 1M records), written as Parquet plus the manifest;
 * beside it, the DuckDB release of the same spec (a separate process).
 
-Time is the wall clock of the call; ratio = time / baseline. Peak memory: the JVM (driver and
-executor in local mode) and the largest Python worker, sampled from /proc every 0.2 s while the call
-runs; the DuckDB release's
-peak RSS is its process's. The machine is shared: run it when it is quiet, and only after the tests
-pass.
+Time is the wall clock of the call; ratio = time / baseline. The baseline runs again after the
+releases of each size: if the two differ much, the machine's load changed under the measurement.
+Peak memory: the JVM (driver and executor in local mode) and the largest Python worker, sampled from
+/proc every 0.2 s while the call runs; the DuckDB release's peak RSS is its process's. The machine is
+shared: run it when it is quiet, and only after the tests pass.
 """
 
 from __future__ import annotations
@@ -172,6 +172,10 @@ def main() -> None:
                 out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
                 seconds, rss = out.stdout.split()[-2:]
                 rows.append((f"DuckDB release, same spec, {label}", float(seconds), int(rss), 0))
+            # the baseline once more: on a shared machine a different figure means the load changed
+            # during the size's runs, and the ratios above are not to be trusted
+            again, jvm, worker = measured(baseline)
+            rows.append((f"the baseline again (load {os.getloadavg()[0]:.1f})", again, jvm, worker))
             for what, t, jvm, worker in rows:
                 worker_gb = f"{worker / 1e9:.2f}" if worker else ""
                 print(f"| {n / 1e6:g}M | {what} | {t:.1f} | {t / base:.2f} | {jvm / 1e9:.2f} | {worker_gb} |",
