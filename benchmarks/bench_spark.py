@@ -1,6 +1,10 @@
 """The Spark release against Spark's own sort of the same data, on local[2].
 
     .venv/bin/python benchmarks/bench_spark.py [--rows 10000000 50000000] [--driver-memory 6g]
+                                               [--event-log DIR]
+
+With --event-log, Spark writes its event log into DIR and `benchmarks/spark_stages.py DIR/<app>`
+prints where the time went, job by job and stage by stage (docs/spark.md has the 10M profile).
 
 Data: a Parquet file of (id BIGINT, region VARCHAR with 4 values, x DOUBLE lognormal, rounded to
 cents so that ties occur). For every size, in the same Spark session:
@@ -10,11 +14,11 @@ cents so that ties occur). For every size, in the same Spark session:
   stratum (the huge-stratum path: buckets of 1M records), written as Parquet plus the manifest;
 * beside it, the DuckDB release of the same spec (a separate process).
 
-Time is the wall clock of the call; ratio = time / baseline. Peak memory: the JVM (driver and
-executor in local mode) and the largest Python worker, sampled from /proc every 0.2 s while the call
-runs; the DuckDB release's
-peak RSS is its process's. The machine is shared: run it when it is quiet, and only after the tests
-pass.
+Time is the wall clock of the call; ratio = time / baseline. The baseline runs again after the
+releases of each size: if the two differ much, the machine's load changed under the measurement.
+Peak memory: the JVM (driver and executor in local mode) and the largest Python worker, sampled from
+/proc every 0.2 s while the call runs; the DuckDB release's peak RSS is its process's. The machine is
+shared: run it when it is quiet, and only after the tests pass.
 """
 
 from __future__ import annotations
@@ -137,9 +141,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000, 50_000_000])
     parser.add_argument("--driver-memory", default="6g")
     parser.add_argument("--folder", default=None, help="where the data go (default: a temporary folder)")
+    parser.add_argument("--event-log", default=None, help="write Spark's event log (uncompressed) here")
     args = parser.parse_args()
-    spark = local_session("local[2]", config={"spark.driver.memory": args.driver_memory,
-                                              "spark.sql.shuffle.partitions": "16"})
+    config = {"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "16"}
+    if args.event_log:
+        Path(args.event_log).mkdir(parents=True, exist_ok=True)
+        config.update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(Path(args.event_log).resolve()),
+                       "spark.eventLog.compress": "false"})
+    spark = local_session("local[2]", config=config)
     print(f"Spark {spark.version} on local[2], driver memory {args.driver_memory}; "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     print("| rows | what | seconds | ratio | JVM peak GB | worker peak GB |\n|---:|---|---:|---:|---:|---:|")
@@ -163,6 +172,10 @@ def main() -> None:
                 out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
                 seconds, rss = out.stdout.split()[-2:]
                 rows.append((f"DuckDB release, same spec, {label}", float(seconds), int(rss), 0))
+            # the baseline once more: on a shared machine a different figure means the load changed
+            # during the size's runs, and the ratios above are not to be trusted
+            again, jvm, worker = measured(baseline)
+            rows.append((f"the baseline again (load {os.getloadavg()[0]:.1f})", again, jvm, worker))
             for what, t, jvm, worker in rows:
                 worker_gb = f"{worker / 1e9:.2f}" if worker else ""
                 print(f"| {n / 1e6:g}M | {what} | {t:.1f} | {t / base:.2f} | {jvm / 1e9:.2f} | {worker_gb} |",

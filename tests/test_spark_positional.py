@@ -260,3 +260,24 @@ def test_laplace_in_buckets_equals_numpy_up_to_the_draw(no_noise):
 def masked_in_buckets_x(plan, v, keys, x, cuts):
     bounds = [0, *cuts, v.shape[0]]
     return np.concatenate([plan.mask(Bucket(a), v[a:b], keys[a:b], x[a:b]) for a, b in zip(bounds[:-1], bounds[1:])])
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.sampled_from([-1.5, -0.0, 0.0, 2.0, 2.5, 7.0, 1e308, -1e308, 5e-324]), min_size=0,
+                       max_size=40),
+       split=st.sampled_from([np.inf, 0.0, 2.0, -1e308]), seed=st.integers(0, 2**32 - 1))
+def test_bucket_order_is_the_order_the_planner_cuts_in(values, split, seed):
+    """The executors sort a bucket themselves (`bucket_order`); the planner places the cuts in the order
+    of `ordering.Order` (its Python sort key mirrors the Spark comparisons of `rank_expr`): the two must
+    agree record for record, with ties, signed zeros and both ends of the doubles."""
+    from duckdb_sdc.spark.ordering import Order
+    from duckdb_sdc.spark.positional import bucket_order
+
+    rng = np.random.default_rng(seed)
+    v = np.array(values, dtype=np.float64)
+    keys = rng.permutation(1000)[:v.shape[0]].astype(np.int64)  # distinct keys, in no order
+    rank = np.argsort(np.argsort(keys))
+    got = bucket_order(v, rank, split).tolist()
+    sort_key = Order("id", {0: split}).sort_key(0)
+    expected = sorted(range(v.shape[0]), key=lambda i: sort_key((float(v[i]), int(keys[i]))))
+    assert got == expected

@@ -13,8 +13,9 @@ What is written (`output.database` names the release folder; it is replaced atom
 How the masking runs (one Spark job writes the release; the planning passes before it read the
 source only). The rules are grouped into stages (`plan_stages`), each one shuffle and one kernel:
 
-* a stage's records are given a bucket, shuffled by bucket, sorted inside each partition and masked
-  by `kernel.StageKernel` in the executors' Python workers (mapInArrow);
+* a stage's records are given a bucket, shuffled by bucket, grouped by bucket inside each partition
+  (a sort on the bucket id alone) and masked by `kernel.StageKernel` in the executors' Python workers
+  (mapInArrow), which puts each bucket in its order;
 * a stratum is one bucket, masked by the numpy layer on its values in key order
   (`stratum.mask_stratum`, the function the DuckDB release calls); the rules with the same strata
   share one stage. Methods that need a whole stratum (optimal, V-MDAV, k-means, re-sampling,
@@ -70,7 +71,7 @@ from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from . import intervals, summary
 from .files import FileSystem, normalise, sibling
 from .kernel import WHOLE, BucketTask, Part, StageKernel
-from .ordering import B, S, V, Order, per_stratum, qcol
+from .ordering import B, S, V, per_stratum, qcol
 from .planner import POSITIONAL, Options, check_finite, plan_rule
 from .stratum import StratumCall
 
@@ -366,8 +367,6 @@ class Stage:
     buckets: int  # bucket ids 0 .. buckets - 1
     tasks: dict  # bucket id -> BucketTask
     bucket: "F.Column | None" = None  # split stages: the bucket of a record with a value
-    order: Order | None = None
-    split_strata: tuple[int, ...] = ()
 
     @property
     def split(self) -> bool:
@@ -395,13 +394,13 @@ def split_stage(src, spec: Spec, rule: Rule, strata: Strata, huge: dict[int, int
     tasks = {s: BucketTask(WHOLE, s) for s, n in enumerate(counts) if n > 0 and s not in huge}
     rule_src = src.withColumn(S, F.col(strata.index_column)).withColumn(V, _value_expr(rule))
     try:
-        order, split_tasks, cases, base = plan_rule(rule_src, method=rule.method.name, params=rule.params,
+        _, split_tasks, cases, base = plan_rule(rule_src, method=rule.method.name, params=rule.params,
                                                     key=spec.source.key or ROW_KEY, strata=huge, options=options,
                                                     func=rule.method.name, base=len(counts), column=rule.column)
     except SdcError as e:
         raise SpecError(f"{spec.name}: {rule.where}: {e}") from None
     tasks.update(split_tasks)
-    return Stage(strata, [rule], base, tasks, per_stratum(F.col(S), cases), order, tuple(sorted(huge)))
+    return Stage(strata, [rule], base, tasks, per_stratum(F.col(S), cases))
 
 
 def plan_stages(spark, src, spec: Spec, rules: list[Rule], strata: dict[tuple, Strata], options: Options) -> list:
@@ -433,7 +432,7 @@ def plan_stages(spark, src, spec: Spec, rules: list[Rule], strata: dict[tuple, S
 
 def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dict | None = None,
                 count_boxes: bool = False) -> DataFrame:
-    """The stage's records shuffled into buckets, sorted, and masked by the kernel."""
+    """The stage's records shuffled into buckets, grouped by bucket, and masked by the kernel."""
     partitions = max(1, min(stage.buckets, spark.sparkContext.defaultParallelism * 4))
     bucket = stage.bucket if stage.split else F.col(stage.strata.index_column)
     if stage.buckets <= LABELLED_BUCKETS:
@@ -452,11 +451,11 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
         df = df.withColumn(S, F.col(stage.strata.index_column)).withColumn(V, _value_expr(rule))
         null_bucket = -1 - F.pmod(F.xxhash64(key), F.lit(partitions))
         df = df.withColumn(B, F.when(F.col(V).isNull(), null_bucket).otherwise(bucket))
-        order = [F.col(B), *stage.order.sort_columns(list(stage.split_strata))]
     else:
         df = df.withColumn(B, bucket)
-        order = [F.col(B), key.asc_nulls_last()]
-    df = df.repartition(partitions, B).sortWithinPartitions(*order)
+    # grouped by bucket only: the kernel puts each bucket in its order (a sort on the bucket id alone
+    # is the cheap kind for Spark; see positional.bucket_order)
+    df = df.repartition(partitions, B).sortWithinPartitions(B)
     kept = [f for f in df.schema.fields if f.name not in (B, V, S)]
     parts = tuple(Part(StratumCall(r.method, dict(r.params), tuple(r.columns)), tuple(r.columns), r.where)
                   for r in stage.rules)
@@ -612,8 +611,11 @@ def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
     the way (duplicates share a hash, so they meet)."""
     key = F.col(ROW_KEY)
     salt = secrets.token_hex(16)
-    partitions = max(1, math.ceil(rows / 2_000_000))
-    df = df.withColumn(HASH, F.md5(F.concat(F.lit(salt), key.cast("string"))))
+    # about 2M rows a file, in a multiple of the cores (5 partitions on 2 cores run in 3 waves)
+    cores = max(1, df.sparkSession.sparkContext.defaultParallelism)
+    partitions = cores * max(1, math.ceil(rows / 2_000_000 / cores))
+    # the digest's 16 bytes rather than its 32 hex digits: the same order, half the bytes shuffled
+    df = df.withColumn(HASH, F.unhex(F.md5(F.concat(F.lit(salt), key.cast("string")))))
     df = df.repartition(partitions, HASH).sortWithinPartitions(HASH, key)
     if spec.source.key is not None:
         df = df.withColumn(PREVIOUS, F.lag(key).over(Window.partitionBy(HASH).orderBy(key)))

@@ -1,5 +1,7 @@
 """What runs in the Spark executors' Python workers: `mapInArrow` over the records of one masking rule,
-repartitioned by bucket id and sorted by (bucket, value, key) within each partition.
+repartitioned by bucket id and sorted by bucket id alone within each partition (so that each bucket's
+records arrive together); each bucket is then put in its own order here: key order for a whole
+stratum, (value, key) order (`positional.bucket_order`) for a piece of a huge stratum.
 
 A bucket is a whole stratum (masked by `stratum.mask_stratum`, the numpy layer, on its values in key
 order) or a piece of a huge stratum (masked by its `positional` plan). Records whose value is NULL
@@ -17,7 +19,7 @@ import pyarrow.compute as pc
 
 from .._validate import SdcError
 from .ordering import B, V
-from .positional import Bucket, StratumPlan
+from .positional import Bucket, StratumPlan, bucket_order
 from .stratum import Boxes, StratumCall, mask_stratum
 
 WHOLE, SPLIT = "whole", "split"
@@ -81,8 +83,12 @@ class StageKernel:
         task = self.tasks.get(bucket_id)
         out = {name: batch.column(name) for name in batch.schema.names}
         order = None
-        if task is not None and task.mode == WHOLE:
+        if task is not None:
             order = pc.sort_indices(batch.column(self.key)).to_numpy(zero_copy_only=False)
+            if task.mode == SPLIT:
+                rank = np.empty(order.shape[0], np.int64)
+                rank[order] = np.arange(order.shape[0])
+                order = bucket_order(batch.column(V).to_numpy(zero_copy_only=False), rank, task.plan.tie_split)
         for part in self.parts:
             try:
                 masked = self._mask(part, task, batch, order)
@@ -100,15 +106,16 @@ class StageKernel:
         return pa.RecordBatch.from_arrays([out[f.name] for f in self.schema], schema=self.schema)
 
     def _mask(self, part: Part, task: BucketTask | None, batch: pa.RecordBatch, order):
-        """Masked values (or Boxes) of one part, in key order for a whole stratum, else in the bucket's."""
+        """Masked values (or Boxes) of one part, in the bucket's order `order` (key order for a whole
+        stratum, (value, key) order for a piece of a huge one)."""
         if task is None:  # NULL values: unchanged
             return None
         if task.mode == WHOLE:
             values = np.column_stack([_floats(batch.column(c)) for c in part.columns])[order]
             return mask_stratum(part.call, values if len(part.columns) > 1 else values[:, 0], task.stratum)
-        v = batch.column(V).to_numpy(zero_copy_only=False)
-        keys = batch.column(self.key).to_numpy(zero_copy_only=False)
-        return task.plan.mask(task.bucket, v, keys, _floats(batch.column(part.columns[0])))
+        v = batch.column(V).to_numpy(zero_copy_only=False)[order]
+        keys = batch.column(self.key).to_numpy(zero_copy_only=False)[order]
+        return task.plan.mask(task.bucket, v, keys, _floats(batch.column(part.columns[0]))[order])
 
     def _values(self, out: dict, part: Part, batch: pa.RecordBatch, masked, order) -> None:
         n = batch.num_rows

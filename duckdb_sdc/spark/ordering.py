@@ -32,18 +32,6 @@ class Order:
     def split_of(self, stratum: int) -> float:
         return self.tie_split.get(stratum, math.inf)
 
-    def sort_columns(self, strata_for_split: list[int]) -> list[Column]:
-        """Sort expressions after the bucket id: value, then key ascending or descending."""
-        key = qcol(self.key)
-        if not strata_for_split:
-            return [F.col(V).asc(), key.asc_nulls_last()]
-        threshold = F.lit(math.inf)
-        for s in strata_for_split:
-            if math.isfinite(self.split_of(s)):
-                threshold = F.when(F.col(S) == s, F.lit(self.split_of(s))).otherwise(threshold)
-        ascending = F.when(F.col(V) <= threshold, key)
-        return [F.col(V).asc(), ascending.asc_nulls_last(), key.desc_nulls_last()]
-
     def less(self, stratum: int, value: float, key) -> Column:
         """Whether a record of this stratum comes before the record (value, key)."""
         key_col = qcol(self.key)

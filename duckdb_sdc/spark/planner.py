@@ -7,7 +7,8 @@ Passes over the rule's records (never gathered):
    driver, gives approximate boundaries: one per `Options.bucket_rows` records;
 2. one counting pass: every record is given the number of its interval between sample records
    (`ordering.Order.rank_expr`, a CASE tree), the intervals are counted (so every interval's exact
-   global offset is known) and the records of a few small intervals are collected: the guards around
+   global offset is known), their smallest and largest values give the stratum's binary exponent
+   (the scale the numpy methods work at) and the records of a few small intervals are collected: the guards around
    each boundary (a few thousand records) and the brackets that hold the order statistics the method
    needs (the median, which centres the means; quantiles for k = 'auto'), six standard deviations of
    the sample's rank error wide;
@@ -30,15 +31,18 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import functions as F
 
+from .._numerics import exponent
 from .._validate import fail, is_auto, refuse_nonfinite
 from ..params import AUTO, EPSILON, GROUP_SIZE_AUTO, REPRESENTATIVE, SEED
 from ..methods import dp as np_dp
 from ..methods.freedman_diaconis import group_size_sorted
 from .kernel import SPLIT, BucketTask
 from .ordering import S, V, Order, per_stratum, qcol
-from .positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan
+from .positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan, bucket_order
 from .stratum import stratum_seed
 
 INTERVAL = "__sdc_i"
@@ -71,6 +75,7 @@ class _Intervals:
     """The intervals of one stratum between sample records, after the counting pass."""
     bounds: list  # sample records (value, key) that start intervals 1..L
     collect: list[bool]  # per interval 0..L
+    exponent: int = 0  # the stratum's binary exponent (`_numerics.exponent` of its smallest and largest value)
     counts: list[int] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)  # global position of each interval's first record
     records: dict = field(default_factory=dict)  # interval -> its records sorted (collected ones)
@@ -131,20 +136,24 @@ def plan_huge_strata(src, *, method: str, params: dict, key: str, order: Order, 
             .sampleBy(S, fractions, options.seed).toArrow())
     s_col = rows.column(S).to_numpy(zero_copy_only=False)
     v_col = rows.column(V).to_numpy(zero_copy_only=False)
-    k_col = rows.column("k").to_pylist()
-    samples = {}
+    parts = {}  # stratum -> (values, keys as Arrow, key ranks): sorted by numpy, not by Python tuples
     for s in ids:
         idx = np.flatnonzero(s_col == s)
-        recs = sorted(zip(v_col[idx].tolist(), [k_col[i] for i in idx]), key=lambda r: (r[0], r[1]))
-        samples[s] = recs
+        keys = rows.column("k").take(pa.array(idx))
+        by_key = pc.sort_indices(keys).to_numpy(zero_copy_only=False)
+        rank = np.empty(idx.shape[0], np.int64)
+        rank[by_key] = np.arange(idx.shape[0])
+        parts[s] = (v_col[idx], keys, rank)
     splits = dict(order.tie_split)
     if median_tie_split:
-        for s in ids:
-            if samples[s]:
-                splits[s] = samples[s][(len(samples[s]) - 1) // 2][0]
+        for s, (v, _, _) in parts.items():
+            if v.shape[0]:
+                splits[s] = float(np.sort(v)[(v.shape[0] - 1) // 2])
     order = Order(order.key, splits)
-    for s in ids:
-        samples[s].sort(key=order.sort_key(s))
+    samples = {}
+    for s, (v, keys, rank) in parts.items():  # in the order of `order.sort_key(s)`
+        perm = bucket_order(v, rank, order.split_of(s))
+        samples[s] = list(zip(v[perm].tolist(), keys.take(pa.array(perm)).to_pylist()))
     return order, samples
 
 
@@ -184,12 +193,15 @@ def count_pass(src, *, key: str, order: Order, strata: dict[int, int], samples: 
             .select(S, V, qcol(key))
             .withColumn(INTERVAL, interval)
             .groupBy(INTERVAL)
-            .agg(F.count(F.lit(1)).alias("n"),
+            .agg(F.count(F.lit(1)).alias("n"), F.min(V).alias("lo"), F.max(V).alias("hi"),
                  F.collect_list(F.when(F.col(INTERVAL).isin(wanted or [-2]), rec)).alias("r"))
             .collect())
     got = {r[INTERVAL]: (r["n"], r["r"]) for r in rows}
+    ends = {r[INTERVAL]: (r["lo"], r["hi"]) for r in rows}
     for s, iv in layout.items():
         size = len(iv.bounds) + 1
+        mine = [ends[iv.base + i] for i in range(size) if iv.base + i in ends]
+        iv.exponent = exponent([min(lo for lo, _ in mine), max(hi for _, hi in mine)]) if mine else 0
         iv.counts = [got.get(iv.base + i, (0, []))[0] for i in range(size)]
         iv.offsets = np.concatenate(([0], np.cumsum(iv.counts)[:-1])).astype(np.int64).tolist()
         for i in range(size):
@@ -254,9 +266,10 @@ def _stratum_plan(src, *, method, params, key, order, layout, s, n, func, column
             k = GROUP_SIZE_AUTO.check(max(fd, GROUP_SIZE_AUTO.minimum), func, "k", n=n)
         rep = REPRESENTATIVE.check(params.get("representative", "mean"), func, "representative")
         centre = float(_with_positions(src, key, order, layout, s, n, lambda v: v[(n - 1) // 2]))
+        e = layout[s].exponent  # the numpy method's scale (`microaggregation._prepare`)
         if method == "ranking_round":
-            return RankingPlan(n, k, centre, median=rep == "median")
-        return MdavPlan(n, k, centre, order.split_of(s), median=rep == "median")
+            return RankingPlan(n, k, centre, median=rep == "median", e=e)
+        return MdavPlan(n, k, centre, order.split_of(s), median=rep == "median", e=e)
     mechanism = method
     eps = EPSILON.check(params.get("epsilon"), func, "epsilon")
     lo, hi = np_dp._domain(func, params.get("lb"), params.get("ub"), required=mechanism != "idp_cbls")

@@ -53,11 +53,15 @@ def runs(v: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], starts, [v.shape[0]])).astype(np.int64)
 
 
-def _representatives(v: np.ndarray, local: np.ndarray, g: int, centre: float, median: bool) -> np.ndarray:
+def _representatives(v: np.ndarray, local: np.ndarray, g: int, centre: float, median: bool,
+                     e: int = 0) -> np.ndarray:
     """Representative of each local group 0..g-1 of the ascending values v, with the arithmetic of
-    `microaggregation.microaggregate`: values centred on the stratum's median value, summed in
-    ascending order per group (`group_stats_sorted`), the centre added back."""
-    return group_stats_sorted(v - centre, local, g, median) + centre
+    `microaggregation.microaggregate`: values scaled by 2^-e (e: the stratum's binary exponent, so
+    that nothing overflows near 1.8e308 nor loses bits among subnormal numbers), centred on the
+    stratum's median value, summed in ascending order per group (`group_stats_sorted`), the centre
+    added back, scaled back by 2^e."""
+    c = np.ldexp(centre, -e)
+    return np.ldexp(group_stats_sorted(np.ldexp(v, -e) - c, local, g, median) + c, e)
 
 
 def _dense(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -85,12 +89,24 @@ class Bucket:
     last_continues: bool = False
 
 
+def bucket_order(v: np.ndarray, key_rank: np.ndarray, tie_split: float = np.inf) -> np.ndarray:
+    """The permutation that puts a bucket's records in the order of its stratum (`ordering.Order`):
+    by value ascending, ties by key ascending, or descending for values above tie_split. key_rank:
+    each record's rank among the bucket's keys (ascending). The executors sort each bucket with this
+    after Spark has only grouped the records by bucket: a sort on one long key is several times
+    cheaper in Spark than one on (bucket, value, key) (10M records: 12-22 s against 65-93 s on
+    local[2], the machine shared), and this lexsort of a bucket takes a fraction of a second."""
+    rank = np.asarray(key_rank, np.int64)
+    return np.lexsort((np.where(v > tie_split, -rank, rank), v))
+
+
 class StratumPlan:
     """Constants of one stratum for the per-bucket masking; subclasses per method."""
 
     kind: str = ""
     n: int
     k: int
+    tie_split = np.inf  # values above it have their ties in reverse key order (MdavPlan sets it)
 
     def cut_allowed(self, p: int, before: float | None, after: float | None) -> bool:
         """Whether a bucket may start at global position p (0 < p < n), given the values of the records
@@ -115,6 +131,7 @@ class RankingPlan(StratumPlan):
     k: int
     centre: float  # the stratum's value at position (n - 1) // 2
     median: bool = False  # representative: median instead of mean
+    e: int = 0  # the stratum's binary exponent (`_numerics.exponent` of its smallest and largest value)
     kind = RANKING
 
     @property
@@ -130,7 +147,7 @@ class RankingPlan(StratumPlan):
         pos = bucket.offset + np.arange(v.shape[0], dtype=np.int64)
         gid = np.minimum(pos // self.k, self.groups - 1)
         local = gid - gid[0]  # group numbers increase by one along the positions
-        return _representatives(v, local, int(local[-1]) + 1, self.centre, self.median)[local]
+        return _representatives(v, local, int(local[-1]) + 1, self.centre, self.median, self.e)[local]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,6 +270,7 @@ class MdavPlan(StratumPlan):
     centre: float
     tie_split: float  # records of value > tie_split are ordered by key descending
     median: bool = False
+    e: int = 0  # the stratum's binary exponent: the decisions and means work on the values times 2^-e
     kind = MDAV
 
     @property
@@ -309,7 +327,7 @@ class MdavPlan(StratumPlan):
         bottom_first, f_bottom = self._decisions(bucket, vc, kc)
         step = self._group_step(pos, bottom_first, f_bottom)
         uniq, local = _dense(step)  # local labels are ranks of the formation steps
-        reps = _representatives(vc, local, uniq.shape[0], self.centre, self.median)
+        reps = _representatives(vc, local, uniq.shape[0], self.centre, self.median, self.e)
         # runs held whole: their groups take the records in formation order (`_finish_labels`): the
         # position order below the middle, the reverse of it above, a sort where a run meets the middle
         lo, hi = self.middle
@@ -376,7 +394,8 @@ class MdavPlan(StratumPlan):
         """MDAV's decision when the global positions [lo, hi) are left (all in this bucket): True when
         the next group is taken from the bottom (`microaggregation._bottom_is_farther`)."""
         off = bucket.offset
-        seg = vc[lo - off:hi - off] - self.centre  # the centred values, as the numpy method has them
+        # the scaled, centred values, as the numpy method has them
+        seg = np.ldexp(vc[lo - off:hi - off], -self.e) - np.ldexp(self.centre, -self.e)
         vlo, vhi = float(seg[0]), float(seg[-1])
         total = sum((Fraction(float(x)) for x in seg), Fraction(0))
         c = _farther_bottom(Fraction(vlo), Fraction(vhi), hi - lo, total)
@@ -400,4 +419,4 @@ class MdavPlan(StratumPlan):
         return bool(key_lo <= key_hi)
 
 
-__all__ = ["Bucket", "DpPlan", "LaplacePlan", "MdavPlan", "RankingPlan", "StratumPlan", "draw_noise", "runs"]
+__all__ = ["Bucket", "DpPlan", "bucket_order", "LaplacePlan", "MdavPlan", "RankingPlan", "StratumPlan", "draw_noise", "runs"]

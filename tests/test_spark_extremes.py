@@ -1,0 +1,51 @@
+"""The Spark bucket paths of individual ranking and univariate MDAV at the ends of the doubles: values
+near 1.8e308 and subnormal numbers. A huge stratum cut into buckets must give the numpy method's
+values, which are the rescaled values of the same data in the normal range (`duckdb_sdc._numerics`):
+the planner measures the stratum's binary exponent and every bucket works on values scaled by it."""
+
+from __future__ import annotations
+
+import math
+
+import duckdb
+import numpy as np
+import pandas as pd
+from spark_helpers import spark, write_parquet  # noqa: F401 (fixture)
+
+from duckdb_sdc import methods
+from duckdb_sdc.release import parse_spec
+from duckdb_sdc.spark import Options
+from duckdb_sdc.spark import release as spark_release
+
+HUGE, TINY = 1019, -1070  # 15 * 2^1019 = 8.4e307; 2^-1070 is subnormal (below 2.2e-308)
+
+
+def test_huge_and_subnormal_strata_in_buckets_equal_the_rescaled_numpy_methods(tmp_path, spark):
+    """Two strata, one near 1.8e308 and one subnormal (each stratum has its own scale), each cut into
+    buckets: MDAV and individual ranking equal the numpy methods, which equal the normal-range values
+    scaled back. The old bucket path summed unscaled values: -inf and inf near 1.8e308."""
+    rng = np.random.default_rng(11)
+    n = 300
+    base = rng.integers(-15, 16, (2, n)).astype(float)  # ties everywhere, across the bucket boundaries
+    base[rng.random((2, n)) < 0.25] = 3.0  # a long run at the median
+    values = np.concatenate([np.ldexp(base[0], HUGE), np.ldexp(base[1], TINY)])
+    assert np.abs(values).max() > 8e307 and 0 < np.abs(values[n:][base[1] != 0]).min() < 2.2e-308
+    frame = pd.DataFrame({"id": np.arange(2 * n, dtype=np.int64), "s": ["huge"] * n + ["tiny"] * n,
+                          "x": values, "y": values})
+    write_parquet(frame, tmp_path / "ext.parquet")
+    rules = {"x": ("mdav_round", 5), "y": ("ranking_round", 4)}
+    spec = parse_spec({"source": {"files": "ext.parquet", "key": "id"}, "output": {"database": "ext", "table": "t"},
+                       "masking": {"strata": ["s"]},
+                       "columns": {"id": "keep", "s": "keep",
+                                   **{c: {"method": m, "k": k} for c, (m, k) in rules.items()}}}, base=tmp_path)
+    spark_release(spec, spark, options=Options(bucket_rows=60, max_stratum_rows=100, sample_rows=80, guard_rows=12))
+    out = duckdb.connect().execute(f"SELECT * FROM read_parquet('{tmp_path}/ext/t/*.parquet') ORDER BY id").fetchnumpy()
+    for column, (method, k) in rules.items():
+        fn = getattr(methods, method)
+        for i, scale in enumerate((HUGE, TINY)):
+            part = slice(i * n, (i + 1) * n)
+            rescaled = np.ldexp(fn(base[i], k), scale)  # the same data in the normal range, scaled back
+            np.testing.assert_array_equal(fn(values[part], k), rescaled)
+            assert np.isfinite(out[column][part]).all()
+            np.testing.assert_array_equal(out[column][part], rescaled, err_msg=f"{column}, 2^{scale}")
+    assert math.isfinite(float(out["x"].max()))
