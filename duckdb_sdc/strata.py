@@ -52,7 +52,7 @@ from .params import AUTO, PERCENT, GroupSize
 REFUSE, NEAREST, REST = "refuse", "nearest", "rest"
 CHOICES = (REFUSE, NEAREST, REST)
 REST_TARGET = -1  # a stratum pooled into a rest stratum that is none of the strata
-_FLOOR = {"dp_laplace": 1}  # the Laplace mechanism protects a single record; every other method needs 2
+_FLOOR = {m: 1 for m in ("dp_laplace", "dp_um", "idp_ls", "idp_cbls")}  # noise protects one record; others need 2
 
 
 @dataclass(frozen=True)
@@ -66,24 +66,28 @@ class Need:
     param: str | None = None  # the group-size parameter that sets the minimum (None: the method's floor)
     value: object = None  # its value as given ('auto' stays 'auto')
     unit: str = "non-NULL values"
+    prefix: str = ""  # what a message starts with (a release: "columns.income: mdav_round: ")
 
     def short(self, count: int, where: str) -> str:
         """Why `count` usable records in `where` (a stratum) are too few."""
         if self.param == "p":  # rank swapping
-            return (f"p = {self.value} needs at least 100 / p = {self.minimum} {self.unit} of {self.name} to move a "
-                    f"value by one rank, {where} has {count}")
+            return (f"{self.prefix}p = {self.value} needs at least 100 / p = {self.minimum} {self.unit} of "
+                    f"{self.name} to move a value by one rank, {where} has {count}")
         if self.param is not None:
-            return (f"{self.param} = {self.value} is larger than the number of {self.unit} of {self.name} "
-                    f"({count}) in {where}")
-        return f"{self.method} needs at least {self.minimum} {self.unit} of {self.name}, {where} has {count}"
+            return (f"{self.prefix}{self.param} = {self.value} is larger than the number of {self.unit} ({count}) of "
+                    f"{self.name} in {where}")
+        return (f"{self.prefix}{self.method} needs at least {self.minimum} {self.unit} of {self.name}, {where} has "
+                f"{count}")
 
 
 def need(method: str, params: Mapping | Sequence, name: str, func: str | None = None) -> Need:
     """The need of method `method` with `params` (in order, or by name, as `masking.mask` takes them)
-    on the rule of column(s) `name`: the largest group size it asks for (k, alpha; 'auto': the kind's
-    minimum, since the rule resolves it within the stratum), and at least 2 records (1 for
-    dp_laplace; rank swapping: 100 / p, so that a value can move by one rank): a method cannot mask one record of a stratum without releasing it as it is (noise
-    addition and rank swapping refuse it; a discretisation interval of one value releases it)."""
+    on the rule of column(s) `name`: the largest of the group sizes it asks for (k, alpha; 'auto': the
+    kind's minimum, since the rule resolves it within the stratum), for rank swapping 100 / p (so that
+    a value can move by one rank), and at least 2 records, since a method cannot mask one record
+    without releasing it as it is (noise addition and rank swapping refuse it; a discretisation
+    interval of one value releases it), or 1 for the differentially private methods, whose noise
+    protects one record."""
     m = masking.method(method)
     args = m.arguments(params)
     unit = "non-NULL values" if m.data == masking.COLUMN else "records without NULL attributes"

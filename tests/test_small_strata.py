@@ -124,7 +124,7 @@ def test_refusal_names_the_stratum_its_size_and_k():
     with pytest.raises(SmallStratum) as info:
         strata.pool("refuse", [8, 3], [[8], [3]], need, ["region = 'north'", "region = 'south'"],
                     func="mdav_round_table", hint="small_strata := 'nearest' pools it")
-    assert str(info.value) == ("mdav_round_table: k = 5 is larger than the number of non-NULL values of income (3) "
+    assert str(info.value) == ("mdav_round_table: k = 5 is larger than the number of non-NULL values (3) of income "
                                "in stratum region = 'south'; small_strata := 'nearest' pools it")
     floor = strata.need("rank_swap", {"p": 50}, "income")
     with pytest.raises(SmallStratum, match=r"^f: rank_swap needs at least 2 non-NULL values of income, stratum "
