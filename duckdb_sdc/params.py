@@ -811,3 +811,5 @@ REST_STRATUM = RestStratum(doc="with small_strata = 'rest': the rest stratum's l
                                "column as a list; the strata columns must be text); NULL otherwise")
 SMALL_STRATA_PARAM = Param("small_strata", SMALL_STRATA, "'refuse'")
 REST_STRATUM_PARAM = Param("rest_stratum", REST_STRATUM, "NULL")
+STRATA_PARAMS = (STRATA_PARAM, SMALL_STRATA_PARAM, REST_STRATUM_PARAM)  # a table form's strata and small strata
+POOLING_ARGS = "small_strata := small_strata, rest_stratum := rest_stratum"  # passed on to the table forms' SQL

@@ -110,6 +110,9 @@ def check_spec(spec: Spec) -> None:
     if spec.output.linkage is not None:
         raise SpecError(f"{spec.name}: output.linkage: a Spark release does not write the private linkage file "
                         "(a DuckDB database); remove the key, or run the release with DuckDB")
+    if spec.small_strata != "refuse":
+        raise SpecError(f"{spec.name}: masking.small_strata: a Spark release does not pool small strata (it refuses "
+                        "a stratum too small for its method, naming it); remove the key, or run the release with DuckDB")
     for rule in spec.masked():
         if rule.cells is not None:
             raise SpecError(f"{spec.name}: {rule.where}.cells: a Spark release does not protect cells (suppression "
