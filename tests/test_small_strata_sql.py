@@ -254,3 +254,17 @@ def test_the_release_refuses_a_small_stratum_by_default_naming_rule_stratum_size
 def test_spec_errors(tmp_path, masking, columns, message):
     with pytest.raises(SpecError, match=message):
         parse_spec(_spec_doc(masking, **columns), base=tmp_path)
+
+
+def test_a_sweep_pools_for_each_k_as_a_release_would(tmp_path):
+    from duckdb_sdc.release.tradeoff import SweepError, sweep
+
+    write_db(tmp_path / "src.duckdb", "people", _people(9, SIZES, nulls=0))
+    (tmp_path / "spec.toml").write_text(toml_dump(_spec_doc({"small_strata": "nearest"})))
+    df = sweep(load_spec(tmp_path / "spec.toml"), "k", [2, 4])
+    k = df[(df["section"] == K_ANONYMITY) & (df["measure"] == "k_anonymity") & (df["column"] == "income")]
+    assert list(k["parameter_value"]) == [2, 4] and all(k["value"].to_numpy() >= [2, 4])
+    (tmp_path / "spec.toml").write_text(toml_dump(_spec_doc({})))
+    with pytest.raises(SweepError, match=r"k = 4 is larger than the number of non-NULL values of income \(2\) in "
+                                         r"the stratum region = 'c'; nothing was computed"):
+        sweep(load_spec(tmp_path / "spec.toml"), "k", [2, 4])
