@@ -119,13 +119,9 @@ def _message(nd: Need, count: int, where: str) -> str:
     return nd.short(count, where)
 
 
-class SmallStratum(SdcError):
-    """A stratum too small for a method, which small_strata does not pool (or cannot)."""
-
-
-def _refuse(func: str, text: str, hint: str) -> SmallStratum:
-    err = fail(func, f"{text}; {hint}" if hint else text)
-    return SmallStratum(str(err), func=err.func, param=err.param, detail=err.detail)
+def _refuse(func: str, text: str, hint: str) -> SdcError:
+    """The error of a stratum too small for a method, which small_strata does not pool (or cannot)."""
+    return fail(func, f"{text}; {hint}" if hint else text)
 
 
 def pool(how: str, rows: Sequence[int], counts: Sequence[Sequence[int]], needs: Sequence[Need],
@@ -135,7 +131,7 @@ def pool(how: str, rows: Sequence[int], counts: Sequence[Sequence[int]], needs: 
     usable records of need r, `labels[i]` how messages name stratum i ("region = 'north'").
     Returns `target`: stratum i takes the label of stratum target[i] (itself when not pooled), or the
     rest label (REST_TARGET). `rest_index`: for 'rest', the stratum whose label is the rest label, if
-    any. Raises SmallStratum (naming `func`) for 'refuse' with a small stratum, and when pooling
+    any. Raises SdcError (naming `func`) for 'refuse' with a small stratum, and when pooling
     cannot make every pool large enough; `hint` ends a 'refuse' message."""
     m = len(rows)
     if how == REFUSE or m == 0:
@@ -220,5 +216,5 @@ def pooled(target: Sequence[int]) -> list[tuple[int, int]]:
     return [(i, t) for i, t in enumerate(target) if t != i]
 
 
-__all__ = ["CHOICES", "NEAREST", "REFUSE", "REST", "REST_TARGET", "Need", "SmallStratum", "is_small", "need",
+__all__ = ["CHOICES", "NEAREST", "REFUSE", "REST", "REST_TARGET", "Need", "is_small", "need",
            "pool", "pool_nearest", "pool_rest", "pooled"]

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from duckdb_sdc import masking, strata
-from duckdb_sdc.strata import REST_TARGET, Need, SmallStratum
+from duckdb_sdc._validate import SdcError
+from duckdb_sdc.strata import REST_TARGET, Need
 
 
 def _small(counts, needs) -> bool:
@@ -70,7 +71,7 @@ def test_nearest_equals_the_reference_on_random_strata():
         expected = reference_nearest(rows, counts, needs)
         if expected is None:
             refused += 1
-            with pytest.raises(SmallStratum, match=r"all \d+ strata pooled together"):
+            with pytest.raises(SdcError, match=r"all \d+ strata pooled together"):
                 strata.pool("nearest", rows, counts, needs, _labels(len(rows)))
             continue
         got = strata.pool("nearest", rows, counts, needs, _labels(len(rows)))
@@ -93,7 +94,7 @@ def test_rest_equals_the_reference_on_random_strata():
         expected = reference_rest(rows, counts, needs, rest_index)
         if expected is None:
             outcomes.add("refused")
-            with pytest.raises(SmallStratum, match=r"the rest stratum 'other' \(strata .* pooled\)"):
+            with pytest.raises(SdcError, match=r"the rest stratum 'other' \(strata .* pooled\)"):
                 strata.pool("rest", rows, counts, needs, _labels(len(rows)), rest_index=rest_index,
                             rest_label="'other'")
             continue
@@ -121,13 +122,13 @@ def test_nearest_by_hand():
 
 def test_refusal_names_the_stratum_its_size_and_k():
     need = [Need("income", 5, "mdav_round", "k", 5)]
-    with pytest.raises(SmallStratum) as info:
+    with pytest.raises(SdcError) as info:
         strata.pool("refuse", [8, 3], [[8], [3]], need, ["region = 'north'", "region = 'south'"],
                     func="mdav_round_table", hint="small_strata := 'nearest' pools it")
     assert str(info.value) == ("mdav_round_table: k = 5 is larger than the number of non-NULL values (3) of income "
                                "in stratum region = 'south'; small_strata := 'nearest' pools it")
     floor = strata.need("rank_swap", {"p": 50}, "income")
-    with pytest.raises(SmallStratum, match=r"^f: rank_swap needs at least 2 non-NULL values of income, stratum "
+    with pytest.raises(SdcError, match=r"^f: rank_swap needs at least 2 non-NULL values of income, stratum "
                                            r"region = 'a' has 1$"):
         strata.pool("refuse", [1, 4], [[1], [4]], [floor], ["region = 'a'", "region = 'b'"], func="f")
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .. import strata as sm
+from .._validate import SdcError
 from .plan import RAW, SOURCE, Step, column, ident, keyed_step, literal, table, temporary
 from .spec import Spec, SpecError
 
@@ -92,7 +93,7 @@ def count_steps(spec: Spec, source_columns, facts) -> list[Step]:
             try:
                 target = sm.pool(how, sizes, counts, needs, labels, rest_index=rest_index,
                                  rest_label=_stratum_text(strata, rest or ()), func=spec.name, hint=hint)
-            except sm.SmallStratum as e:
+            except SdcError as e:
                 raise SpecError(str(e)) from None
             if how != sm.REFUSE:
                 facts[POOLING] = {"strata": strata, "values": values, "sizes": sizes, "target": target,
