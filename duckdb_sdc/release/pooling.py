@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from .. import masking
 from .. import strata as sm
 from .._validate import SdcError
 from .plan import RAW, SOURCE, Step, column, ident, keyed_step, literal, table, temporary
@@ -51,9 +52,13 @@ def _stratum_text(strata, values) -> str:
 
 
 def _needs(spec: Spec, rules) -> list[sm.Need]:
+    """What each rule needs of a stratum (duckdb_sdc.strata.need)."""
     out = []
     for rule in rules:
-        need = sm.need(rule.method.name, rule.effective_params(), ", ".join(rule.columns), func=rule.method.name)
+        try:
+            need = sm.need(rule.method.name, rule.effective_params(), ", ".join(rule.columns), func=rule.method.name)
+        except SdcError as e:  # a parameter the method refuses (k = 1), refused before anything runs
+            raise SpecError(f"{spec.name}: {rule.where}: {e}") from None
         out.append(sm.Need(need.name, need.minimum, need.method, need.param, need.value, need.unit,
                            prefix=f"{rule.where}: {rule.method.name}: "))
     return out
@@ -63,7 +68,7 @@ def count_steps(spec: Spec, source_columns, facts) -> list[Step]:
     """The counts and the decision, one step per strata of the masked rules (see the module)."""
     by_strata: dict[tuple[str, ...], list] = {}
     for rule in spec.masked():
-        if spec.strata_of(rule):
+        if spec.strata_of(rule) and rule.method.name in masking.METHODS:  # a plug-in's method states no need
             by_strata.setdefault(spec.strata_of(rule), []).append(rule)
     types = dict(source_columns)
     steps = []

@@ -203,12 +203,12 @@ def _mask_in_memory(con, spec: Spec, source_columns, at: str) -> None:
     from .safeguards import Facts
 
     facts = Facts()
-    for step in ([keyed_step(spec, source_columns)] + pooling.count_steps(spec, source_columns, facts)
-                 + pooling.recode_steps(spec, source_columns, facts)):
-        try:
+    try:
+        for step in ([keyed_step(spec, source_columns)] + pooling.count_steps(spec, source_columns, facts)
+                     + pooling.recode_steps(spec, source_columns, facts)):
             _run(con, step, spec)
-        except SpecError as e:
-            raise SpecError(f"{e} ({at})") from None
+    except SpecError as e:
+        raise SpecError(f"{e} ({at})") from None
     for i, step in enumerate(mask_steps(spec), start=1):
         _execute(con, exp.Drop(tables=[table(mask_table(i))], kind="TABLE", exists=True), spec, step.label, at)
         _execute(con, step.sql, spec, step.where or step.label, at)

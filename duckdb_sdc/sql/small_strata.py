@@ -35,7 +35,8 @@ def decide(func, method, args, needs, how, rest, names, labels, is_rest, rows, c
                 raise fail(func, f"rest_stratum is a text, and strata column {name!r} is {type_}; use small_strata = "
                                  "'nearest' (the pools take the values of existing strata), or cast the column to "
                                  "text", "rest_stratum")
-    wanted = [strata.need(_method(method), args, ", ".join(cols), func=func) for cols in needs]
+    known = _method(method) in masking.METHODS  # a plug-in's table form states no need: nothing is small
+    wanted = [strata.need(_method(method), args, ", ".join(cols), func=func) for cols in needs] if known else []
     rest_index = next((i for i, r in enumerate(is_rest) if r), None)
     rest_label = ", ".join(f"{n} = {v!r}" for n, v in zip(names, rest or ()))
     return strata.pool(how, rows, counts, wanted, labels, rest_index=rest_index, rest_label=rest_label, func=func,
