@@ -115,10 +115,6 @@ def _first_short(counts, needs) -> tuple[Need, int]:
     return next((nd, c) for c, nd in zip(counts, needs) if 0 < c < nd.minimum)
 
 
-def _message(nd: Need, count: int, where: str) -> str:
-    return nd.short(count, where)
-
-
 def _refuse(func: str, text: str, hint: str) -> SdcError:
     """The error of a stratum too small for a method, which small_strata does not pool (or cannot)."""
     return fail(func, f"{text}; {hint}" if hint else text)
@@ -138,16 +134,16 @@ def pool(how: str, rows: Sequence[int], counts: Sequence[Sequence[int]], needs: 
         for i in range(m):
             if is_small(counts[i], needs):
                 nd, c = _first_short(counts[i], needs)
-                raise _refuse(func, _message(nd, c, f"stratum {labels[i]}"), hint)
+                raise _refuse(func, nd.short(c, f"stratum {labels[i]}"), hint)
         return list(range(m))
     if how == NEAREST:
-        return pool_nearest(rows, counts, needs, labels, func=func)
+        return pool_nearest(rows, counts, needs, func=func)
     if how == REST:
         return pool_rest(rows, counts, needs, labels, rest_index=rest_index, rest_label=rest_label, func=func)
     raise fail(func, f"small_strata must be one of {', '.join(map(repr, CHOICES))}, got {how!r}")
 
 
-def pool_nearest(rows, counts, needs, labels, *, func: str = "small_strata") -> list[int]:
+def pool_nearest(rows, counts, needs, *, func: str = "small_strata") -> list[int]:
     """'nearest' (see the module docstring), in O(m log m) for m strata: pools are a doubly linked
     list of runs, the small ones in a heap by (records, first stratum)."""
     m = len(rows)
@@ -168,7 +164,7 @@ def pool_nearest(rows, counts, needs, labels, *, func: str = "small_strata") -> 
             continue  # a stale entry
         if pools == 1:
             nd, c = _first_short(usable[a], needs)
-            raise _refuse(func, _message(nd, c, f"all {m} strata pooled together"),
+            raise _refuse(func, nd.short(c, f"all {m} strata pooled together"),
                           "the data are too small for the method")
         p, q = prev[a], nxt[a]
         b = p if q == -1 or (p != -1 and size[p] <= size[q]) else q
@@ -204,7 +200,7 @@ def pool_rest(rows, counts, needs, labels, *, rest_index: int | None = None, res
     total = [sum(int(counts[i][r]) for i in members) for r in range(len(needs))]
     if is_small(total, needs):
         nd, c = _first_short(total, needs)
-        raise _refuse(func, _message(nd, c, f"the rest stratum {rest_label} (strata "
+        raise _refuse(func, nd.short(c, f"the rest stratum {rest_label} (strata "
                                             f"{', '.join(labels[i] for i in members)} pooled)"),
                       "use small_strata 'nearest' instead")
     to = REST_TARGET if rest_index is None else rest_index
