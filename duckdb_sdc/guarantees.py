@@ -39,6 +39,7 @@ MODELS = (K_ANONYMITY, DP, DP_FIXED_CLUSTERING, IDP, NONE)
 # what the manifest says of the columns that no masking rule protects
 KEEP, KEY, REPRODUCIBLE, CENTROIDS, BOX_ID = "keep", "key", "reproducible noise", "dp_um centroids", "box id"
 UNSTATED = "unstated"  # a masking method this module states nothing for (a new family, before its entry)
+POOLED_STRATA = "pooled strata"  # a kept strata column whose small strata were pooled (duckdb_sdc.strata)
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,15 @@ _KEY = Guarantee(KEY, NONE, "The row key, released as in the source: it links ev
                   discloses_values=True)
 _BOX_ID = Guarantee(BOX_ID, K_ANONYMITY, "The id of a record's box, numbered over the release: shared by the "
                                          "box's records.", "{k}-anonymity: shared by the {k} or more records of a box")
+_POOLED_STRATA = Guarantee(
+    POOLED_STRATA, NONE,
+    "A strata column released after its small strata were pooled ([masking] small_strata 'nearest' or "
+    "'rest'): every record carries the values of its pool (the values of an existing stratum, or the "
+    "rest stratum's label), the strata within which the masked columns were masked, so their "
+    "guarantees hold within each released stratum; otherwise as in the source: no protection.",
+    "none: released as in the source, except {pooled} small strata whose records carry their pool's values "
+    "(small_strata = '{how}'; see the masked columns' parameters.small_strata)",
+    "duckdb_sdc.strata: the pools are the strata the masking ran in", discloses_values=True)
 _UNSTATED = Guarantee(
     UNSTATED, NONE,
     "none stated: a masking method without an entry here guarantees nothing that a release may claim; "
@@ -189,6 +199,7 @@ GUARANTEES: dict[str, Guarantee] = {
     KEY: _KEY,
     BOX_ID: _BOX_ID,
     REPRODUCIBLE: _REPRODUCIBLE,
+    POOLED_STRATA: _POOLED_STRATA,
     UNSTATED: _UNSTATED,
 }
 
@@ -220,7 +231,8 @@ def sentence(subject: str, **facts) -> str:
 
 _LABELS = {KEEP: "a kept column (`keep`)", KEY: "the row key, kept", BOX_ID: "a box id column",
            CENTROIDS: "`dp_um` with `centroids_table`", REPRODUCIBLE: "any noise with a seed (`reproducible_noise = true`)",
-           UNSTATED: "a method without an entry here"}
+           UNSTATED: "a method without an entry here",
+           POOLED_STRATA: "a kept strata column with pooled small strata (`small_strata`)"}
 
 
 def markdown() -> str:

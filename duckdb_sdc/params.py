@@ -819,3 +819,56 @@ WEIGHT_LIST = SamplingWeights("weights", doc="sampling weight of every value, al
                                              "e.g. list(w ORDER BY id) beside list(x ORDER BY id)")
 WEIGHT_COLUMN = SamplingWeights("weight", doc="the record's sampling weight (an aggregate's argument): finite, > 0")
 WEIGHT_NAME = ColumnName(doc="name of the sampling-weight column (finite, > 0 where the masked value is not NULL)")
+
+
+# small strata (duckdb_sdc.strata): what a table form or a release does with a stratum too small for the method
+@dataclass(frozen=True, eq=False)
+class RestStratum(Kind):
+    """The label of the rest stratum of small_strata = 'rest': a text, or a list of texts with one per
+    strata column (the strata columns must be text); NULL: none."""
+
+    doc: str = ""
+    sql_type: str = "VARCHAR or VARCHAR[]"
+    valid: str = "NULL"
+    invalid: tuple[str, ...] = ("[]", "[NULL]", "['a', NULL]")
+
+    def check(self, value, func, param, *, n: int | None = None, **context) -> list[str] | None:
+        """The label as a list (one text per strata column), None for NULL; `n`: the number of strata
+        columns, when known. A text from SQL that reads as a JSON list of texts is that list."""
+        if value is None:
+            return None
+        if isinstance(value, str):
+            text = value.strip()
+            parsed = None
+            if text.startswith("[") and text.endswith("]"):  # JSON, or a list as DuckDB prints it
+                try:
+                    parsed = json.loads(text)
+                except ValueError:
+                    inner = text[1:-1].strip()
+                    parsed = [None if p.strip().upper() == "NULL" else p.strip()
+                              for p in inner.split(",")] if inner else []
+            value = parsed if isinstance(parsed, list) else [value]
+        if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value):
+            raise fail(func, f"{param} must be a text or a non-empty list of texts (one per strata column), "
+                             f"got {show(value)}", param)
+        if n is not None and len(value) != n:
+            raise fail(func, f"{param} must give one label per strata column ({n}), got {len(value)}: {list(value)}",
+                       param)
+        return list(value)
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, str) or (isinstance(value, list) and bool(value)
+                                          and all(isinstance(v, str) for v in value))
+
+
+SMALL_STRATA = choice("refuse", "nearest", "rest",
+                      doc="a stratum with fewer records than the method needs: 'refuse' (an error naming it), "
+                          "'nearest' (pooled into its nearest stratum in the order of the strata values) or "
+                          "'rest' (pooled into the rest stratum rest_stratum); pooled records carry the pool's "
+                          "strata values (docs/releases/small-strata.md)")
+REST_STRATUM = RestStratum(doc="with small_strata = 'rest': the rest stratum's label, a text (one per strata "
+                               "column as a list; the strata columns must be text); NULL otherwise")
+SMALL_STRATA_PARAM = Param("small_strata", SMALL_STRATA, "'refuse'")
+REST_STRATUM_PARAM = Param("rest_stratum", REST_STRATUM, "NULL")
+STRATA_PARAMS = (STRATA_PARAM, SMALL_STRATA_PARAM, REST_STRATUM_PARAM)  # a table form's strata and small strata
+POOLING_ARGS = "small_strata := small_strata, rest_stratum := rest_stratum"  # passed on to the table forms' SQL

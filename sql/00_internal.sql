@@ -170,13 +170,14 @@ CREATE OR REPLACE MACRO __sdc_call_sql(fname, method, elem, args, more, alias) A
 -- struct one level into columns, so LIST and STRUCT columns come back as they were. The columns `names`
 -- (parameter `pname`) and the strata are bound on their own first, so that a missing one is reported
 -- as such (see __sdc_columns_exist_sql), and a column named __sdc_... is refused
--- (__sdc_no_reserved_sql).
-CREATE OR REPLACE MACRO __sdc_beside_sql(fname, tbl, pname, names, vs, strata) AS
+-- (__sdc_no_reserved_sql). With strata, the rows come through __sdc_pooled_source_sql: small strata are
+-- refused or pooled as `pool` (__sdc_small_strata) says, before any stratum is masked.
+CREATE OR REPLACE MACRO __sdc_beside_sql(fname, tbl, pname, names, vs, strata, pool := NULL) AS
     format(
         'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
         || 'SELECT unnest(__sdc_l) AS __sdc_r, {1} '
         || 'FROM (SELECT list(__sdc_src ORDER BY __sdc_src) AS __sdc_l, {2} AS __sdc_i FROM {3}'
-        || '(SELECT COLUMNS(lambda __sdc_c: NOT starts_with(lower(__sdc_c), ''__sdc_'')) FROM {0}) AS __sdc_src '
+        || '{5} AS __sdc_src '
         || '{4}))',
         __sdc_qt(tbl),
         vs,
@@ -187,11 +188,16 @@ CREATE OR REPLACE MACRO __sdc_beside_sql(fname, tbl, pname, names, vs, strata) A
         END,
         __sdc_checks_sql([__sdc_columns_exist_sql(fname, pname, tbl, names),
                           __sdc_columns_exist_sql(fname, 'strata', tbl, strata), __sdc_no_reserved_sql(fname, tbl)]),
-        CASE WHEN strata IS NULL THEN '' ELSE 'GROUP BY ' || __sdc_qi_list(strata) END);
+        CASE WHEN strata IS NULL THEN '' ELSE 'GROUP BY ' || __sdc_qi_list(strata) END,
+        CASE WHEN strata IS NULL
+             THEN '(SELECT COLUMNS(lambda __sdc_c: NOT starts_with(lower(__sdc_c), ''__sdc_'')) FROM ' || __sdc_qt(tbl) || ')'
+                  || coalesce(left(pool.how, 0), '')  -- checks small_strata and rest_stratum without strata too
+             ELSE __sdc_pooled_source_sql(fname, tbl, strata, pool)
+        END);
 
 -- __sdc_mask_column_sql on checked names (`fname` the table form): every argument that may be NULL
 -- (strata, seed) is read through a CASE, since a function of a NULL constant folds to NULL.
-CREATE OR REPLACE MACRO __sdc_mask_column_checked_sql(fname, method, tbl, col, args, strata, seeded, seed) AS
+CREATE OR REPLACE MACRO __sdc_mask_column_checked_sql(fname, method, tbl, col, args, strata, seeded, seed, pool := NULL) AS
     format('SELECT * EXCLUDE (__sdc_v) REPLACE (__sdc_v AS {0}) FROM ({1})',
            __sdc_qi(col),
            __sdc_beside_sql(fname, tbl, 'col', [col],
@@ -199,23 +205,26 @@ CREATE OR REPLACE MACRO __sdc_mask_column_checked_sql(fname, method, tbl, col, a
                                            CASE WHEN seeded THEN [__sdc_seed_sql(fname, seed, col)]
                                                 ELSE []::VARCHAR[] END,
                                            '__sdc_v'),
-                            strata));
+                            strata, pool := pool));
 
 -- SQL text of the table form of a univariate list function `method` (`<method>_table`): column `col`
 -- of `tbl` masked in place (called with the literal arguments `args`, then, when `seeded`, the seed
 -- derived for each stratum), optionally per stratum. The names are checked first and bound once
 -- (a NULL name must fail, not fold the text into NULL).
-CREATE OR REPLACE MACRO __sdc_mask_column_sql(method, tbl, col, args, strata, seeded := false, seed := NULL) AS
+CREATE OR REPLACE MACRO __sdc_mask_column_sql(method, tbl, col, args, strata, seeded := false, seed := NULL,
+                                              small_strata := 'refuse', rest_stratum := NULL) AS
     list_transform([__sdc_table_name(method || '_table', 'tbl', tbl)], lambda __sdc_t:
     list_transform([__sdc_column_name(method || '_table', 'col', col)], lambda __sdc_c:
     list_transform([__sdc_column_names(method || '_table', 'strata', strata, optional := true)], lambda __sdc_g:
-        __sdc_mask_column_checked_sql(method || '_table', method, __sdc_t, __sdc_c, args, __sdc_g, seeded, seed)
+        __sdc_mask_column_checked_sql(method || '_table', method, __sdc_t, __sdc_c, args, __sdc_g, seeded, seed,
+            pool := __sdc_small_strata(method || '_table', method, args, [[__sdc_c]], small_strata, rest_stratum))
     )[1])[1])[1];
 
 -- SQL of the rows of `tbl` beside the multivariate list function's result __sdc_v, which is
 -- method(records of the checked columns `names`, args...) per stratum (then, when `seeded`, the seed
 -- derived for each stratum and the first column of `names`); errors name table form `fname`.
-CREATE OR REPLACE MACRO __sdc_rows_beside_sql(fname, method, tbl, names, args, strata, seeded := false, seed := NULL) AS
+CREATE OR REPLACE MACRO __sdc_rows_beside_sql(fname, method, tbl, names, args, strata, seeded := false, seed := NULL,
+                                               small_strata := 'refuse', rest_stratum := NULL) AS
     list_transform([__sdc_table_name(fname, 'tbl', tbl)], lambda __sdc_t:
     list_transform([__sdc_column_names(fname, 'strata', strata, optional := true)], lambda __sdc_g:
         __sdc_beside_sql(fname, __sdc_t, 'cols', names,
@@ -223,28 +232,31 @@ CREATE OR REPLACE MACRO __sdc_rows_beside_sql(fname, method, tbl, names, args, s
                                         CASE WHEN seeded THEN [__sdc_seed_sql(fname, seed, names[1])]
                                              ELSE []::VARCHAR[] END,
                                         '__sdc_v'),
-                         __sdc_g)
+                         __sdc_g, pool := __sdc_small_strata(fname, method, args, [names], small_strata, rest_stratum))
     )[1])[1];
 
 -- SQL text of the table form that masks the columns `cols` of `tbl` in place with the multivariate
 -- list function `method` (a record with a NULL in any of them gets NULL in all of them); a seeded
 -- method gets the seed derived for each stratum and the first column of `cols`.
-CREATE OR REPLACE MACRO __sdc_mask_columns_sql(method, tbl, cols, args, strata, seeded := false, seed := NULL) AS
+CREATE OR REPLACE MACRO __sdc_mask_columns_sql(method, tbl, cols, args, strata, seeded := false, seed := NULL,
+                                                small_strata := 'refuse', rest_stratum := NULL) AS
     list_transform([__sdc_column_names(method || '_table', 'cols', cols)], lambda __sdc_cs:
         format('SELECT * EXCLUDE (__sdc_v) REPLACE ({1}) FROM ({0})',
                __sdc_rows_beside_sql(method || '_table', method, tbl, __sdc_cs, args, strata, seeded := seeded,
-                                     seed := seed),
+                                     seed := seed, small_strata := small_strata, rest_stratum := rest_stratum),
                array_to_string(list_transform(__sdc_cs, lambda __sdc_c, __sdc_j:
                                               '__sdc_v[' || __sdc_j || '] AS ' || __sdc_qi(__sdc_c)), ', '))
     )[1];
 
 -- SQL text of the table form that adds the cluster id of the labels function `method` as column
 -- `label_col` (replacing a column of that name, if any).
-CREATE OR REPLACE MACRO __sdc_label_columns_sql(method, tbl, cols, args, strata, label_col) AS
+CREATE OR REPLACE MACRO __sdc_label_columns_sql(method, tbl, cols, args, strata, label_col,
+                                                 small_strata := 'refuse', rest_stratum := NULL) AS
     list_transform([__sdc_column_names(method || '_table', 'cols', cols)], lambda __sdc_cs:
     list_transform([__sdc_column_name(method || '_table', 'label_col', label_col)], lambda __sdc_lc:
         format('SELECT COLUMNS(lambda __sdc_c: __sdc_c NOT IN (''__sdc_v'', {1})), __sdc_v AS {2} FROM ({0})',
-               __sdc_rows_beside_sql(method || '_table', method, tbl, __sdc_cs, args, strata),
+               __sdc_rows_beside_sql(method || '_table', method, tbl, __sdc_cs, args, strata,
+                                     small_strata := small_strata, rest_stratum := rest_stratum),
                __sdc_ql(__sdc_lc), __sdc_qi(__sdc_lc))
     )[1])[1];
 
@@ -306,3 +318,80 @@ CREATE OR REPLACE MACRO __sdc_check_flag(v, fname, pname) AS
              THEN error(fname || ': ' || pname || ' must be true or false, got ' || __sdc_shown(v))
          ELSE TRY_CAST(v AS BOOLEAN)
     END;
+
+-- ---------------------------------------------------------------------------------------------
+-- Small strata (duckdb_sdc.strata, docs/releases/small-strata.md): a table form with strata counts
+-- each stratum's records before masking; a stratum with fewer than the method needs is refused
+-- (small_strata 'refuse', naming it, its size and the k) or pooled ('nearest', 'rest'), and pooled
+-- records carry the pool's strata values in the result.
+
+-- The pooling setting of table form `fname` masking with `method` and its text arguments `args`;
+-- `needs` lists, per masked column or group, the columns whose non-NULL records count. Checks
+-- small_strata and rest_stratum as the kinds do (duckdb_sdc.params.SMALL_STRATA, REST_STRATUM).
+CREATE OR REPLACE MACRO __sdc_small_strata(fname, method, args, needs, small_strata, rest_stratum) AS
+    CASE
+        WHEN small_strata IS NULL THEN error(fname || ': small_strata must not be NULL')
+        WHEN lower(trim(small_strata::VARCHAR)) NOT IN ('refuse', 'nearest', 'rest')
+            THEN error(fname || ': small_strata must be one of ''refuse'', ''nearest'', ''rest'', got '
+                       || __sdc_shown(small_strata))
+        WHEN rest_stratum IS NOT NULL AND NOT (typeof(rest_stratum) = 'VARCHAR' OR typeof(rest_stratum) = 'VARCHAR[]'
+                                               OR typeof(rest_stratum) = '"NULL"[]')
+            THEN error(fname || ': rest_stratum must be a text or a non-empty list of texts (one per strata column), got '
+                       || typeof(rest_stratum))
+        WHEN rest_stratum IS NOT NULL AND (len(__sdc_names(rest_stratum)) = 0
+                                           OR list_count(__sdc_names(rest_stratum)) < len(__sdc_names(rest_stratum)))
+            THEN error(fname || ': rest_stratum must be a text or a non-empty list of texts (one per strata column), got '
+                       || __sdc_names(rest_stratum)::VARCHAR)
+        WHEN lower(trim(small_strata::VARCHAR)) = 'rest' AND rest_stratum IS NULL
+            THEN error(fname || ': rest_stratum must name the rest stratum when small_strata = ''rest''')
+        WHEN lower(trim(small_strata::VARCHAR)) <> 'rest' AND rest_stratum IS NOT NULL
+            THEN error(fname || ': rest_stratum is only used with small_strata = ''rest'', got small_strata = '
+                       || __sdc_shown(small_strata))
+        ELSE {'method': method, 'args': args::VARCHAR[], 'needs': needs::VARCHAR[][],
+              'how': lower(trim(small_strata::VARCHAR)),
+              'rest': CASE WHEN rest_stratum IS NULL THEN NULL::VARCHAR[] ELSE __sdc_names(rest_stratum) END}
+    END;
+
+-- SQL text of a relation: the rows of `tbl` (without columns named __sdc_...) with their strata
+-- columns recoded to the values of their pool, by the decision of __sdc_pool_strata
+-- (duckdb_sdc.strata.pool) on the strata numbered in ascending order (NULLS LAST), which refuses a
+-- small stratum with 'refuse' (the masking reads the recoded rows, so it runs after the decision).
+CREATE OR REPLACE MACRO __sdc_pooled_source_sql(fname, tbl, strata, pool) AS
+    format('(SELECT __sdc_t.* REPLACE ({0}) FROM (SELECT COLUMNS(lambda __sdc_c: NOT starts_with(lower(__sdc_c), '
+           || '''__sdc_'')) FROM {1}) AS __sdc_t JOIN (WITH __sdc_c AS MATERIALIZED (SELECT {2}, '
+           || 'row_number() OVER (ORDER BY {3}) - 1 AS __sdc_i, count(*) AS __sdc_rows, [{4}] AS __sdc_n, '
+           || '{5} AS __sdc_label, {6} AS __sdc_is_rest, [{7}] AS __sdc_types FROM {1} GROUP BY {8}), '
+           || '__sdc_d AS MATERIALIZED (SELECT __sdc_pool_strata({9}, list(__sdc_label ORDER BY __sdc_i), '
+           || 'list(__sdc_is_rest ORDER BY __sdc_i), list(__sdc_rows ORDER BY __sdc_i), list(__sdc_n ORDER BY __sdc_i), '
+           || 'first(__sdc_types)) AS __sdc_to FROM __sdc_c) '
+           || 'SELECT {10}, {11} FROM __sdc_c AS __sdc_a CROSS JOIN __sdc_d '
+           || 'LEFT JOIN __sdc_c AS __sdc_b ON __sdc_b.__sdc_i = __sdc_d.__sdc_to[__sdc_a.__sdc_i + 1]) AS __sdc_m ON {12})',
+           array_to_string(list_transform(strata, lambda __sdc_s, __sdc_j:
+               '__sdc_m.__sdc_g' || __sdc_j || ' AS ' || __sdc_qi(__sdc_s)), ', '),
+           __sdc_qt(tbl),
+           array_to_string(list_transform(strata, lambda __sdc_s, __sdc_j:
+               __sdc_qi(__sdc_s) || ' AS __sdc_o' || __sdc_j), ', '),
+           array_to_string(list_transform(strata, lambda __sdc_s: __sdc_qi(__sdc_s) || ' ASC NULLS LAST'), ', '),
+           array_to_string(list_transform(pool.needs, lambda __sdc_n:
+               'count(*) FILTER (WHERE ' || array_to_string(list_transform(__sdc_n, lambda __sdc_c:
+                   __sdc_qi(__sdc_c) || ' IS NOT NULL'), ' AND ') || ')'), ', '),
+           array_to_string(list_transform(strata, lambda __sdc_s:
+               __sdc_ql(__sdc_s || ' = ') || ' || __sdc_ql(' || __sdc_qi(__sdc_s) || '::VARCHAR)'), ' || '', '' || '),
+           CASE WHEN pool.rest IS NULL THEN 'false'
+                ELSE '(' || array_to_string(list_transform(strata, lambda __sdc_s, __sdc_j:
+                          __sdc_qi(__sdc_s) || '::VARCHAR IS NOT DISTINCT FROM ' || __sdc_ql(pool.rest[__sdc_j])),
+                          ' AND ') || ')' END,
+           array_to_string(list_transform(strata, lambda __sdc_s: 'typeof(any_value(' || __sdc_qi(__sdc_s) || '))'), ', '),
+           __sdc_qi_list(strata),
+           array_to_string([__sdc_ql(fname), __sdc_ql(pool.method),
+                            '[' || array_to_string(list_transform(pool.args, lambda __sdc_a: __sdc_ql(__sdc_a)), ', ') || ']::VARCHAR[]',
+                            __sdc_ql(to_json(pool.needs)::VARCHAR), __sdc_ql(pool.how),
+                            __sdc_ql(to_json(pool.rest)::VARCHAR) || '::VARCHAR', __sdc_ql(to_json(strata)::VARCHAR)], ', '),
+           array_to_string(list_transform(strata, lambda __sdc_s, __sdc_j: '__sdc_a.__sdc_o' || __sdc_j), ', '),
+           array_to_string(list_transform(strata, lambda __sdc_s, __sdc_j:
+               CASE WHEN pool.rest IS NULL THEN '__sdc_b.__sdc_o' || __sdc_j
+                    ELSE 'CASE WHEN __sdc_d.__sdc_to[__sdc_a.__sdc_i + 1] = -1 THEN ' || __sdc_ql(pool.rest[__sdc_j])
+                         || ' ELSE __sdc_b.__sdc_o' || __sdc_j || '::VARCHAR END' END
+               || ' AS __sdc_g' || __sdc_j), ', '),
+           array_to_string(list_transform(strata, lambda __sdc_s, __sdc_j:
+               '__sdc_t.' || __sdc_qi(__sdc_s) || ' IS NOT DISTINCT FROM __sdc_m.__sdc_o' || __sdc_j), ' AND '));

@@ -41,7 +41,8 @@ CREATE OR REPLACE MACRO dp_budget(cols, epsilon, split := NULL) AS TABLE
 -- 00_internal.sql). With a seed, column c of stratum i uses the seed derived by __sdc_stratum_seed
 -- (duckdb_sdc.params.stratum_seed(seed, c, i)), and each stratum's rows are listed in the order of
 -- their whole content, so the release repeats exactly whatever the table's physical order.
-CREATE OR REPLACE MACRO __sdc_dp_table_sql(fname, tbl, names, fixed, eps, lbs, ubs, seed, strata) AS
+CREATE OR REPLACE MACRO __sdc_dp_table_sql(fname, tbl, names, fixed, eps, lbs, ubs, seed, strata,
+                                           small_strata := 'refuse', rest_stratum := NULL) AS
     list_transform([__sdc_table_name(fname || '_table', 'tbl', tbl)], lambda __sdc_t:
     list_transform([__sdc_column_names(fname || '_table', 'strata', strata, optional := true)], lambda __sdc_g:
     format(
@@ -54,4 +55,6 @@ CREATE OR REPLACE MACRO __sdc_dp_table_sql(fname, tbl, names, fixed, eps, lbs, u
                     fixed::VARCHAR[] || [eps[__sdc_j]::VARCHAR, lbs[__sdc_j], ubs[__sdc_j]],
                     [__sdc_seed_sql(fname || '_table', seed, __sdc_c)],
                     '__sdc_v' || __sdc_j)), ', '),
-            __sdc_g)))[1])[1];
+            __sdc_g, pool := __sdc_small_strata(fname || '_table', fname, fixed::VARCHAR[],
+                                                list_transform(names, lambda __sdc_c: [__sdc_c]),
+                                                small_strata, rest_stratum))))[1])[1];

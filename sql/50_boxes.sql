@@ -177,11 +177,12 @@ CREATE OR REPLACE MACRO box_weighted_mean_bounds(lower, upper, w) AS
 -- SQL of box_release_table: the other columns of tbl, then <col>_lower, <col>_upper per column, then
 -- the box id; the records' attribute names reach box_release as JSON, so the characteristic can name them.
 -- __sdc_box_table_sql on checked names (a NULL name must fail, not fold the text into NULL).
-CREATE OR REPLACE MACRO __sdc_box_table_checked_sql(tbl, cols, k, characteristic, l, eps, strata, box_col) AS
+CREATE OR REPLACE MACRO __sdc_box_table_checked_sql(tbl, cols, k, characteristic, l, eps, strata, box_col,
+                                                    small_strata := 'refuse', rest_stratum := NULL) AS
     format('SELECT COLUMNS(lambda __sdc_c: __sdc_c NOT IN ({1})), {2} FROM ({0})',
            __sdc_rows_beside_sql('box_release_table', 'box_release', tbl, cols,
                                  [k::VARCHAR, characteristic::VARCHAR, l::VARCHAR, eps::VARCHAR, to_json(cols)::VARCHAR],
-                                 strata),
+                                 strata, small_strata := small_strata, rest_stratum := rest_stratum),
            array_to_string(list_transform(
                ['__sdc_v', box_col] || cols
                || list_transform(cols, lambda c: c || '_lower')
@@ -193,11 +194,14 @@ CREATE OR REPLACE MACRO __sdc_box_table_checked_sql(tbl, cols, k, characteristic
                       i, __sdc_qi(c || '_lower'), __sdc_qi(c || '_upper'))), ', ')
            || ', struct_extract(__sdc_v, ''box'') AS ' || __sdc_qi(box_col));
 
-CREATE OR REPLACE MACRO __sdc_box_table_sql(tbl, cols, k, characteristic, l, eps, strata, box_col) AS
+CREATE OR REPLACE MACRO __sdc_box_table_sql(tbl, cols, k, characteristic, l, eps, strata, box_col,
+                                            small_strata := 'refuse', rest_stratum := NULL) AS
     list_transform([__sdc_column_names('box_release_table', 'cols', cols)], lambda __sdc_cs:
     list_transform([__sdc_column_name('box_release_table', 'box_col', box_col)], lambda __sdc_bc:
-        __sdc_box_table_checked_sql(tbl, __sdc_cs, k, characteristic, l, eps, strata, __sdc_bc))[1])[1];
+        __sdc_box_table_checked_sql(tbl, __sdc_cs, k, characteristic, l, eps, strata, __sdc_bc,
+                                    small_strata := small_strata, rest_stratum := rest_stratum))[1])[1];
 
 CREATE OR REPLACE MACRO box_release_table(tbl, cols, k, characteristic, l := NULL, eps := NULL, strata := NULL,
-                                          box_col := 'box') AS TABLE
-    FROM query(__sdc_box_table_sql(tbl, cols, k, characteristic, l, eps, strata, box_col));
+                                          small_strata := 'refuse', rest_stratum := NULL, box_col := 'box') AS TABLE
+    FROM query(__sdc_box_table_sql(tbl, cols, k, characteristic, l, eps, strata, box_col, small_strata := small_strata,
+                                   rest_stratum := rest_stratum));

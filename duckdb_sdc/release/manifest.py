@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from sqlglot import exp
 
 from .. import guarantees as g
+from . import pooling
 from .methods import SECRET_PARAMS
 from .plan import BOX, RELEASE_DB, ReleasedColumn, Step, ident, layout, literal, table
 from .safeguards import Facts
@@ -90,15 +91,28 @@ def guarantee(spec: Spec, rule: Rule, facts: Facts, *, released_as: str | None =
         return None, NOT_RELEASED
     if is_key:
         return g.of(g.KEY).model, g.sentence(g.KEY)
+    pooled = pooling.record(spec, facts)
     if rule.action == "keep":
+        if pooled and pooled["strata_pooled"] and rule.column in pooled["strata"]:
+            return g.of(g.POOLED_STRATA).model, g.sentence(g.POOLED_STRATA, pooled=pooled["strata_pooled"],
+                                                           how=spec.small_strata)
         return g.of(g.KEEP).model, g.sentence(g.KEEP)
     strata = list(spec.strata_of(rule))
     method = rule.method.name
     if rule.seeded:
         return g.of(g.REPRODUCIBLE).model, g.sentence(g.REPRODUCIBLE, method=method)
     params = rule.effective_params()
+    if strata and pooled and pooled["strata_pooled"]:
+        names = ", ".join(strata)
+        after = f"after {pooled['strata_pooled']} small strata were pooled (small_strata = '{spec.small_strata}')"
+        strata = f"each stratum of {names} {after}"  # the released strata, when the columns are kept
+        within = f", within each stratum of {names} {after}"
+    else:
+        within = None
     facts_ = dict(columns=list(rule.columns), strata=strata, epsilon=rule.epsilon, lb=params.get("lb"),
                   ub=params.get("ub"), table=rule.centroids_table, k=_k(rule, facts), method=method)
+    if within is not None:
+        facts_["within"] = within
     if released_as == CENTROIDS:
         subject = g.CENTROIDS
     elif released_as == BOX:
@@ -146,6 +160,8 @@ def rows(spec: Spec, source_columns, facts: Facts, *, release_id: str, package_v
                 params["decimals"] = spec.decimals_of(rule)
             if weight_of(spec, rule) is not None:  # the sampling-weight column of its representatives
                 params["weights"] = weight_of(spec, rule)
+            if spec.strata_of(rule) and pooling.record(spec, facts) is not None:
+                params["small_strata"] = pooling.record(spec, facts)
             if rule.cells is not None:
                 f = facts.of(rule)
                 params["cells"] = {"rule": rule.cells.rule, "action": rule.cells.action,

@@ -27,7 +27,7 @@ from sqlglot import exp
 from .. import __version__
 from ..sql import connect
 from ..sql.progress import watching
-from . import manifest, safeguards
+from . import manifest, pooling, safeguards
 from .plan import (DIALECT, RAW, RELEASE_DB, RELEASED, SOURCE, Plan, Step, column, ident, key_step, keyed_step, linkage_steps,
                    literal, mask_steps, release_table_step, released_columns, released_step, resolve, source_steps,
                    table, view_steps)
@@ -148,6 +148,7 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
     created_at = created_at or datetime.now(timezone.utc)
     facts = safeguards.Facts()
     steps = [key_step(spec)]
+    steps += pooling.count_steps(spec, source_columns, facts) + pooling.recode_steps(spec, source_columns, facts)
     centroids = []
     for i, (rule, step) in enumerate(zip(spec.masked(), mask_steps(spec)), start=1):
         steps.append(step)

@@ -22,6 +22,9 @@
     decimals = 2                  # optional: round released values to 2 decimals (after masking)
     reproducible_noise = false    # a seed is refused unless this (or the rule's) is true; such a
                                   # column is marked "none: reproducible noise" in the manifest
+    small_strata = "refuse"       # a stratum too small for a method: "refuse" (default), "nearest"
+                                  # or "rest" (pooled, see duckdb_sdc.strata); pooled records carry the
+    rest_stratum = "other"        # pool's strata values; "rest" needs rest_stratum (text strata only)
 
     [columns]                     # every source column needs a rule (privacy by default)
     person_id = "keep"            # the key too: "keep" or "drop"
@@ -78,6 +81,8 @@ from ..sql.registry import REGISTRY
 from . import policy as policy_module
 from .methods import BOXES, COLUMN, EPSILON, METHODS, NAMES, ROWS, SECRET_PARAMS, ReleaseMethod, check_value
 from .policy import Policy
+from .. import strata as small_strata_module
+from ..params import REST_STRATUM as REST_KIND
 
 RESERVED_PREFIX = "__sdc_"
 BOX_COLUMN = "box_column"  # a box rule's setting: the name of its box id column
@@ -90,6 +95,7 @@ FILE_FORMATS = ("parquet", "csv")
 # settings of a masking rule that are the release's, not the method's
 DECIMALS, REPRODUCIBLE, CELLS, CENTROIDS = "decimals", "reproducible_noise", "cells", "centroids_table"
 WEIGHT, WEIGHTED = "weight", "weighted"  # [source] weight (the sampling-weight column); a rule's weighted
+SMALL_STRATA, REST_STRATUM = "small_strata", "rest_stratum"  # [masking]: duckdb_sdc.strata
 MAX_DECIMALS = 15
 _NUMERIC = re.compile(r"(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|"
                       r"UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))")
@@ -256,6 +262,8 @@ class Spec:
     decimals: int | None = None  # [masking] decimals
     reproducible_noise: bool = False  # [masking] reproducible_noise
     policy: Policy | None = None  # [policy]
+    small_strata: str = "refuse"  # [masking] small_strata (duckdb_sdc.strata)
+    rest_stratum: tuple[str, ...] | None = None  # [masking] rest_stratum, one label per strata column
 
     def strata_of(self, rule: Rule) -> tuple[str, ...]:
         return self.strata if rule.strata is None else rule.strata
@@ -282,6 +290,14 @@ class Spec:
     def epsilon_spent(self) -> float | None:
         eps = [r.epsilon for r in self.masked() if r.epsilon is not None]
         return math.fsum(eps) if eps else None
+
+    def pooled_strata(self) -> tuple[str, ...]:
+        """The strata columns small strata are pooled over ([masking] small_strata 'nearest' or
+        'rest'): the one strata every stratified masking rule shares (checked when parsed); () when
+        no pooling is asked for or no rule is stratified."""
+        if self.small_strata == "refuse":
+            return ()
+        return next((self.strata_of(r) for r in self.masked() if self.strata_of(r)), ())
 
     def strata_columns(self) -> tuple[str, ...]:
         """Every column some masked column is stratified by, in the order of [columns]."""
@@ -428,7 +444,7 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
             and output.linkage.resolve() == source.database.resolve():
         raise c.error("output.linkage", "must be a separate file from the source")
     masking = c.table(doc, "masking", required=False)
-    c.keys("masking", masking, ("strata", "total_epsilon", DECIMALS, REPRODUCIBLE))
+    c.keys("masking", masking, ("strata", "total_epsilon", DECIMALS, REPRODUCIBLE, SMALL_STRATA, REST_STRATUM))
     strata = c.names("masking.strata", masking["strata"]) if "strata" in masking else ()
     total = masking.get("total_epsilon")
     if total is not None and (isinstance(total, bool) or not isinstance(total, (int, float))
@@ -467,6 +483,7 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     if output.table == output.view_without_key:
         raise c.error("output.view_without_key", "must differ from output.table")
     rules = split_epsilon(c, rules, total)
+    small, rest = _small_strata(c, masking, rules, strata)
     evaluation = c.table(doc, "evaluation", required=False)
     qi = _evaluation(c, evaluation, rules)
     policy = policy_module.parse(c.table(doc, "policy", required=False), c.error)
@@ -475,7 +492,37 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     return Spec(source=source, output=output, rules=rules, strata=strata,
                 total_epsilon=None if total is None else float(total), declared_quasi_identifiers=qi,
                 sensitivity=_sensitivity(c, evaluation), ml_utility=_ml_utility(c, evaluation), name=name, text=doc, base=base, decimals=decimals,
-                reproducible_noise=reproducible, policy=policy)
+                reproducible_noise=reproducible, policy=policy, small_strata=small, rest_stratum=rest)
+
+
+def _small_strata(c: _Checker, masking: dict, rules: dict[str, Rule],
+                  strata: tuple[str, ...]) -> tuple[str, tuple[str, ...] | None]:
+    """[masking] small_strata and rest_stratum (duckdb_sdc.strata). Pooling recodes the released
+    strata columns once per release, so every stratified masking rule must share one strata."""
+    how = masking.get(SMALL_STRATA, "refuse")
+    if not isinstance(how, str) or how not in small_strata_module.CHOICES:
+        raise c.error(f"masking.{SMALL_STRATA}", f"must be one of "
+                                                 f"{', '.join(map(repr, small_strata_module.CHOICES))}, got {show(how)}")
+    rest = masking.get(REST_STRATUM)
+    if (how == "rest") != (rest is not None):
+        raise c.error(f"masking.{REST_STRATUM}", "is missing: small_strata = \"rest\" pools the small strata "
+                                                 "into the rest stratum it names" if how == "rest" else
+                      f"is only used with small_strata = \"rest\" (small_strata is {how!r})")
+    if how == "refuse":
+        return how, None
+    shared = {(strata if r.strata is None else r.strata) for r in _unique(rules.values()) if r.action == "mask"}
+    shared.discard(())
+    if len(shared) > 1:
+        raise c.error(f"masking.{SMALL_STRATA}", "pools the strata of every masked column once, but the rules are "
+                                                 f"stratified differently: {sorted(map(list, shared))}; give them the "
+                                                 "same strata")
+    if rest is not None:
+        try:
+            rest = tuple(REST_KIND.check(rest, c.name, f"masking.{REST_STRATUM}",
+                                         n=len(next(iter(shared))) if shared else None))
+        except SdcError as e:
+            raise c.error(f"masking.{REST_STRATUM}", e.detail.split(" ", 1)[1]) from None
+    return how, rest
 
 
 def _check_release_settings(c: _Checker, rules: dict[str, Rule], strata: tuple[str, ...]) -> None:

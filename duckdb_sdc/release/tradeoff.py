@@ -166,8 +166,9 @@ def check_range(con, spec: Spec, param: str, values: list) -> None:
     of non-NULL values of a column (records without NULL for a group) in each stratum the method
     masks apart (tests check that every such method refuses k = n + 1). c has no upper bound, and
     epsilon's only bound (> 0) is checked when the values are parsed. The methods' lower bounds
-    (iDP-CBLS needs k >= 3) fail at the first, smallest, value."""
-    if param != "k":
+    (iDP-CBLS needs k >= 3) fail at the first, smallest, value. With [masking] small_strata 'nearest' or
+    'rest', small strata are pooled for each point instead (`_mask_in_memory`)."""
+    if param != "k" or spec.small_strata != "refuse":
         return
     top = max(values)
     limits = [(rule, *smallest) for rule in spec.masked() if rule.method.param("k") is not None
@@ -194,7 +195,20 @@ def _execute(con, statement: exp.Expression, spec: Spec, where: str, at: str) ->
 
 
 def _mask_in_memory(con, spec: Spec, source_columns, at: str) -> None:
-    """The release table of `spec` as the temporary table RELEASED (the masking steps of a release)."""
+    """The release table of `spec` as the temporary table RELEASED (the masking steps of a release,
+    after its small strata are counted and refused or pooled for this point's k)."""
+    from . import pooling
+    from .plan import keyed_step
+    from .run import _run
+    from .safeguards import Facts
+
+    facts = Facts()
+    try:
+        for step in ([keyed_step(spec, source_columns)] + pooling.count_steps(spec, source_columns, facts)
+                     + pooling.recode_steps(spec, source_columns, facts)):
+            _run(con, step, spec)
+    except SpecError as e:
+        raise SpecError(f"{e} ({at})") from None
     for i, step in enumerate(mask_steps(spec), start=1):
         _execute(con, exp.Drop(tables=[table(mask_table(i))], kind="TABLE", exists=True), spec, step.label, at)
         _execute(con, step.sql, spec, step.where or step.label, at)

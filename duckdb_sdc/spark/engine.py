@@ -114,6 +114,9 @@ def check_spec(spec: Spec) -> None:
     if spec.source.weight is not None:
         raise SpecError(f"{spec.name}: source.weight: a Spark release does not mask with sampling weights; "
                         "remove the key, or run the release with DuckDB")
+    if spec.small_strata != "refuse":
+        raise SpecError(f"{spec.name}: masking.small_strata: a Spark release does not pool small strata (it refuses "
+                        "a stratum too small for its method, naming it); remove the key, or run the release with DuckDB")
     for rule in spec.masked():
         if rule.cells is not None:
             raise SpecError(f"{spec.name}: {rule.where}.cells: a Spark release does not protect cells (suppression "

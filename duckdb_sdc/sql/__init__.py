@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from ..params import SEED, stratum_seed
 from ..warmup import prepare_in_background
+from . import small_strata
 from .arrow import _first, _single, reported
 from .comments import describe
 from .registry import REGISTRY, Param, SqlFunction, Udf
@@ -60,7 +61,8 @@ def _stratum_seed(name, seed, column, stratum):
 
 
 # internal UDFs that are no function of the registry: name -> (callable, parameter types, return type)
-_INTERNAL = {"__sdc_stratum_seed": (_stratum_seed, ("VARCHAR", "VARCHAR", "VARCHAR", "BIGINT"), "BIGINT")}
+_INTERNAL = {"__sdc_stratum_seed": (_stratum_seed, ("VARCHAR", "VARCHAR", "VARCHAR", "BIGINT"), "BIGINT"),
+             "__sdc_pool_strata": (small_strata.pool_strata, small_strata.TYPES, small_strata.RETURNS)}
 
 
 def _existing_udfs(con) -> set[str]:

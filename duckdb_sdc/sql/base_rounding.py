@@ -11,7 +11,7 @@ import pyarrow as pa
 from .. import masking
 from .._validate import refuse_nonfinite
 from ..methods import base_rounding as br
-from ..params import COL_PARAM, STRATA_PARAM, TBL_PARAM, XS_PARAM
+from ..params import COL_PARAM, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM
 from .arrow import _first, _float_values, _single, list_udf, reported
 from .progress import group_done
 from .registry import SqlFunction, Udf
@@ -103,12 +103,12 @@ FUNCTIONS: list[SqlFunction] = [
         scale=None,
     ),
     SqlFunction(
-        name="base_round_table", kind="table", params=(TBL_PARAM, COL_PARAM, _ALPHA, STRATA_PARAM), returns="table",
+        name="base_round_table", kind="table", params=(TBL_PARAM, COL_PARAM, _ALPHA, *STRATA_PARAMS), returns="table",
         group=GROUP,
         doc=("Table form of base_round: the rows of tbl with column col rounded (same column names and order; the "
              "column becomes DOUBLE), optionally each stratum with its own base. Each stratum's values reach the "
              "method in the order of the rows' whole content. Rows come back in no particular order."),
         example="SELECT * FROM base_round_table('people', 'income', 5, strata := 'region')",
-        body="FROM query(__sdc_mask_column_sql('base_round', tbl, col, [alpha::VARCHAR], strata))",
+        body=f"FROM query(__sdc_mask_column_sql('base_round', tbl, col, [alpha::VARCHAR], strata, {POOLING_ARGS}))",
     ),
 ]

@@ -20,7 +20,7 @@ from ..params import (
     COLUMN_VALUES,
     INTEGER_1,
     ROWS_PARAM,
-    STRATA_PARAM,
+    STRATA_PARAMS,
     TBL_PARAM,
     Data,
     Number,
@@ -136,7 +136,7 @@ FUNCTIONS: list[SqlFunction] = [
         {"box": 0, "lower": 1, "upper": 1}),
     SqlFunction(
         name="box_release_table", kind="table", group=GROUP, source=_SQL, returns="table", scale=1,
-        params=(TBL_PARAM, COLS_PARAM, _K, _CHAR, _L, _EPS, STRATA_PARAM, _BOX_COL),
+        params=(TBL_PARAM, COLS_PARAM, _K, _CHAR, _L, _EPS, *STRATA_PARAMS, _BOX_COL),
         doc=("Table form of box_release: the rows of tbl without the columns cols, then for each of them "
              "<col>_lower and <col>_upper (its record's box), then box_col (the box id, numbered within each "
              "stratum). The characteristic may name the columns. A row with a NULL in cols gets NULL bounds and "

@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from .. import masking
 from ..methods import discretisation as disc
-from ..params import COL_PARAM, COLUMN_VALUES, STRATA_PARAM, TBL_PARAM, XS_PARAM, Param
+from ..params import COL_PARAM, COLUMN_VALUES, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM, Param
 from .arrow import list_udf
 from .registry import SqlFunction, Udf
 
@@ -113,7 +113,7 @@ def _rows(method: str) -> list[SqlFunction]:
     table_fn = SqlFunction(
         name=table_name,
         kind="table",
-        params=(TBL_PARAM, COL_PARAM, *tail, STRATA_PARAM),
+        params=(TBL_PARAM, COL_PARAM, *tail, *STRATA_PARAMS),
         returns="table",
         group=GROUP,
         doc=(f"Table form of {names['round']}: the rows of tbl with column col replaced by its rounded "
@@ -125,7 +125,7 @@ def _rows(method: str) -> list[SqlFunction]:
              "order."),
         example=f"SELECT * FROM {table_name}('people', 'income', 'auto', strata := 'region')",
         body=(f"FROM query(__sdc_mask_column_sql('{names['round']}', tbl, col, [{arg_list}], strata, "
-              "seeded := true, seed := seed))"),
+              f"seeded := true, seed := seed, {POOLING_ARGS}))"),
         scale=1,
     )
     return [round_fn, labels_fn, sizes_fn, table_fn]

@@ -14,7 +14,8 @@ from ..params import (
     OPTIONAL_BOUND,
     SEED,
     SPLIT,
-    STRATA_PARAM,
+    POOLING_ARGS,
+    STRATA_PARAMS,
     TBL_PARAM,
     XS_PARAM,
     ColumnNames,
@@ -106,7 +107,7 @@ def _rows(mechanism: str) -> list[SqlFunction]:
     table_fn = SqlFunction(
         name=table_name,
         kind="table",
-        params=(TBL_PARAM, _COLS, *k, _TEPS, *tbounds, _SPLIT, _TSEED, STRATA_PARAM),
+        params=(TBL_PARAM, _COLS, *k, _TEPS, *tbounds, _SPLIT, _TSEED, *STRATA_PARAMS),
         returns="table",
         group=GROUP,
         doc=(f"Table form of {mechanism}: the rows of tbl with every column of cols replaced by its "
@@ -121,7 +122,7 @@ def _rows(mechanism: str) -> list[SqlFunction]:
               f"__sdc_dp_table_sql('{mechanism}', tbl, __sdc_cs, {fixed}, "
               f"__sdc_dp_split('{table_name}', len(__sdc_cs), epsilon, split), "
               f"__sdc_dp_bounds('{table_name}', 'lb', lb, len(__sdc_cs)), "
-              f"__sdc_dp_bounds('{table_name}', 'ub', ub, len(__sdc_cs)), seed, strata))[1])"),
+              f"__sdc_dp_bounds('{table_name}', 'ub', ub, len(__sdc_cs)), seed, strata, {POOLING_ARGS}))[1])"),
         scale=1,
     )
     return [list_fn, table_fn]

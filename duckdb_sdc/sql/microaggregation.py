@@ -8,7 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from .. import masking, methods
-from ..params import COL_PARAM, STRATA_PARAM, TBL_PARAM, XS_PARAM
+from ..params import COL_PARAM, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM
 from .arrow import list_udf
 from .registry import SqlFunction, Udf
 
@@ -79,7 +79,7 @@ def _rows(method: str) -> list[SqlFunction]:
     table_fn = SqlFunction(
         name=table_name,
         kind="table",
-        params=(TBL_PARAM, COL_PARAM, *tail, STRATA_PARAM),
+        params=(TBL_PARAM, COL_PARAM, *tail, *STRATA_PARAMS),
         returns="table",
         group=GROUP,
         doc=(f"Table form of {round_name}: the rows of tbl with column col replaced by its masked "
@@ -88,7 +88,7 @@ def _rows(method: str) -> list[SqlFunction]:
              "the rows' whole content, so ties are broken alike in every run. Rows come back in no "
              "particular order."),
         example=f"SELECT * FROM {table_name}('people', 'income', 5, strata := 'region')",
-        body=f"FROM query(__sdc_mask_column_sql('{round_name}', tbl, col, [{arg_list}], strata))",
+        body=f"FROM query(__sdc_mask_column_sql('{round_name}', tbl, col, [{arg_list}], strata, {POOLING_ARGS}))",
         scale=1,
     )
     return [round_fn, labels_fn, table_fn]

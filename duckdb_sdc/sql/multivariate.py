@@ -22,7 +22,8 @@ from ..params import (
     LABELS,
     P_PERCENT,
     ROWS_PARAM,
-    STRATA_PARAM,
+    POOLING_ARGS,
+    STRATA_PARAMS,
     TBL_PARAM,
     ColumnNames,
     Param,
@@ -90,7 +91,7 @@ def _method_rows(method: str, title: str, what: str, labels_fn) -> list:
             body=record_macro(labels_name, (ROWS_PARAM, *tail)),
         ),
         SqlFunction(
-            name=f"{round_name}_table", kind="table", params=(TBL_PARAM, COLS_PARAM, *tail, STRATA_PARAM),
+            name=f"{round_name}_table", kind="table", params=(TBL_PARAM, COLS_PARAM, *tail, *STRATA_PARAMS),
             returns="table", group=GROUP, scale=1,
             doc=(f"Table form of {round_name}: the rows of tbl with the columns cols replaced by their cluster "
                  "centroids (same column names and order; the masked columns become DOUBLE; a row with a NULL in any "
@@ -98,16 +99,17 @@ def _method_rows(method: str, title: str, what: str, labels_fn) -> list:
                  "reach the method in the order of the rows' whole content, so ties are broken alike in every run. "
                  "Rows come back in no particular order."),
             example=f"SELECT * FROM {round_name}_table('people', ['income', 'expenses', 'savings'], 5, strata := 'region')",
-            body=f"FROM query(__sdc_mask_columns_sql('{round_name}', tbl, cols, [{arg_list}], strata))",
+            body=f"FROM query(__sdc_mask_columns_sql('{round_name}', tbl, cols, [{arg_list}], strata, {POOLING_ARGS}))",
         ),
         SqlFunction(
             name=f"{labels_name}_table", kind="table",
-            params=(TBL_PARAM, COLS_PARAM, *tail, STRATA_PARAM, _LABEL_COL), returns="table", group=GROUP, scale=1,
+            params=(TBL_PARAM, COLS_PARAM, *tail, *STRATA_PARAMS, _LABEL_COL), returns="table", group=GROUP, scale=1,
             doc=(f"The rows of tbl unchanged plus a column label_col with their {labels_name} cluster id (NULL for a "
                  "row with a NULL in cols; ids are numbered within each stratum, so (strata, cluster) identifies a "
                  "cluster). A column of that name is replaced. Input of sensitivity_report."),
             example=f"SELECT * FROM {labels_name}_table('people', ['income', 'savings'], 5, strata := 'region')",
-            body=(f"FROM query(__sdc_label_columns_sql('{labels_name}', tbl, cols, [{arg_list}], strata, label_col))"),
+            body=(f"FROM query(__sdc_label_columns_sql('{labels_name}', tbl, cols, [{arg_list}], strata, label_col, "
+                  f"{POOLING_ARGS}))"),
         ),
     ]
 

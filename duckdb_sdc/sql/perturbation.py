@@ -7,7 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from .. import masking
-from ..params import COL_PARAM, COLS_PARAM, ROWS_PARAM, STRATA_PARAM, TBL_PARAM, XS_PARAM, Param
+from ..params import COL_PARAM, COLS_PARAM, POOLING_ARGS, ROWS_PARAM, STRATA_PARAMS, TBL_PARAM, XS_PARAM, Param
 from .arrow import list_udf
 from .registry import SqlFunction, Udf
 from .rows import record_macro, rows_udf
@@ -50,10 +50,10 @@ def _args(params: tuple[Param, ...]) -> str:
 def _table_row(name: str, doc: str, example: str) -> SqlFunction:
     tail = masking.METHODS[name].params
     return SqlFunction(
-        name=f"{name}_table", kind="table", params=(TBL_PARAM, COL_PARAM, *tail, STRATA_PARAM), returns="table",
+        name=f"{name}_table", kind="table", params=(TBL_PARAM, COL_PARAM, *tail, *STRATA_PARAMS), returns="table",
         group=GROUP, doc=doc, example=example,
         body=(f"FROM query(__sdc_mask_column_sql('{name}', tbl, col, [{_args(tail)}], strata, "
-              "seeded := true, seed := seed))"),
+              f"seeded := true, seed := seed, {POOLING_ARGS}))"),
         scale=1,
     )
 
@@ -90,7 +90,7 @@ FUNCTIONS: list[SqlFunction] = [
         scale=1,
     ),
     SqlFunction(
-        name="add_noise_multi_table", kind="table", params=(TBL_PARAM, COLS_PARAM, *_MULTI_TAIL, STRATA_PARAM),
+        name="add_noise_multi_table", kind="table", params=(TBL_PARAM, COLS_PARAM, *_MULTI_TAIL, *STRATA_PARAMS),
         returns="table", group=GROUP,
         doc=("Table form of add_noise_multi: the rows of tbl with the columns cols replaced by their noisy values "
              "(same column names and order; the columns become DOUBLE; a row with a NULL in any of them gets "
@@ -100,7 +100,7 @@ FUNCTIONS: list[SqlFunction] = [
              "order."),
         example="SELECT * FROM add_noise_multi_table('people', ['income', 'expenses'], 0.1, strata := 'region')",
         body=(f"FROM query(__sdc_mask_columns_sql('add_noise_multi', tbl, cols, [{_args(_MULTI_TAIL)}], strata, "
-              "seeded := true, seed := seed))"),
+              f"seeded := true, seed := seed, {POOLING_ARGS}))"),
         scale=1,
     ),
     _list_row(
