@@ -15,9 +15,11 @@ CREATE OR REPLACE MACRO __sdc_sampling_weight(v, fname, col) AS
 
 -- SQL text of the table form `<method>_table` of the weighted list function `method`
 -- (`<name>_weighted`): column `col` of `tbl` masked in place with the weights of column `weight`
--- (kept as it is), optionally per stratum; the UDF takes (values, args..., [seed,] weights). The
+-- (kept as it is), optionally per stratum (small strata as
+-- __sdc_mask_column_sql treats them); the UDF takes (values, args..., [seed,] weights). The
 -- weight column is bound on its own first, so that a missing one is reported naming `weight`.
-CREATE OR REPLACE MACRO __sdc_mask_weighted_sql(method, tbl, col, weight, args, strata, seeded := false, seed := NULL) AS
+CREATE OR REPLACE MACRO __sdc_mask_weighted_sql(method, tbl, col, weight, args, strata, seeded := false, seed := NULL,
+                                                small_strata := 'refuse', rest_stratum := NULL) AS
     list_transform([__sdc_table_name(method || '_table', 'tbl', tbl)], lambda __sdc_t:
     list_transform([__sdc_column_name(method || '_table', 'col', col)], lambda __sdc_c:
     list_transform([__sdc_column_name(method || '_table', 'weight', weight)], lambda __sdc_w:
@@ -32,7 +34,8 @@ CREATE OR REPLACE MACRO __sdc_mask_weighted_sql(method, tbl, col, weight, args, 
                                   || ['list_transform(__sdc_l, lambda __sdc_s: '
                                       || __sdc_value_of_sql(method || '_table', __sdc_w) || ')'],
                                   '__sdc_v'),
-                   __sdc_g))
+                   __sdc_g, pool := __sdc_small_strata(method || '_table', method, args, [[__sdc_c]], small_strata,
+                                                       rest_stratum)))
     )[1])[1])[1])[1];
 
 -- SQL text of the rows of `tbl` with sample_fk (records sharing the row's combination of `keys`),
@@ -78,7 +81,8 @@ CREATE OR REPLACE MACRO __sdc_risk_summary_sql(fname, tbl, keys, weight, thresho
 -- SQL text of the table form `<method>_table` of the weighted records function `method`
 -- (`mdav_multi_round_weighted`): the columns `cols` of `tbl` masked in place (a row with a NULL in
 -- any of them gets NULL in all), weighted by column `weight`, optionally per stratum.
-CREATE OR REPLACE MACRO __sdc_mask_columns_weighted_sql(method, tbl, cols, weight, args, strata) AS
+CREATE OR REPLACE MACRO __sdc_mask_columns_weighted_sql(method, tbl, cols, weight, args, strata,
+                                                         small_strata := 'refuse', rest_stratum := NULL) AS
     list_transform([__sdc_table_name(method || '_table', 'tbl', tbl)], lambda __sdc_t:
     list_transform([__sdc_column_names(method || '_table', 'cols', cols)], lambda __sdc_cs:
     list_transform([__sdc_column_name(method || '_table', 'weight', weight)], lambda __sdc_w:
@@ -89,7 +93,8 @@ CREATE OR REPLACE MACRO __sdc_mask_columns_weighted_sql(method, tbl, cols, weigh
                                   ['list_transform(__sdc_l, lambda __sdc_s: '
                                    || __sdc_value_of_sql(method || '_table', __sdc_w) || ')'],
                                   '__sdc_v'),
-                   __sdc_g),
+                   __sdc_g, pool := __sdc_small_strata(method || '_table', method, args, [__sdc_cs], small_strata,
+                                                       rest_stratum)),
                array_to_string(list_transform(__sdc_cs, lambda __sdc_c, __sdc_j:
                                               '__sdc_v[' || __sdc_j || '] AS ' || __sdc_qi(__sdc_c)), ', '),
                __sdc_checks_sql([__sdc_columns_exist_sql(method || '_table', 'weight', __sdc_t, [__sdc_w])]))

@@ -70,6 +70,9 @@ CASES = [  # (method, column(s), arguments after the column, what each need coun
     ("rank_swap", "'income'", "40, seed := 9", [["income"]]),
     ("mdav_multi_round", "['income', 'savings']", "4", [["income", "savings"]]),
     ("dp_um", "['income', 'savings']", "3, 1.0, 0, 10000, seed := 2", [["income"], ["savings"]]),
+    # the weighted table forms (column w the sampling weights) pool as their methods do
+    ("mdav_round_weighted", "'income', 'w'", "5", [["income"]]),
+    ("mdav_multi_round_weighted", "['income', 'savings'], 'w'", "4", [["income", "savings"]]),
 ]
 
 
@@ -82,7 +85,8 @@ def test_a_pooled_table_form_equals_the_table_form_on_the_recoded_table(con, met
         sizes = {name: int(rng.integers(1, 14)) for name in ("east", "north", "south", "west", "zeta")}
         sizes.update(north=1, zeta=2)  # small for every method here
         df = _people(trial, sizes, nulls=0.05)
-        needs = [sm.need(method, [int(args.split(",")[0])] if method not in ("ewd_round", "rank_swap") else
+        df["w"] = rng.integers(1, 5, len(df)).astype(float)
+        needs = [sm.need(method.removesuffix("_weighted"), [int(args.split(",")[0])] if method not in ("ewd_round", "rank_swap") else
                          {"c": 3} if method == "ewd_round" else {"p": 40}, "x") for _ in usable]
         rest = ["other"] if how == "rest" else None
         try:

@@ -19,7 +19,10 @@ RETURNS = "BIGINT[]"
 
 
 def _method(name: str) -> str:
-    """The masking method whose need a table form has: a labels function's is its rounding method's."""
+    """The masking method whose need a table form has: a labels function's is its rounding method's, a
+    weighted function's (`<method>_weighted`) its method's (weights change representatives, not groups)."""
+    if name not in masking.METHODS and name.endswith("_weighted"):
+        name = name[: -len("_weighted")]
     if name not in masking.METHODS and name.endswith("_labels"):
         return name[: -len("_labels")] + "_round"
     return name

@@ -26,7 +26,8 @@ from ..params import (
     COLUMN_VALUES,
     ROWS_PARAM,
     POSITIVE,
-    STRATA_PARAM,
+    POOLING_ARGS,
+    STRATA_PARAMS,
     TBL_PARAM,
     WEIGHT_COLUMN,
     WEIGHT_LIST,
@@ -171,13 +172,13 @@ def _records_rows(name: str) -> list[SqlFunction]:
         scale=1,
     )
     table_fn = SqlFunction(
-        name=f"{wname}_table", kind="table", params=(TBL_PARAM, COLS_PARAM, WEIGHT_PARAM, *tail, STRATA_PARAM),
+        name=f"{wname}_table", kind="table", params=(TBL_PARAM, COLS_PARAM, WEIGHT_PARAM, *tail, *STRATA_PARAMS),
         returns="table", group=GROUP,
         doc=(f"Table form of {wname}: the rows of tbl with the columns cols replaced by their clusters' weighted "
              "means (weights from column weight, kept as it is; a row with a NULL in any of cols gets NULL in "
              f"all), optionally per stratum, records in the order of the rows' whole content as in {name}_table."),
         example=f"SELECT * FROM {wname}_table('weighted_people', ['income', 'savings'], 'w', 5, strata := 'region')",
-        body=f"FROM query(__sdc_mask_columns_weighted_sql('{wname}', tbl, cols, weight, [{args}], strata))",
+        body=f"FROM query(__sdc_mask_columns_weighted_sql('{wname}', tbl, cols, weight, [{args}], strata, {POOLING_ARGS}))",
         scale=1,
     )
     return [list_fn, table_fn]
@@ -208,7 +209,7 @@ def _masking_rows(name: str) -> list[SqlFunction]:
     targs = ", ".join(f"{p.name}::VARCHAR" for p in plain)
     seed = ", seed := seed" if seeded else ""
     table_fn = SqlFunction(
-        name=f"{wname}_table", kind="table", params=(TBL_PARAM, COL_PARAM, WEIGHT_PARAM, *tail, STRATA_PARAM),
+        name=f"{wname}_table", kind="table", params=(TBL_PARAM, COL_PARAM, WEIGHT_PARAM, *tail, *STRATA_PARAMS),
         returns="table", group=GROUP,
         doc=(f"Table form of {wname}: the rows of tbl with column col replaced by its masked values, the "
              "representatives weighted by column weight (kept as it is), optionally per stratum. Each "
@@ -216,7 +217,7 @@ def _masking_rows(name: str) -> list[SqlFunction]:
              f"{name}_table. Rows come back in no particular order."),
         example=f"SELECT * FROM {wname}_table('weighted_people', 'income', 'w', {'5' if tail[0].name == 'k' else '3'})",
         body=(f"FROM query(__sdc_mask_weighted_sql('{wname}', tbl, col, weight, [{targs}], strata, "
-              f"seeded := {'true' if seeded else 'false'}{seed}))"),
+              f"seeded := {'true' if seeded else 'false'}{seed}, {POOLING_ARGS}))"),
         scale=1,
     )
     return [list_fn, table_fn]
