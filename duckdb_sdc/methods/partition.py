@@ -16,40 +16,54 @@ REPRESENTATIVES = REPRESENTATIVE.options
 
 
 @nb.njit(cache=True, nogil=True)
+def group_starts(lab, g):
+    """Where each group 0..g-1 begins in a stable counting sort by label: group t holds the positions
+    start[t] .. start[t + 1] - 1."""
+    start = np.zeros(g + 1, np.int64)
+    for i in range(lab.shape[0]):
+        start[lab[i] + 1] += 1
+    for t in range(g):
+        start[t + 1] += start[t]
+    return start
+
+
+@nb.njit(cache=True, nogil=True)
+def by_group(values, lab, start):
+    """values put in the stable counting sort by label whose groups begin at start (`group_starts`):
+    values sorted ascending stay ascending within each group."""
+    fill = start[:-1].copy()
+    out = np.empty(values.shape[0], np.float64)
+    for i in range(values.shape[0]):
+        out[fill[lab[i]]] = values[i]
+        fill[lab[i]] += 1
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
 def group_stats_sorted(v, lab, g, median):
     """Representative of each group 0..g-1 from values v sorted ascending and their labels.
 
     Mean: sum / count. Median: the middle value, or the mean of the two middle values for an even
-    group size; a stable counting sort by label keeps each group's values in ascending order.
+    group size (each group's values in ascending order by `by_group`). NaN for an empty group.
     """
-    n = v.shape[0]
-    counts = np.zeros(g, np.int64)
-    for i in range(n):
-        counts[lab[i]] += 1
+    start = group_starts(lab, g)
     out = np.empty(g, np.float64)
     if not median:
         sums = np.zeros(g, np.float64)
-        for i in range(n):
+        for i in range(v.shape[0]):
             sums[lab[i]] += v[i]
         for t in range(g):
-            out[t] = sums[t] / counts[t] if counts[t] > 0 else np.nan
+            m = start[t + 1] - start[t]
+            out[t] = sums[t] / m if m > 0 else np.nan
         return out
-    start = np.empty(g + 1, np.int64)
-    start[0] = 0
+    ordered = by_group(v, lab, start)
     for t in range(g):
-        start[t + 1] = start[t] + counts[t]
-    fill = start[:g].copy()
-    by_group = np.empty(n, np.float64)
-    for i in range(n):
-        by_group[fill[lab[i]]] = v[i]
-        fill[lab[i]] += 1
-    for t in range(g):
-        m = counts[t]
+        m = start[t + 1] - start[t]
         if m == 0:
             out[t] = np.nan
             continue
         h = start[t] + (m - 1) // 2
-        out[t] = by_group[h] if m % 2 == 1 else 0.5 * (by_group[h] + by_group[h + 1])
+        out[t] = ordered[h] if m % 2 == 1 else 0.5 * (ordered[h] + ordered[h + 1])
     return out
 
 

@@ -50,6 +50,7 @@ from . import discretisation as disc
 from . import microaggregation as micro
 from . import multivariate
 from ._order import sort_column, unsort
+from .partition import by_group, group_starts
 
 # the smallest scaled weight accepted: below it (a ratio of 2^-1021 to the largest) weights underflow
 _TINY = 2.0 ** -1022
@@ -83,34 +84,22 @@ def all_equal(w: np.ndarray) -> bool:
 @nb.njit(cache=True, nogil=True)
 def weighted_stats_sorted(v, w, lab, g, median):
     """Weighted representative of each group 0..g-1 from values v sorted ascending, their weights w
-    (> 0) and labels: sum w v / sum w, or the weighted median of the module docstring. A stable
-    counting sort by label keeps each group's values in ascending order. NaN for an empty group."""
-    n = v.shape[0]
-    counts = np.zeros(g, np.int64)
-    for i in range(n):
-        counts[lab[i]] += 1
+    (> 0) and labels: sum w v / sum w, or the weighted median of the module docstring (each group's
+    values in ascending order by `partition.by_group`). NaN for an empty group."""
+    start = group_starts(lab, g)
     out = np.empty(g, np.float64)
     if not median:
         sums = np.zeros(g, np.float64)
         wsum = np.zeros(g, np.float64)
-        for i in range(n):
+        for i in range(v.shape[0]):
             sums[lab[i]] += w[i] * v[i]
             wsum[lab[i]] += w[i]
         for t in range(g):
-            out[t] = sums[t] / wsum[t] if counts[t] > 0 else np.nan
+            out[t] = sums[t] / wsum[t] if start[t + 1] > start[t] else np.nan
         return out
-    start = np.empty(g + 1, np.int64)
-    start[0] = 0
-    for t in range(g):
-        start[t + 1] = start[t] + counts[t]
-    fill = start[:g].copy()
-    bv = np.empty(n, np.float64)
-    bw = np.empty(n, np.float64)
-    for i in range(n):
-        bv[fill[lab[i]]] = v[i]
-        bw[fill[lab[i]]] = w[i]
-        fill[lab[i]] += 1
-    right = np.empty(n + 1, np.float64)
+    bv = by_group(v, lab, start)
+    bw = by_group(w, lab, start)
+    right = np.empty(v.shape[0] + 1, np.float64)
     for t in range(g):
         a = start[t]
         b = start[t + 1]
