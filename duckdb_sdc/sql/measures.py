@@ -146,26 +146,33 @@ def aggregate_udf(func: str, compute, out_type: pa.DataType, n_params: int, vect
             done = grouped(func, lists, rows, _sides if vectors else _pair_sides, compute, stacked, out_type)
             if done is not None:
                 return done
-        offsets = np.asarray(lists.offsets, dtype=np.int64)
-        valid = lists.is_valid().to_numpy(zero_copy_only=False)
-        out = []
-        for r in range(len(lists)):
-            if not valid[r]:
-                out.append(None)
-                continue
-            X, XM = extract(func, lists.values.slice(offsets[r], offsets[r + 1] - offsets[r]))
-            if X.shape[0] == 0:
-                out.append(None)
-                continue
-            try:
-                out.append(compute(X, XM, *(p[r] for p in rows)))
-            except UndefinedMeasure:
-                out.append(None)
-        return pa.array(out, type=out_type)
+        return pa.array(each_group(lists, lambda group: extract(func, group), compute, rows), type=out_type)
 
     udf.__name__ = f"sdc_{func}"
     _signature(udf, 2 + n_params)  # DuckDB checks the callable's arity against the parameter types
     return udf
+
+
+def each_group(lists: pa.ListArray, extract, compute, params=()) -> list:
+    """compute(*extract(group), *that group's parameters) for every group (list) of `lists`, one group
+    at a time: None for a NULL group, for one with no complete record (extract gives empty arrays) and
+    where the measure is undefined for the data (UndefinedMeasure)."""
+    offsets = np.asarray(lists.offsets, dtype=np.int64)
+    valid = lists.is_valid().to_numpy(zero_copy_only=False)
+    out = []
+    for r in range(len(lists)):
+        if not valid[r]:
+            out.append(None)
+            continue
+        data = extract(lists.values.slice(offsets[r], offsets[r + 1] - offsets[r]))
+        if data[0].shape[0] == 0:
+            out.append(None)
+            continue
+        try:
+            out.append(compute(*data, *(p[r] for p in params)))
+        except UndefinedMeasure:
+            out.append(None)
+    return out
 
 
 def _rank(measure):

@@ -37,7 +37,7 @@ from ..params import (
     Param,
 )
 from .arrow import _first, _float_values, _single, reported
-from .measures import _floats
+from .measures import _floats, each_group
 from .progress import group_done
 from .registry import SqlFunction, Udf
 from .rows import _rows_array, _RowsChunk, _signature
@@ -252,22 +252,7 @@ def weighted_aggregate_udf(func: str, compute):
     def udf(name, groups):
         fname = _first(name) or func
         with reported(fname):
-            lists = _single(groups)
-            offsets = np.asarray(lists.offsets, dtype=np.int64)
-            valid = lists.is_valid().to_numpy(zero_copy_only=False)
-            out = []
-            for r in range(len(lists)):
-                if not valid[r]:
-                    out.append(None)
-                    continue
-                x, xm, w = _triples(fname, lists.values.slice(offsets[r], offsets[r + 1] - offsets[r]))
-                if x.shape[0] == 0:
-                    out.append(None)
-                    continue
-                try:
-                    out.append(compute(x, xm, w))
-                except wm.UndefinedMeasure:
-                    out.append(None)
+            out = each_group(_single(groups), lambda group: _triples(fname, group), compute)
             return pa.array(out, type=pa.float64())
 
     udf.__name__ = f"sdc_{func}"
