@@ -170,9 +170,10 @@ CREATE OR REPLACE MACRO __sdc_call_sql(fname, method, elem, args, more, alias) A
 -- struct one level into columns, so LIST and STRUCT columns come back as they were. The columns `names`
 -- (parameter `pname`) and the strata are bound on their own first, so that a missing one is reported
 -- as such (see __sdc_columns_exist_sql), and a column named __sdc_... is refused
--- (__sdc_no_reserved_sql). With strata, the rows come through __sdc_pooled_source_sql: small strata are
--- refused or pooled as `pool` (__sdc_small_strata) says, before any stratum is masked.
-CREATE OR REPLACE MACRO __sdc_beside_sql(fname, tbl, pname, names, vs, strata, pool := NULL) AS
+-- (__sdc_no_reserved_sql); so are the checks `also` (such queries, bound before them). With strata, the
+-- rows come through __sdc_pooled_source_sql: small strata are refused or pooled as `pool`
+-- (__sdc_small_strata) says, before any stratum is masked.
+CREATE OR REPLACE MACRO __sdc_beside_sql(fname, tbl, pname, names, vs, strata, pool := NULL, also := NULL) AS
     format(
         'SELECT unnest(__sdc_r), * EXCLUDE (__sdc_r) FROM ('
         || 'SELECT unnest(__sdc_l) AS __sdc_r, {1} '
@@ -186,8 +187,9 @@ CREATE OR REPLACE MACRO __sdc_beside_sql(fname, tbl, pname, names, vs, strata, p
                   || array_to_string(list_transform(strata, lambda __sdc_c: __sdc_qi(__sdc_c) || ' ASC NULLS LAST'), ', ')
                   || ') - 1'
         END,
-        __sdc_checks_sql([__sdc_columns_exist_sql(fname, pname, tbl, names),
-                          __sdc_columns_exist_sql(fname, 'strata', tbl, strata), __sdc_no_reserved_sql(fname, tbl)]),
+        __sdc_checks_sql(coalesce(also, []::VARCHAR[])
+                         || [__sdc_columns_exist_sql(fname, pname, tbl, names),
+                             __sdc_columns_exist_sql(fname, 'strata', tbl, strata), __sdc_no_reserved_sql(fname, tbl)]),
         CASE WHEN strata IS NULL THEN '' ELSE 'GROUP BY ' || __sdc_qi_list(strata) END,
         CASE WHEN strata IS NULL
              THEN '(SELECT COLUMNS(lambda __sdc_c: NOT starts_with(lower(__sdc_c), ''__sdc_'')) FROM ' || __sdc_qt(tbl) || ')'
@@ -196,16 +198,18 @@ CREATE OR REPLACE MACRO __sdc_beside_sql(fname, tbl, pname, names, vs, strata, p
         END);
 
 -- __sdc_mask_column_sql on checked names (`fname` the table form): every argument that may be NULL
--- (strata, seed) is read through a CASE, since a function of a NULL constant folds to NULL.
-CREATE OR REPLACE MACRO __sdc_mask_column_checked_sql(fname, method, tbl, col, args, strata, seeded, seed, pool := NULL) AS
+-- (strata, seed) is read through a CASE, since a function of a NULL constant folds to NULL. `more`:
+-- SQL texts of arguments after the seed (the weighted forms' weights); `also`: checks bound first.
+CREATE OR REPLACE MACRO __sdc_mask_column_checked_sql(fname, method, tbl, col, args, strata, seeded, seed, pool := NULL,
+                                                      more := NULL, also := NULL) AS
     format('SELECT * EXCLUDE (__sdc_v) REPLACE (__sdc_v AS {0}) FROM ({1})',
            __sdc_qi(col),
            __sdc_beside_sql(fname, tbl, 'col', [col],
                             __sdc_call_sql(fname, method, __sdc_value_of_sql(fname, col), args,
                                            CASE WHEN seeded THEN [__sdc_seed_sql(fname, seed, col)]
-                                                ELSE []::VARCHAR[] END,
+                                                ELSE []::VARCHAR[] END || coalesce(more, []::VARCHAR[]),
                                            '__sdc_v'),
-                            strata, pool := pool));
+                            strata, pool := pool, also := also));
 
 -- SQL text of the table form of a univariate list function `method` (`<method>_table`): column `col`
 -- of `tbl` masked in place (called with the literal arguments `args`, then, when `seeded`, the seed
@@ -222,28 +226,33 @@ CREATE OR REPLACE MACRO __sdc_mask_column_sql(method, tbl, col, args, strata, se
 
 -- SQL of the rows of `tbl` beside the multivariate list function's result __sdc_v, which is
 -- method(records of the checked columns `names`, args...) per stratum (then, when `seeded`, the seed
--- derived for each stratum and the first column of `names`); errors name table form `fname`.
+-- derived for each stratum and the first column of `names`; then the SQL texts `more`, after checks
+-- `also` as __sdc_beside_sql binds them); errors name table form `fname`.
 CREATE OR REPLACE MACRO __sdc_rows_beside_sql(fname, method, tbl, names, args, strata, seeded := false, seed := NULL,
-                                               small_strata := 'refuse', rest_stratum := NULL) AS
+                                               small_strata := 'refuse', rest_stratum := NULL,
+                                               more := NULL, also := NULL) AS
     list_transform([__sdc_table_name(fname, 'tbl', tbl)], lambda __sdc_t:
     list_transform([__sdc_column_names(fname, 'strata', strata, optional := true)], lambda __sdc_g:
         __sdc_beside_sql(fname, __sdc_t, 'cols', names,
                          __sdc_call_sql(fname, method, __sdc_record_of_sql(fname, names), args,
                                         CASE WHEN seeded THEN [__sdc_seed_sql(fname, seed, names[1])]
-                                             ELSE []::VARCHAR[] END,
+                                             ELSE []::VARCHAR[] END || coalesce(more, []::VARCHAR[]),
                                         '__sdc_v'),
-                         __sdc_g, pool := __sdc_small_strata(fname, method, args, [names], small_strata, rest_stratum))
+                         __sdc_g, pool := __sdc_small_strata(fname, method, args, [names], small_strata, rest_stratum),
+                         also := also)
     )[1])[1];
 
 -- SQL text of the table form that masks the columns `cols` of `tbl` in place with the multivariate
 -- list function `method` (a record with a NULL in any of them gets NULL in all of them); a seeded
 -- method gets the seed derived for each stratum and the first column of `cols`.
 CREATE OR REPLACE MACRO __sdc_mask_columns_sql(method, tbl, cols, args, strata, seeded := false, seed := NULL,
-                                                small_strata := 'refuse', rest_stratum := NULL) AS
+                                                small_strata := 'refuse', rest_stratum := NULL,
+                                                more := NULL, also := NULL) AS
     list_transform([__sdc_column_names(method || '_table', 'cols', cols)], lambda __sdc_cs:
         format('SELECT * EXCLUDE (__sdc_v) REPLACE ({1}) FROM ({0})',
                __sdc_rows_beside_sql(method || '_table', method, tbl, __sdc_cs, args, strata, seeded := seeded,
-                                     seed := seed, small_strata := small_strata, rest_stratum := rest_stratum),
+                                     seed := seed, small_strata := small_strata, rest_stratum := rest_stratum,
+                                     more := more, also := also),
                array_to_string(list_transform(__sdc_cs, lambda __sdc_c, __sdc_j:
                                               '__sdc_v[' || __sdc_j || '] AS ' || __sdc_qi(__sdc_c)), ', '))
     )[1];

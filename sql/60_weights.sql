@@ -13,29 +13,26 @@ CREATE OR REPLACE MACRO __sdc_sampling_weight(v, fname, col) AS
         ELSE v::DOUBLE
     END;
 
+-- SQL text of the argument that hands the weights of column `w` (checked) to a weighted list function:
+-- the list of each record's weight in the stratum's order.
+CREATE OR REPLACE MACRO __sdc_weights_arg_sql(fname, w) AS
+    'list_transform(__sdc_l, lambda __sdc_s: ' || __sdc_value_of_sql(fname, w) || ')';
+
 -- SQL text of the table form `<method>_table` of the weighted list function `method`
 -- (`<name>_weighted`): column `col` of `tbl` masked in place with the weights of column `weight`
--- (kept as it is), optionally per stratum (small strata as
--- __sdc_mask_column_sql treats them); the UDF takes (values, args..., [seed,] weights). The
--- weight column is bound on its own first, so that a missing one is reported naming `weight`.
+-- (kept as it is), optionally per stratum, as __sdc_mask_column_sql masks (small strata included);
+-- the UDF takes (values, args..., [seed,] weights). The weight column is bound first, so that a
+-- missing one is reported naming `weight`.
 CREATE OR REPLACE MACRO __sdc_mask_weighted_sql(method, tbl, col, weight, args, strata, seeded := false, seed := NULL,
                                                 small_strata := 'refuse', rest_stratum := NULL) AS
     list_transform([__sdc_table_name(method || '_table', 'tbl', tbl)], lambda __sdc_t:
     list_transform([__sdc_column_name(method || '_table', 'col', col)], lambda __sdc_c:
     list_transform([__sdc_column_name(method || '_table', 'weight', weight)], lambda __sdc_w:
     list_transform([__sdc_column_names(method || '_table', 'strata', strata, optional := true)], lambda __sdc_g:
-        format('SELECT * EXCLUDE (__sdc_v, __sdc_n) REPLACE (__sdc_v AS {0}) FROM {1}({2})',
-               __sdc_qi(__sdc_c),
-               __sdc_checks_sql([__sdc_columns_exist_sql(method || '_table', 'weight', __sdc_t, [__sdc_w])]),
-               __sdc_beside_sql(method || '_table', __sdc_t, 'col', [__sdc_c],
-                   __sdc_call_sql(method || '_table', method, __sdc_value_of_sql(method || '_table', __sdc_c), args,
-                                  CASE WHEN seeded THEN [__sdc_seed_sql(method || '_table', seed, __sdc_c)]
-                                       ELSE []::VARCHAR[] END
-                                  || ['list_transform(__sdc_l, lambda __sdc_s: '
-                                      || __sdc_value_of_sql(method || '_table', __sdc_w) || ')'],
-                                  '__sdc_v'),
-                   __sdc_g, pool := __sdc_small_strata(method || '_table', method, args, [[__sdc_c]], small_strata,
-                                                       rest_stratum)))
+        __sdc_mask_column_checked_sql(method || '_table', method, __sdc_t, __sdc_c, args, __sdc_g, seeded, seed,
+            pool := __sdc_small_strata(method || '_table', method, args, [[__sdc_c]], small_strata, rest_stratum),
+            more := [__sdc_weights_arg_sql(method || '_table', __sdc_w)],
+            also := [__sdc_columns_exist_sql(method || '_table', 'weight', __sdc_t, [__sdc_w])])
     )[1])[1])[1])[1];
 
 -- SQL text of the rows of `tbl` with sample_fk (records sharing the row's combination of `keys`),
@@ -79,23 +76,15 @@ CREATE OR REPLACE MACRO __sdc_risk_summary_sql(fname, tbl, keys, weight, thresho
     || 'FROM (' || __sdc_frequencies_core_sql(fname, tbl, keys, weight) || ')';
 
 -- SQL text of the table form `<method>_table` of the weighted records function `method`
--- (`mdav_multi_round_weighted`): the columns `cols` of `tbl` masked in place (a row with a NULL in
--- any of them gets NULL in all), weighted by column `weight`, optionally per stratum.
+-- (`mdav_multi_round_weighted`): the columns `cols` of `tbl` masked in place as __sdc_mask_columns_sql
+-- masks them (a row with a NULL in any of them gets NULL in all), weighted by column `weight`,
+-- optionally per stratum.
 CREATE OR REPLACE MACRO __sdc_mask_columns_weighted_sql(method, tbl, cols, weight, args, strata,
                                                          small_strata := 'refuse', rest_stratum := NULL) AS
     list_transform([__sdc_table_name(method || '_table', 'tbl', tbl)], lambda __sdc_t:
-    list_transform([__sdc_column_names(method || '_table', 'cols', cols)], lambda __sdc_cs:
     list_transform([__sdc_column_name(method || '_table', 'weight', weight)], lambda __sdc_w:
-    list_transform([__sdc_column_names(method || '_table', 'strata', strata, optional := true)], lambda __sdc_g:
-        format('SELECT * EXCLUDE (__sdc_v, __sdc_n) REPLACE ({1}) FROM {2}({0})',
-               __sdc_beside_sql(method || '_table', __sdc_t, 'cols', __sdc_cs,
-                   __sdc_call_sql(method || '_table', method, __sdc_record_of_sql(method || '_table', __sdc_cs), args,
-                                  ['list_transform(__sdc_l, lambda __sdc_s: '
-                                   || __sdc_value_of_sql(method || '_table', __sdc_w) || ')'],
-                                  '__sdc_v'),
-                   __sdc_g, pool := __sdc_small_strata(method || '_table', method, args, [__sdc_cs], small_strata,
-                                                       rest_stratum)),
-               array_to_string(list_transform(__sdc_cs, lambda __sdc_c, __sdc_j:
-                                              '__sdc_v[' || __sdc_j || '] AS ' || __sdc_qi(__sdc_c)), ', '),
-               __sdc_checks_sql([__sdc_columns_exist_sql(method || '_table', 'weight', __sdc_t, [__sdc_w])]))
-    )[1])[1])[1])[1];
+        __sdc_mask_columns_sql(method, __sdc_t, cols, args, strata, small_strata := small_strata,
+                               rest_stratum := rest_stratum,
+                               more := [__sdc_weights_arg_sql(method || '_table', __sdc_w)],
+                               also := [__sdc_columns_exist_sql(method || '_table', 'weight', __sdc_t, [__sdc_w])])
+    )[1])[1];
