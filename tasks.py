@@ -114,8 +114,10 @@ def main(argv: list[str]) -> int:
     ensure_system_packages()
     ensure_installed(TEST_EXTRAS)
     ensure_compat_venv()
-    # every core, one test file per worker: a file's tests share fixtures (a Spark session, a built site)
-    return subprocess.call([str(PYTHON), "-m", "pytest", "--numprocesses", "auto", "--dist", "loadfile"], cwd=ROOT)
+    # every core, one test file per worker: a file's tests share fixtures (a Spark session, a built site);
+    # files in collection order, the longest first (tests/conftest.py's LONGEST_FIRST)
+    return subprocess.call([str(PYTHON), "-m", "pytest", "--numprocesses", "auto", "--dist", "loadfile",
+                            "--no-loadscope-reorder"], cwd=ROOT)
 
 
 if __name__ == "__main__":
