@@ -373,32 +373,21 @@ def _name(func: str, param: str, value, what: str) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class TableName(Kind):
-    """A table or view name, possibly qualified ('schema.table')."""
+class Name(Kind):
+    """One name, of a table or view (`of = "table"`, possibly qualified: 'schema.table') or of a column
+    (of the table, or of a column the function adds). In SQL: __sdc_name (sql/00_internal.sql)."""
 
-    doc: str = "table or view name (may be qualified: 'schema.table')"
-    sql_type: str = "VARCHAR"
-    valid: str = "'t'"
-    invalid: tuple[str, ...] = ("NULL", "''")
-
-    def check(self, value, func, param, **context) -> str:
-        return _name(func, param, value, "a table")
-
-    def accepts(self, value) -> bool:
-        return isinstance(value, str) and bool(value.strip())
-
-
-@dataclass(frozen=True, eq=False)
-class ColumnName(Kind):
-    """One column name (of the table, or of a column the function adds)."""
-
+    of: str = "column"
     doc: str = "name of the column"
     sql_type: str = "VARCHAR"
-    valid: str = "'x'"
     invalid: tuple[str, ...] = ("NULL", "''")
 
+    @property
+    def valid(self) -> str:
+        return "'t'" if self.of == "table" else "'x'"
+
     def check(self, value, func, param, **context) -> str:
-        return _name(func, param, value, "a column")
+        return _name(func, param, value, f"a {self.of}")
 
     def accepts(self, value) -> bool:
         return isinstance(value, str) and bool(value.strip())
@@ -720,8 +709,8 @@ SPLIT = Weights(doc="NULL: equal shares; or one positive weight per column (budg
 SEED = Seed()
 FLAG = Flag()
 TEXT = Text()
-TABLE = TableName()
-COLUMN = ColumnName()
+TABLE = Name(of="table", doc="table or view name (may be qualified: 'schema.table')")
+COLUMN = Name()
 COLUMNS = ColumnNames(doc="the column(s) forming the records (a name or a list of names)")
 STRATA = ColumnNames(optional=True, doc="column(s) whose groups are masked separately")
 ATTRIBUTE_NAMES = AttributeNames(doc="names of the attributes, so that the characteristic can name them")
@@ -818,7 +807,7 @@ class SamplingWeights(Data):
 WEIGHT_LIST = SamplingWeights("weights", doc="sampling weight of every value, aligned with xs (or rows): finite, > 0; "
                                              "e.g. list(w ORDER BY id) beside list(x ORDER BY id)")
 WEIGHT_COLUMN = SamplingWeights("weight", doc="the record's sampling weight (an aggregate's argument): finite, > 0")
-WEIGHT_NAME = ColumnName(doc="name of the sampling-weight column (finite, > 0 where the masked value is not NULL)")
+WEIGHT_NAME = Name(doc="name of the sampling-weight column (finite, > 0 where the masked value is not NULL)")
 
 
 # small strata (duckdb_sdc.strata): what a table form or a release does with a stratum too small for the method

@@ -52,23 +52,18 @@ CREATE OR REPLACE MACRO __sdc_qi_list(names) AS
 -- checks here run while the call is bound: a bad name is an error naming the table form and the
 -- parameter, never a parser error about the generated text.
 
--- The table name `tbl` (parameter `pname` of function `fname`), or an error.
-CREATE OR REPLACE MACRO __sdc_table_name(fname, pname, tbl) AS
+-- One name `v` (parameter `pname` of function `fname`) of `what` ('a table' or 'a column'), or an
+-- error: the kind params.Name.
+CREATE OR REPLACE MACRO __sdc_name(fname, pname, v, what) AS
     CASE
-        WHEN tbl IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
-        WHEN typeof(tbl) <> 'VARCHAR' THEN error(fname || ': ' || pname || ' must name a table, got ' || typeof(tbl))
-        WHEN trim(tbl::VARCHAR) = '' THEN error(fname || ': ' || pname || ' must name a table, got ' || __sdc_ql(tbl))
-        ELSE tbl::VARCHAR
+        WHEN v IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
+        WHEN typeof(v) <> 'VARCHAR' THEN error(fname || ': ' || pname || ' must name ' || what || ', got ' || typeof(v))
+        WHEN trim(v::VARCHAR) = '' THEN error(fname || ': ' || pname || ' must name ' || what || ', got ' || __sdc_ql(v))
+        ELSE v::VARCHAR
     END;
 
--- One column name (parameter `pname` of `fname`), or an error.
-CREATE OR REPLACE MACRO __sdc_column_name(fname, pname, col) AS
-    CASE
-        WHEN col IS NULL THEN error(fname || ': ' || pname || ' must not be NULL')
-        WHEN typeof(col) <> 'VARCHAR' THEN error(fname || ': ' || pname || ' must name a column, got ' || typeof(col))
-        WHEN trim(col::VARCHAR) = '' THEN error(fname || ': ' || pname || ' must name a column, got ' || __sdc_ql(col))
-        ELSE col::VARCHAR
-    END;
+CREATE OR REPLACE MACRO __sdc_table_name(fname, pname, tbl) AS __sdc_name(fname, pname, tbl, 'a table');
+CREATE OR REPLACE MACRO __sdc_column_name(fname, pname, col) AS __sdc_name(fname, pname, col, 'a column');
 
 -- A column name or a list of distinct column names (parameter `pname` of `fname`) as a list, or an
 -- error; NULL stays NULL when `optional` (no strata). Names are compared as DuckDB does, ignoring case.

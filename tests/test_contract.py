@@ -28,7 +28,7 @@ import pytest
 
 import duckdb_sdc
 from duckdb_sdc._validate import SdcError
-from duckdb_sdc.params import Data, SamplingWeights, Seed, TableName
+from duckdb_sdc.params import TABLE, Data, SamplingWeights, Seed
 from duckdb_sdc.sql import REGISTRY
 
 BIG, TINY = 2.0 ** 1014, 2.0 ** -1064
@@ -152,7 +152,7 @@ def _value(row, p, table: str) -> str | None:
     """SQL of a parameter's value in the valid call; None: leave it to its default."""
     if _is_data(p):
         return _data_arg(row, p, table)
-    if isinstance(p.kind, TableName) or p.name in _TABLE_NAMES:
+    if p.kind is TABLE or p.name in _TABLE_NAMES:
         return "'" + _TABLE_NAMES.get(p.name, "{t}").format(t=table) + "'"
     if p.name in _COLUMN_NAMES and row.kind == "table":
         return _COLUMN_NAMES[p.name]
@@ -182,7 +182,7 @@ def _call(row, table: str = "t", override: dict[str, str] | None = None) -> str:
 
 
 def _has_data(row) -> bool:
-    return any(_is_data(p) for p in row.params) or any(isinstance(p.kind, TableName) for p in row.params)
+    return any(_is_data(p) for p in row.params) or any(p.kind is TABLE for p in row.params)
 
 
 def _rows(con, sql: str):

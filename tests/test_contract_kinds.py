@@ -29,7 +29,7 @@ def _scalar_kinds():
     seen = {}
     for row in REGISTRY:
         for p in row.params:
-            if isinstance(p.kind, (params.Data, params.TableName, params.ColumnName, params.ColumnNames,
+            if isinstance(p.kind, (params.Data, params.Name, params.ColumnNames,
                                    params.Weights, params.PerColumn, params.SqlTyped)):
                 continue
             seen.setdefault(id(p.kind), (row, p))
