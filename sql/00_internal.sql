@@ -112,6 +112,16 @@ CREATE OR REPLACE MACRO __sdc_no_reserved_sql(fname, tbl) AS
            __sdc_qt(tbl), __sdc_ql(fname || ': table ' || tbl || ' has a column named '''),
            __sdc_ql('''; names starting with __sdc_ are reserved for duckdb_sdc''s internal columns: rename it'));
 
+-- SQL text of a check (for __sdc_checks_sql) that refuses a table `tbl` with a column named like one of
+-- `names` (ignoring case), which function `fname` adds: its own would come back beside it renamed
+-- (sample_fk_1), and a caller reading the old name would read the old values.
+CREATE OR REPLACE MACRO __sdc_no_column_sql(fname, tbl, names) AS
+    format('SELECT CASE WHEN count(*) > 0 THEN error({1} || first(column_name) || {2}) ELSE 1 END '
+           || 'FROM (DESCRIBE SELECT * FROM {0}) WHERE lower(column_name) IN ({3})',
+           __sdc_qt(tbl), __sdc_ql(fname || ': table ' || tbl || ' has a column named '),
+           __sdc_ql(', a name ' || fname || ' gives a column of its own: rename it'),
+           array_to_string(list_transform(names, lambda __sdc_c: __sdc_ql(lower(__sdc_c))), ', '));
+
 -- SQL text of the first FROM item (followed by a comma) of a table form: one row, bound before the
 -- table, made of the checks `checks` (texts of queries such as __sdc_columns_exist_sql gives; NULLs
 -- ignored), each bound on its own (the branches of a UNION ALL), so that a missing column is reported

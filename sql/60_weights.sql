@@ -52,7 +52,8 @@ CREATE OR REPLACE MACRO __sdc_frequencies_core_sql(fname, tbl, keys, weight) AS
                || 'WINDOW __sdc_win AS (PARTITION BY {2})',
                __sdc_qt(__sdc_t), __sdc_qi(__sdc_w), __sdc_qi_list(__sdc_k), __sdc_ql(fname),
                __sdc_checks_sql([__sdc_columns_exist_sql(fname, 'keys', __sdc_t, __sdc_k),
-                                 __sdc_columns_exist_sql(fname, 'weight', __sdc_t, [__sdc_w])]),
+                                 __sdc_columns_exist_sql(fname, 'weight', __sdc_t, [__sdc_w]),
+                                 __sdc_no_column_sql(fname, __sdc_t, ['sample_fk', 'population_fk'])]),
                __sdc_ql(__sdc_w),
                array_to_string(list_transform(__sdc_k, lambda __sdc_c: __sdc_qi(__sdc_c) || ' IS NOT NULL'), ' AND '))
     )[1])[1])[1];

@@ -166,9 +166,17 @@ def test_sql_frequencies_and_summary_equal_numpy(con):
     ("SELECT * FROM population_frequencies_table((SELECT 't'), ['a'], 'w')", "population_frequencies_table"),
     ("SELECT * FROM population_frequencies_table('tn', ['a'], 'w')", "population_frequencies_table: weight column w has a NULL"),
     ("SELECT * FROM weighted_risk_summary('t', ['a', 'b'], 'w', -1)", "weighted_risk_summary: threshold must be"),
+    # a column of the name the function adds would stay beside its own, renamed sample_fk_1 (and the summary
+    # counted the table's old column)
+    ("SELECT * FROM population_frequencies_table('tfk', ['a'], 'w')",
+     "population_frequencies_table: table tfk has a column named Sample_FK, a name population_frequencies_table gives "
+     "a column of its own: rename it"),
+    ("SELECT * FROM weighted_risk_summary('tfk', ['a'], 'w', 60)",
+     "weighted_risk_summary: table tfk has a column named Sample_FK"),
 ])
 def test_sql_risk_errors_name_the_function(con, sql, words):
     con.execute("CREATE OR REPLACE TEMP TABLE tn AS SELECT * REPLACE (CASE WHEN id = 9 THEN NULL ELSE w END AS w) FROM t")
+    con.execute("CREATE OR REPLACE TEMP TABLE tfk AS SELECT *, 7 AS Sample_FK FROM t")
     with pytest.raises(duckdb.Error) as info:
         con.execute(sql).fetchall()
     assert words in str(info.value), str(info.value)

@@ -15,9 +15,9 @@ the unweighted ones:
   records sharing it, beside the sample frequency f_k (their number): sdcMicro's `freqCalc` (fk, Fk)
   and `measure_risk`. A record is at risk when F_k is below a threshold; sum 1 / F_k over the records
   is the naive expected number of correct re-identifications (an intruder who picks one of the F_k
-  population units matching a sample record at random). sdcMicro treats a missing key as matching any
-  value; here NULL (None) is a value of its own, which never gives a record a larger f_k or F_k (so
-  never less risk) than sdcMicro's rule.
+  population units matching a sample record at random). A record with a missing key (None) takes no
+  part (NaN f_k and F_k, its weight not read); sdcMicro matches a missing key with any value instead,
+  which gives the other records larger frequencies (less risk) than leaving it out does.
 
 Scale invariance (`duckdb_sdc._numerics`): x and x' are scaled by one power of two and the weights by
 another, so the measures are exact rescalings at 1e308 or 1e-300 and unchanged when every weight is

@@ -294,9 +294,10 @@ RISK = [
         group=GROUP,
         doc=("The rows of tbl with two columns added: sample_fk, the number of records sharing the row's "
              "combination of keys (sdcMicro's fk), and population_fk, the sum of their sampling weights, the "
-             "estimated population frequency of the combination (sdcMicro's Fk, freqCalc). A NULL key is a "
-             "value of its own (as GROUP BY); sdcMicro matches it with any value instead. Weights must be "
-             "finite and > 0 (NULL is an error)."),
+             "estimated population frequency of the combination (sdcMicro's Fk, freqCalc). A row with a NULL "
+             "key takes no part: both are NULL and its weight is not read (sdcMicro matches a NULL key with "
+             "any value instead). Weights must be finite and > 0 (NULL is an error). A table that already "
+             "has a column named sample_fk or population_fk is refused."),
         example="SELECT * FROM population_frequencies_table('weighted_people', ['region', 'age'], 'w')",
         body="FROM query(__sdc_frequencies_sql('population_frequencies_table', tbl, keys, weight))",
         scale=None),  # the table's own columns scale with the data, the frequencies do not
