@@ -151,7 +151,7 @@ GROUPS = [{"columns": ["g1", "g2"], "method": "mdav_multi_round", "k": 3},
 SPLIT = Options(bucket_rows=40, max_stratum_rows=10_000, sample_rows=60, guard_rows=12)
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1])
 def test_kernel_figures_equal_the_persisted_check_and_a_groupby(tmp_path, spark, seed):
     """Ranking and MDAV in pieces of 40 records (stratum 'c' is one value, split in several pieces;
     'a' has classes across boundaries), equal frequency, a group and boxes on whole strata: per rule
