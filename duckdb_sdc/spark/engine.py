@@ -33,9 +33,13 @@ reproducible_noise (`run._refuse_unopted_seeds`), the surrogate key of a spec wi
 sets of attraction measured and refused below 2 (`safeguards.auto_step` / `smallest_set_step`'s
 checks on Spark's aggregates), `decimals` as DuckDB's round, the policy gate on the would-be release
 (`gate.policy_gate`, `policy.judge`, `PolicyBreach`), the manifest rows of `release.manifest.rows`.
-The masked records are persisted once (on disk) for those checks and the writer. Then the rows are
-put in the order of md5(secret salt || row key), a declared key is checked unique and non-NULL on the
-way, and the Parquet files are written.
+The rows are put in the order of md5(secret salt || row key), a declared key is checked unique and
+non-NULL on the way, and the Parquet files are written into the temporary folder. The masked records
+are read once, by that writer: the kernels measure the sets of attraction while they mask
+(`attraction`, carried to the driver by an accumulator), and the check runs after the write, before
+the folder is put in place (a refusal deletes it). A release with a policy gate, or with an interval
+plan (discretisation in Spark SQL, which no kernel sees), persists the masked records on disk
+instead, for the checks and the gate, which read them before the writer.
 """
 
 from __future__ import annotations
@@ -70,7 +74,8 @@ from ..release.run import _refuse_unopted_seeds
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from . import intervals, summary
 from .files import FileSystem, normalise, sibling
-from .kernel import WHOLE, BucketTask, Part, StageKernel
+from .attraction import smallest_set
+from .kernel import CONFLICT, WHOLE, BucketTask, Part, Reports, StageKernel
 from .ordering import B, S, V, per_stratum, qcol
 from .planner import POSITIONAL, Options, check_finite, plan_rule
 from .stratum import StratumCall
@@ -433,20 +438,26 @@ def plan_stages(spark, src, spec: Spec, rules: list[Rule], strata: dict[tuple, S
     return out
 
 
-def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dict | None = None,
-                count_boxes: bool = False) -> DataFrame:
-    """The stage's records shuffled into buckets, grouped by bucket, and masked by the kernel."""
+def stage_labels(spark, stage: Stage) -> tuple[int, dict[int, int]]:
+    """(partitions of the stage's shuffle, bucket id -> the label the records carry). Few buckets get
+    labels that Spark's hash partitioning sends to partition b mod P, so that they spread evenly
+    (hashing the numbers 0..b directly leaves about a third of the partitions empty)."""
     partitions = max(1, min(stage.buckets, spark.sparkContext.defaultParallelism * 4))
+    if stage.buckets <= LABELLED_BUCKETS:
+        return partitions, unique_labels(stage.buckets, partitions)
+    return partitions, {b: b for b in range(stage.buckets)}
+
+
+def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dict | None = None,
+                count_boxes: bool = False, attraction=None) -> DataFrame:
+    """The stage's records shuffled into buckets, grouped by bucket, and masked by the kernel. With
+    `attraction` (an accumulator of `kernel.Reports`), the rules the release checks for their sets of
+    attraction (`smallest_set_step`) report their buckets' facts to it (see `measured_sets`)."""
+    partitions, label_of = stage_labels(spark, stage)
     bucket = stage.bucket if stage.split else F.col(stage.strata.index_column)
     if stage.buckets <= LABELLED_BUCKETS:
-        # few buckets: give each a label that Spark's hash partitioning sends to partition b mod P, so
-        # that they spread evenly (hashing the numbers 0..b directly leaves about a third of the
-        # partitions empty)
-        label_of = unique_labels(stage.buckets, partitions)
         mapping = F.create_map(*[x for b in range(stage.buckets) for x in (F.lit(b), F.lit(label_of[b]))])
         bucket = mapping[bucket]
-    else:
-        label_of = {b: b for b in range(stage.buckets)}
     tasks = {label_of[b]: t for b, t in stage.tasks.items()}
     key = qcol(spec.source.key or ROW_KEY)
     if stage.split:
@@ -460,7 +471,8 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
     # is the cheap kind for Spark; see positional.bucket_order)
     df = df.repartition(partitions, B).sortWithinPartitions(B)
     kept = [f for f in df.schema.fields if f.name not in (B, V, S)]
-    parts = tuple(Part(StratumCall(r.method, dict(r.params), tuple(r.columns)), tuple(r.columns), r.where)
+    parts = tuple(Part(StratumCall(r.method, dict(r.params), tuple(r.columns)), tuple(r.columns), r.where,
+                       measured=attraction is not None and checked(spec, r))
                   for r in stage.rules)
     common = dict(parts=parts, key=spec.source.key or ROW_KEY, tasks=tasks, stratum_labels=tuple(stage.strata.labels))
     if count_boxes:
@@ -474,12 +486,30 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
         fields.append(T.StructField(rule.box_column, T.LongType()))
         schema = T.StructType(fields)
         kernel = StageKernel(schema=to_arrow_schema(schema), box_names=names, box_column=rule.box_column,
-                             box_offsets=box_offsets or {}, **common)
+                             box_offsets=box_offsets or {}, attraction=attraction, **common)
     else:
         masked = {c for r in stage.rules for c in r.columns}
         schema = T.StructType([T.StructField(f.name, T.DoubleType()) if f.name in masked else f for f in kept])
-        kernel = StageKernel(schema=to_arrow_schema(schema), **common)
+        kernel = StageKernel(schema=to_arrow_schema(schema), attraction=attraction, **common)
     return df.mapInArrow(kernel, schema)
+
+
+def masked_pipeline(spark, src: DataFrame, spec: Spec, rules: list[Rule], stages: list, reports=None) -> DataFrame:
+    """The source's released and masked columns (and the strata index columns) after every stage and
+    interval plan; with `reports` (an accumulator of `kernel.Reports`) the kernels report the facts
+    of the sets of attraction to it (`measured_sets`)."""
+    keep = {c for c, r in spec.rules.items() if r.action != "drop"} | {spec.source.key or ROW_KEY}
+    keep |= {c for r in rules for c in r.columns}
+    pipeline = src.select(*(qcol(f.name) for f in src.schema.fields
+                            if f.name in keep or f.name.startswith(STRATA_PREFIX)))
+    for stage in stages:
+        if isinstance(stage, IntervalPlan):
+            pipeline = apply_intervals(spark, pipeline, stage)
+        else:
+            boxed = stage.rules[0].method.kind == BOXES
+            offsets = box_offsets(spark, src, spec, stage) if boxed else None
+            pipeline = apply_stage(spark, pipeline, spec, stage, box_offsets=offsets, attraction=reports)
+    return pipeline
 
 
 def box_offsets(spark, src, spec: Spec, stage: Stage) -> dict[int, int]:
@@ -695,6 +725,44 @@ def check_smallest_sets(masked: DataFrame, spec: Spec, rules: list[Rule], strata
         step.check([] if first is None else [(*st.values[first[0]], int(first[1]))])
 
 
+def checked(spec: Spec, rule: Rule) -> bool:
+    """Whether the release measures the rule's sets of attraction (`safeguards.smallest_set_step`: a
+    deterministic rule whose guarantee is not 'none')."""
+    return safeguards.smallest_set_step(spec, rule, 1, safeguards.Facts()) is not None
+
+
+def measured_sets(spark, reports: dict, spec: Spec, rules: list[Rule], strata: dict, stages: list, facts) -> None:
+    """`safeguards.smallest_set_step`'s check from the masking kernel's reports (the accumulator's value,
+    {(rule, bucket label): fact}, see `attraction`), as `check_smallest_sets` checks on the persisted
+    table: the smallest set over the strata (the stratum of lowest index among equals), refused below 2
+    with the DuckDB release's message, else recorded as the manifest's measured k. Every bucket of the
+    rule's stage must have reported, and only one fact; else the release is refused (not measured).
+    Where a split stratum's pieces are not ordered (`attraction.merge_pieces`) the figure is a lower
+    bound: a warning says so, and the manifest states no more than the truth."""
+    stage_of = {r.where: st for st in stages if isinstance(st, Stage) for r in st.rules}
+    for i, rule in enumerate(rules, start=1):
+        step = safeguards.smallest_set_step(spec, rule, i, facts)
+        if step is None:
+            continue
+        stage = stage_of[rule.where]
+        _, label_of = stage_labels(spark, stage)
+        got = []
+        for b, task in sorted(stage.tasks.items()):
+            fact = reports.get((rule.where, label_of[b]))
+            if fact is None or fact == CONFLICT:
+                what = "gave two different reports" if fact == CONFLICT else "did not report"
+                raise SpecError(f"{spec.name}: {rule.where}: the masking task of stratum "
+                                f"{stage.strata.labels[task.stratum]} {what} its sets of attraction, so they "
+                                "are not measured; the release is refused")
+            got.append(fact)
+        s, n, exact = smallest_set(got)
+        if not exact:
+            LOG.warning("%s: the pieces of a split stratum released values out of order; the smallest set of "
+                        "attraction %s is a lower bound", rule.where, n)
+        st = strata[tuple(spec.strata_of(rule))]
+        step.check([] if n is None else [(*st.values[s], n)])
+
+
 def _key_error(spec: Spec, src: DataFrame) -> SpecError | None:
     """The DuckDB release's error for a key that is not unique and non-NULL, or None."""
     if spec.source.key is None:
@@ -756,31 +824,32 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
         facts = safeguards.Facts()
         resolve_auto(src, spec, rules, strata, facts, options)
         LOG.info("strata: %.1f s", time.perf_counter() - start)
-        keep = {c for c, r in spec.rules.items() if r.action != "drop"} | {spec.source.key or ROW_KEY}
-        keep |= {c for r in rules for c in r.columns}
-        pipeline = src.select(*(qcol(f.name) for f in src.schema.fields
-                                if f.name in keep or f.name.startswith(STRATA_PREFIX)))
-        for stage in plan_stages(spark, src, spec, rules, strata, options):
-            if isinstance(stage, IntervalPlan):
-                pipeline = apply_intervals(spark, pipeline, stage)
-            else:
-                boxed = stage.rules[0].method.kind == BOXES
-                offsets = box_offsets(spark, src, spec, stage) if boxed else None
-                pipeline = apply_stage(spark, pipeline, spec, stage, box_offsets=offsets)
+        stages = plan_stages(spark, src, spec, rules, strata, options)
+        gated = spec.policy is not None and bool(spec.policy.limits())
+        # the masked table is read once, by the writer, unless the policy gate or an interval plan
+        # (whose values no kernel sees) needs it read again: then it is persisted and checked
+        persisted = gated or any(isinstance(stage, IntervalPlan) for stage in stages)
+        reports = None if persisted else spark.sparkContext.accumulator({}, Reports())
+        pipeline = masked_pipeline(spark, src, spec, rules, stages, reports)
         LOG.info("planned: %.1f s", time.perf_counter() - start)
         try:
-            masked = pipeline.persist(StorageLevel.DISK_ONLY)  # read by the checks and the writer
-            cached.append(masked)
-            check_smallest_sets(masked, spec, rules, strata, facts)
-            LOG.info("masked and checked: %.1f s", time.perf_counter() - start)
+            if persisted:
+                masked = pipeline.persist(StorageLevel.DISK_ONLY)  # read by the checks and the writer
+                cached.append(masked)
+                check_smallest_sets(masked, spec, rules, strata, facts)
+                LOG.info("masked and checked: %.1f s", time.perf_counter() - start)
+            else:
+                masked = pipeline
             released = released_with_key(masked, spec, source_columns)
-            if spec.policy is not None and spec.policy.limits():
+            if gated:
                 original = src if spec.source.key is None else src.withColumn(ROW_KEY, qcol(spec.source.key))
                 outcomes = judge(spec.policy, policy_gate(spark, spec, released, original, source_columns))
                 if not all(o.passed for o in outcomes):
                     raise PolicyBreach(spec.name, outcomes)
                 LOG.info("policy gate: %.1f s", time.perf_counter() - start)
             shuffled(released, spec, source_columns, rows).write.parquet(f"{tmp}/{spec.output.table}")
+            if reports is not None:  # measured by the kernel while it masked; a refusal deletes tmp
+                measured_sets(spark, reports.value, spec, rules, strata, stages, facts)
         except (SpecError, PolicyBreach):
             raise
         except Exception as e:  # noqa: BLE001 - Spark wraps worker errors in its own exceptions

@@ -7,6 +7,11 @@ A bucket is a whole stratum (masked by `stratum.mask_stratum`, the numpy layer, 
 order) or a piece of a huge stratum (masked by its `positional` plan). Records whose value is NULL
 carry a negative bucket id and pass through unchanged (NULL stays NULL in place). Only one bucket's
 records are held in memory at a time.
+
+With an accumulator (`StageKernel.attraction`, see `Reports`), every bucket also reports, per rule whose
+sets of attraction the release checks, the facts `attraction.whole_fact` / `piece_fact` of the values
+it released, from which the driver finds the smallest set of attraction without reading the masked
+table again.
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pyspark.accumulators import AccumulatorParam
+
 from .._validate import SdcError
+from .attraction import piece_fact, whole_fact
 from .ordering import B, V
 from .positional import Bucket, StratumPlan, bucket_order
 from .stratum import Boxes, StratumCall, mask_stratum
@@ -38,7 +46,26 @@ class Part:
     """One masking rule of a stage."""
     call: StratumCall
     columns: tuple[str, ...]  # the source columns the rule masks
-    where: str  # the spec's rule, for messages
+    where: str  # the spec's rule, for messages (and the key of its facts)
+    measured: bool = False  # report the facts of its sets of attraction (a rule the release checks)
+
+
+CONFLICT = "conflict"
+
+
+class Reports(AccumulatorParam):
+    """A pyspark accumulator's merge of the buckets' reports: {(rule, bucket label): fact}. A task that
+    runs again (a retry, a recomputed stage) reports the same facts under the same keys, so merging
+    it twice changes nothing; two different facts for one key (a method that is not deterministic,
+    run twice) become CONFLICT, which the driver refuses to decide on."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, value1, value2):
+        for key, fact in value2.items():
+            value1[key] = fact if value1.get(key, fact) == fact else CONFLICT
+        return value1
 
 
 @dataclass(frozen=True)
@@ -57,6 +84,7 @@ class StageKernel:
     box_column: str | None = None  # boxes: the box id column
     box_offsets: dict | None = None  # boxes: stratum index -> boxes in the strata before it
     count_boxes: bool = False  # emit (stratum, number of boxes) per bucket instead of records
+    attraction: object = None  # a pyspark Accumulator (`Reports`) for the parts' facts, or None
 
     def __call__(self, batches):
         pending: list[pa.RecordBatch] = []
@@ -95,6 +123,8 @@ class StageKernel:
             except SdcError as e:
                 label = self.stratum_labels[task.stratum] if len(self.stratum_labels) > 1 else None
                 raise SdcError(f"{part.where}: " + (f"stratum {label}: " if label else "") + str(e)) from None
+            if self.attraction is not None and part.measured and task is not None:
+                self.attraction.add({(part.where, bucket_id): _fact(task, masked)})
             if self.count_boxes:
                 boxes = 0 if masked is None else int(np.unique(masked.box[masked.box >= 0]).shape[0])
                 return pa.RecordBatch.from_pydict({"stratum": [-1 if task is None else task.stratum],
@@ -156,9 +186,21 @@ class StageKernel:
         out[self.box_column] = pa.array(ids, pa.int64(), mask=~has)
 
 
+def _fact(task: BucketTask, masked):
+    """The bucket's facts about its released values (before rounding): masked in key order for a whole
+    stratum (values, rows of a group, or Boxes: their ids within the stratum), in the bucket's order
+    for a piece of a split one."""
+    if isinstance(masked, Boxes):
+        released = np.where(masked.box >= 0, masked.box, np.nan)
+        return whole_fact(task.stratum, released)
+    if task.mode == WHOLE:
+        return whole_fact(task.stratum, masked)
+    return piece_fact(task.stratum, task.bucket.offset, masked)
+
+
 def _floats(arr) -> np.ndarray:
     arr = arr.cast(pa.float64())
     return np.asarray(arr.fill_null(np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
-__all__ = ["BucketTask", "Part", "SPLIT", "StageKernel", "WHOLE"]
+__all__ = ["BucketTask", "CONFLICT", "Part", "Reports", "SPLIT", "StageKernel", "WHOLE"]
