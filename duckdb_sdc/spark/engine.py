@@ -74,6 +74,7 @@ from ..release.run import _refuse_unopted_seeds
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from . import intervals, summary
 from .files import FileSystem, normalise, sibling
+from .session import jit_sized_codegen
 from .attraction import smallest_set
 from .kernel import CONFLICT, WHOLE, BucketTask, Part, Reports, StageKernel
 from .ordering import B, S, V, per_stratum, qcol
@@ -797,6 +798,11 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
     key and rules still apply). target: the release folder (default: output.database). check: an
     optional callable check(spark, released DataFrame, original DataFrame) run on the written table
     before it is put in place; it raises to refuse the release."""
+    with jit_sized_codegen(spark):
+        return _release(spec, spark, source=source, target=target, options=options, check=check)
+
+
+def _release(spec: Spec, spark: SparkSession, *, source, target, options: Options | None, check) -> SparkReleaseResult:
     from .gate import policy_gate
 
     start = time.perf_counter()
