@@ -305,3 +305,36 @@ def test_a_check_on_the_would_be_release_can_refuse_it(source, spark):
         spark_release(spec, spark, source=frame, check=gate)
     assert seen["k"] == 5
     assert not (folder / "gated").exists() and _leftovers(folder) == []
+
+
+def test_the_release_limits_generated_methods_to_what_the_jvm_compiles_and_restores_the_session(source, spark):
+    """While a release runs, whole-stage code generation is limited to 8000-byte methods (the boundary
+    comparisons of many buckets would otherwise run as interpreted bytecode, see
+    `session.jit_sized_codegen`); the session's setting is back afterwards, unset or as it was, also
+    when the release is refused."""
+    from duckdb_sdc.spark.session import HUGE_METHOD
+
+    folder, _ = source
+    spec = parse_spec(doc("jit", SMALL), base=folder)
+    seen = []
+
+    def look(spark, released, original):
+        seen.append(spark.conf.get(HUGE_METHOD))
+
+    assert spark.conf.get(HUGE_METHOD, None) is None
+    spark_release(spec, spark, check=look)
+    assert seen == ["8000"] and spark.conf.get(HUGE_METHOD, None) is None
+    spark.conf.set(HUGE_METHOD, "20000")
+    try:
+        def refuse(spark, released, original):
+            look(spark, released, original)
+            raise SpecError("refused by the check")
+
+        with pytest.raises(SpecError, match="refused by the check"):
+            spark_release(spec, spark, check=refuse)
+        assert seen == ["8000", "8000"] and spark.conf.get(HUGE_METHOD) == "20000"
+        spark.conf.set(HUGE_METHOD, "4000")  # a lower limit is the session's own choice: kept
+        spark_release(spec, spark, check=look)
+        assert seen[-1] == "4000"
+    finally:
+        spark.conf.unset(HUGE_METHOD)
