@@ -338,3 +338,26 @@ def test_the_release_limits_generated_methods_to_what_the_jvm_compiles_and_resto
         assert seen[-1] == "4000"
     finally:
         spark.conf.unset(HUGE_METHOD)
+
+
+@pytest.mark.parametrize("strata", [["region"], ["age"]])
+def test_strata_index_as_a_case_equals_the_join(source, spark, monkeypatch, strata):
+    """Up to INLINE_STRATA strata of one text or integer column get their index from a CASE on the
+    value (no join in every pass); it gives every record the index the broadcast join gives (NULL
+    strata values included: region has some)."""
+    folder, df = source
+    spec = parse_spec({**doc("idx", SMALL), "masking": {"strata": strata}}, base=folder)
+    src, source_columns = engine.read_source(spark, spec, None, None)
+    engine.resolve(spec, source_columns)
+
+    def index(inline: int):
+        monkeypatch.setattr(engine, "INLINE_STRATA", inline)
+        out, st = engine.compute_strata(spark, src, spec, spec.masked())
+        name = st[tuple(strata)].index_column
+        assert ("CASE WHEN" in out.select(name)._jdf.queryExecution().analyzed().toString()) == (inline > 0)
+        return out.select("id", name).toPandas().sort_values("id").reset_index(drop=True), st[tuple(strata)].labels
+
+    (case, labels), (join, join_labels) = index(64), index(0)
+    assert labels == join_labels and len(labels) == df[strata[0]].nunique(dropna=False)
+    pd.testing.assert_frame_equal(case, join, check_dtype=False)
+    assert case.iloc[:, 1].notna().all()
