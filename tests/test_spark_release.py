@@ -305,3 +305,59 @@ def test_a_check_on_the_would_be_release_can_refuse_it(source, spark):
         spark_release(spec, spark, source=frame, check=gate)
     assert seen["k"] == 5
     assert not (folder / "gated").exists() and _leftovers(folder) == []
+
+
+def test_the_release_limits_generated_methods_to_what_the_jvm_compiles_and_restores_the_session(source, spark):
+    """While a release runs, whole-stage code generation is limited to 8000-byte methods (the boundary
+    comparisons of many buckets would otherwise run as interpreted bytecode, see
+    `session.jit_sized_codegen`); the session's setting is back afterwards, unset or as it was, also
+    when the release is refused."""
+    from duckdb_sdc.spark.session import HUGE_METHOD
+
+    folder, _ = source
+    spec = parse_spec(doc("jit", SMALL), base=folder)
+    seen = []
+
+    def look(spark, released, original):
+        seen.append(spark.conf.get(HUGE_METHOD))
+
+    assert spark.conf.get(HUGE_METHOD, None) is None
+    spark_release(spec, spark, check=look)
+    assert seen == ["8000"] and spark.conf.get(HUGE_METHOD, None) is None
+    spark.conf.set(HUGE_METHOD, "20000")
+    try:
+        def refuse(spark, released, original):
+            look(spark, released, original)
+            raise SpecError("refused by the check")
+
+        with pytest.raises(SpecError, match="refused by the check"):
+            spark_release(spec, spark, check=refuse)
+        assert seen == ["8000", "8000"] and spark.conf.get(HUGE_METHOD) == "20000"
+        spark.conf.set(HUGE_METHOD, "4000")  # a lower limit is the session's own choice: kept
+        spark_release(spec, spark, check=look)
+        assert seen[-1] == "4000"
+    finally:
+        spark.conf.unset(HUGE_METHOD)
+
+
+@pytest.mark.parametrize("strata", [["region"], ["age"]])
+def test_strata_index_as_a_case_equals_the_join(source, spark, monkeypatch, strata):
+    """Up to INLINE_STRATA strata of one text or integer column get their index from a CASE on the
+    value (no join in every pass); it gives every record the index the broadcast join gives (NULL
+    strata values included: region has some)."""
+    folder, df = source
+    spec = parse_spec({**doc("idx", SMALL), "masking": {"strata": strata}}, base=folder)
+    src, source_columns = engine.read_source(spark, spec, None, None)
+    engine.resolve(spec, source_columns)
+
+    def index(inline: int):
+        monkeypatch.setattr(engine, "INLINE_STRATA", inline)
+        out, st = engine.compute_strata(spark, src, spec, spec.masked())
+        name = st[tuple(strata)].index_column
+        assert ("CASE WHEN" in out.select(name)._jdf.queryExecution().analyzed().toString()) == (inline > 0)
+        return out.select("id", name).toPandas().sort_values("id").reset_index(drop=True), st[tuple(strata)].labels
+
+    (case, labels), (join, join_labels) = index(64), index(0)
+    assert labels == join_labels and len(labels) == df[strata[0]].nunique(dropna=False)
+    pd.testing.assert_frame_equal(case, join, check_dtype=False)
+    assert case.iloc[:, 1].notna().all()

@@ -74,6 +74,7 @@ from ..release.run import _refuse_unopted_seeds
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from . import intervals, summary
 from .files import FileSystem, normalise, sibling
+from .session import jit_sized_codegen
 from .attraction import smallest_set
 from .kernel import CONFLICT, WHOLE, BucketTask, Part, Reports, StageKernel
 from .ordering import B, S, V, per_stratum, qcol
@@ -248,10 +249,25 @@ def _label(columns, values) -> str:
     return ", ".join(f"{c} = {'NULL' if v is None else repr(v)}" for c, v in zip(columns, values))
 
 
+INLINE_STRATA = 64  # up to this many strata of one text, integer or boolean column: a CASE, else a join
+
+
+def _inline_index(column, values: list) -> "F.Column":
+    """The stratum index of a record as one flat CASE on its strata value (`values` in index order,
+    NULL matched by IS NULL, as the join's null-safe equality matches it)."""
+    out = None
+    for i, v in enumerate(values):
+        cond = column.isNull() if v is None else column == F.lit(v)
+        out = F.when(cond, F.lit(i)) if out is None else out.when(cond, F.lit(i))
+    return out.cast("long")
+
+
 def compute_strata(spark, df, spec: Spec, rules: list[Rule]) -> tuple[DataFrame, dict[tuple, Strata]]:
     """One aggregate per distinct strata list: the strata in order, their sizes per rule, and a check
     for NaN and infinity (refused as the numpy layer refuses them). Returns the source with one stratum
-    index column per strata list, joined from a small broadcast table."""
+    index column per strata list: a flat CASE on the value for up to INLINE_STRATA strata of one
+    text, integer or boolean column (a join costs in every pass over the source: 1-2 s per pass of
+    10M rows on local[2]), else joined from a small broadcast table."""
     groups: dict[tuple, list[Rule]] = {}
     for rule in rules:
         groups.setdefault(tuple(spec.strata_of(rule)), []).append(rule)
@@ -278,7 +294,12 @@ def compute_strata(spark, df, spec: Spec, rules: list[Rule]) -> tuple[DataFrame,
         out[columns] = Strata(columns, name, labels, [tuple(r[c] for c in columns) for r in rows],
                               {rule.where: [int(r[f"n{i}"]) for r in rows] for i, rule in enumerate(members)},
                               sum(int(r["__sdc_rows"]) for r in rows))
-        if columns:
+        kind = df.schema[columns[0]].dataType if len(columns) == 1 else None
+        inline = len(rows) <= INLINE_STRATA and (kind == T.StringType()  # binary collation: equality is the join's
+                                                 or isinstance(kind, (T.IntegralType, T.BooleanType)))
+        if inline:  # a flat CASE on the value: no join in each pass over the source
+            df = df.withColumn(name, _inline_index(qcol(columns[0]), [r[columns[0]] for r in rows]))
+        elif columns:
             schema = T.StructType([df.schema[c] for c in columns] + [T.StructField(name, T.LongType(), False)])
             table = spark.createDataFrame([(*[r[c] for c in columns], i) for i, r in enumerate(rows)], schema)
             cond = None
@@ -295,6 +316,9 @@ def compute_strata(spark, df, spec: Spec, rules: list[Rule]) -> tuple[DataFrame,
 # one rule's values; discretisation of huge strata in Spark SQL
 
 
+CLAMPED = ("idp_cbls", "idp_ls", "dp_um")  # sort the values clamped to the domain
+
+
 def _value_expr(rule: Rule) -> "F.Column":
     """V: the rule's value as DOUBLE (clamped to the domain for the DP mechanisms, as they sort the
     clamped values), NULL where the record is not masked (a NULL value, or for a group a NULL in any
@@ -302,7 +326,7 @@ def _value_expr(rule: Rule) -> "F.Column":
     if rule.method.kind != COLUMN or rule.method.name == "dp_laplace":  # no value order: key order alone
         return F.when(_nonnull(rule), F.lit(0.0))
     x = qcol(rule.column).cast("double")
-    if rule.method.name in ("idp_cbls", "idp_ls", "dp_um"):
+    if rule.method.name in CLAMPED:
         lb, ub = rule.params.get("lb"), rule.params.get("ub")
         if lb is not None:
             x = F.when(x.isNull(), x).otherwise(F.greatest(x, F.lit(float(lb))))
@@ -465,8 +489,15 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
         df = df.withColumn(S, F.col(stage.strata.index_column)).withColumn(V, _value_expr(rule))
         null_bucket = -1 - F.pmod(F.xxhash64(key), F.lit(partitions))
         df = df.withColumn(B, F.when(F.col(V).isNull(), null_bucket).otherwise(bucket))
+        # S and V are not shuffled where the kernel has them already: the stratum is the bucket's
+        # task's, and a DOUBLE column that is not clamped is its own sort value
+        plain = (rule.method.kind == COLUMN and rule.method.name not in (*CLAMPED, "dp_laplace")
+                 and isinstance(df.schema[rule.column].dataType, T.DoubleType))
+        value = rule.column if plain else V
+        df = df.drop(S, V) if plain else df.drop(S)
     else:
         df = df.withColumn(B, bucket)
+        value = V
     # grouped by bucket only: the kernel puts each bucket in its order (a sort on the bucket id alone
     # is the cheap kind for Spark; see positional.bucket_order)
     df = df.repartition(partitions, B).sortWithinPartitions(B)
@@ -474,7 +505,8 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
     parts = tuple(Part(StratumCall(r.method, dict(r.params), tuple(r.columns)), tuple(r.columns), r.where,
                        measured=attraction is not None and checked(spec, r))
                   for r in stage.rules)
-    common = dict(parts=parts, key=spec.source.key or ROW_KEY, tasks=tasks, stratum_labels=tuple(stage.strata.labels))
+    common = dict(parts=parts, key=spec.source.key or ROW_KEY, tasks=tasks, stratum_labels=tuple(stage.strata.labels),
+                  value=value)
     if count_boxes:
         schema = T.StructType([T.StructField("stratum", T.LongType()), T.StructField("boxes", T.LongType())])
         return df.mapInArrow(StageKernel(schema=to_arrow_schema(schema), count_boxes=True, **common), schema)
@@ -637,18 +669,20 @@ def released_with_key(df: DataFrame, spec: Spec, source_columns) -> DataFrame:
 
 
 def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
-    """The release's columns in order (ROW_KEY dropped), rows in the order of md5(salt || row key): a
-    secret salt of 128 random bits, drawn per release and never written, makes the order unrelated to
-    the source's and the key's (as `plan.released_step`; a cryptographic hash, not a mixing one that a
-    few known (record, position) pairs could undo). A declared key is checked unique and non-NULL on
-    the way (duplicates share a hash, so they meet)."""
+    """The release's columns in order (ROW_KEY dropped), rows in the order of xxhash64(md5(salt || row
+    key)): a secret salt of 128 random bits, drawn per release and never written, makes the order
+    unrelated to the source's and the key's (as `plan.released_step`; the secret goes through a
+    cryptographic hash, not only a mixing one that a few known (record, position) pairs could undo).
+    A declared key is checked unique and non-NULL on the way (duplicates share a hash, so they meet)."""
     key = F.col(ROW_KEY)
     salt = secrets.token_hex(16)
     # about 2M rows a file, in a multiple of the cores (5 partitions on 2 cores run in 3 waves)
     cores = max(1, df.sparkSession.sparkContext.defaultParallelism)
     partitions = cores * max(1, math.ceil(rows / 2_000_000 / cores))
-    # the digest's 16 bytes rather than its 32 hex digits: the same order, half the bytes shuffled
-    df = df.withColumn(HASH, F.unhex(F.md5(F.concat(F.lit(salt), key.cast("string")))))
+    # the digest folded to a BIGINT by xxhash64 (a public function of a digest keyed by the secret salt
+    # is as unpredictable): Spark shuffles 8 bytes a row instead of 16 and sorts on a long, whose sort
+    # prefix is the whole value (50M rows: the shuffle 1.9 GB, now ...)
+    df = df.withColumn(HASH, F.xxhash64(F.md5(F.concat(F.lit(salt), key.cast("string")))))
     df = df.repartition(partitions, HASH).sortWithinPartitions(HASH, key)
     if spec.source.key is not None:
         df = df.withColumn(PREVIOUS, F.lag(key).over(Window.partitionBy(HASH).orderBy(key)))
@@ -797,6 +831,11 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
     key and rules still apply). target: the release folder (default: output.database). check: an
     optional callable check(spark, released DataFrame, original DataFrame) run on the written table
     before it is put in place; it raises to refuse the release."""
+    with jit_sized_codegen(spark):
+        return _release(spec, spark, source=source, target=target, options=options, check=check)
+
+
+def _release(spec: Spec, spark: SparkSession, *, source, target, options: Options | None, check) -> SparkReleaseResult:
     from .gate import policy_gate
 
     start = time.perf_counter()

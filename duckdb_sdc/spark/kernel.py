@@ -85,6 +85,7 @@ class StageKernel:
     box_offsets: dict | None = None  # boxes: stratum index -> boxes in the strata before it
     count_boxes: bool = False  # emit (stratum, number of boxes) per bucket instead of records
     attraction: object = None  # a pyspark Accumulator (`Reports`) for the parts' facts, or None
+    value: str = V  # the column with a split bucket's sort values (V, or the rule's DOUBLE column itself)
 
     def __call__(self, batches):
         pending: list[pa.RecordBatch] = []
@@ -116,7 +117,7 @@ class StageKernel:
             if task.mode == SPLIT:
                 rank = np.empty(order.shape[0], np.int64)
                 rank[order] = np.arange(order.shape[0])
-                order = bucket_order(batch.column(V).to_numpy(zero_copy_only=False), rank, task.plan.tie_split)
+                order = bucket_order(batch.column(self.value).to_numpy(zero_copy_only=False), rank, task.plan.tie_split)
         for part in self.parts:
             try:
                 masked = self._mask(part, task, batch, order)
@@ -143,7 +144,7 @@ class StageKernel:
         if task.mode == WHOLE:
             values = np.column_stack([_floats(batch.column(c)) for c in part.columns])[order]
             return mask_stratum(part.call, values if len(part.columns) > 1 else values[:, 0], task.stratum)
-        v = batch.column(V).to_numpy(zero_copy_only=False)[order]
+        v = batch.column(self.value).to_numpy(zero_copy_only=False)[order]
         keys = batch.column(self.key).to_numpy(zero_copy_only=False)[order]
         return task.plan.mask(task.bucket, v, keys, _floats(batch.column(part.columns[0]))[order])
 

@@ -46,6 +46,7 @@ from .positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan, buck
 from .stratum import stratum_seed
 
 INTERVAL = "__sdc_i"
+_RV, _RK, _RN, _LO, _HI = "__sdc_rv", "__sdc_rk", "__sdc_rn", "__sdc_lo", "__sdc_hi"
 LOG = logging.getLogger("duckdb_sdc.spark")
 SIGMAS = 6.0
 
@@ -113,6 +114,20 @@ class _Missing(Exception):
         self.position = position
 
 
+@dataclass(frozen=True)
+class _Sample:
+    """A huge stratum's sample in the stratum's order: values (numpy) and keys (Arrow); only the few
+    records that become boundaries are turned into Python objects."""
+    values: np.ndarray
+    keys: pa.Array
+
+    def __len__(self) -> int:
+        return self.values.shape[0]
+
+    def record(self, j: int) -> tuple:
+        return float(self.values[j]), self.keys[j].as_py()
+
+
 def _sample_index_ranges(m: int, n: int, p: float) -> tuple[int, int]:
     """Sample indices around the sample point estimating the p-quantile position, wide enough that the
     true order statistic lies inside with probability about 1 - 1e-9."""
@@ -153,7 +168,7 @@ def plan_huge_strata(src, *, method: str, params: dict, key: str, order: Order, 
     samples = {}
     for s, (v, keys, rank) in parts.items():  # in the order of `order.sort_key(s)`
         perm = bucket_order(v, rank, order.split_of(s))
-        samples[s] = list(zip(v[perm].tolist(), keys.take(pa.array(perm)).to_pylist()))
+        samples[s] = _Sample(v[perm], keys.take(pa.array(perm)))
     return order, samples
 
 
@@ -172,7 +187,7 @@ def count_pass(src, *, key: str, order: Order, strata: dict[int, int], samples: 
         ranges = [(max(0, j - h), min(m, j + h)) for j in cut_idx]
         ranges += [_sample_index_ranges(m, n, p) for p in quantiles]
         points = sorted({j for r in ranges for j in r if 0 < j < m} | set(cut_idx))
-        bounds = [sample[j] for j in points]
+        bounds = [sample.record(j) for j in points]
         # interval i holds the records from sample record edges[i] (interval 0: from -inf) up to
         # edges[i + 1] (the last: to +inf); a collect range [a, b) of sample indices covers whole intervals
         edges = [0, *points, m]
@@ -188,31 +203,49 @@ def count_pass(src, *, key: str, order: Order, strata: dict[int, int], samples: 
         iv.base = base
         base += len(iv.bounds) + 1
     interval = per_stratum(F.lit(-1), cases)
-    rec = F.struct(F.col(V).alias("v"), qcol(key).alias("k"))
-    rows = (src.where(F.col(S).isin(list(strata)) & F.col(V).isNotNull())
-            .select(S, V, qcol(key))
-            .withColumn(INTERVAL, interval)
-            .groupBy(INTERVAL)
-            .agg(F.count(F.lit(1)).alias("n"), F.min(V).alias("lo"), F.max(V).alias("hi"),
-                 F.collect_list(F.when(F.col(INTERVAL).isin(wanted or [-2]), rec)).alias("r"))
-            .collect())
-    got = {r[INTERVAL]: (r["n"], r["r"]) for r in rows}
-    ends = {r[INTERVAL]: (r["lo"], r["hi"]) for r in rows}
+    # One aggregate with fixed-width buffers (Spark's hash aggregate, partial on the map side): a
+    # record of a collected interval is its own group (its value and key in the grouping), any other
+    # record only counts for its interval. collect_list would make it an object aggregate, which
+    # Spark sorts all rows for once there are more than 128 groups (50M rows: 106 s against 7 s).
+    wanted_col = F.col(INTERVAL).isin(wanted or [-2])
+    table = (src.where(F.col(S).isin(list(strata)) & F.col(V).isNotNull())
+             .select(S, V, qcol(key))
+             .withColumn(INTERVAL, interval)
+             .groupBy(F.col(INTERVAL).cast("long").alias(INTERVAL), F.when(wanted_col, F.col(V)).alias(_RV),
+                      F.when(wanted_col, qcol(key)).alias(_RK))
+             .agg(F.count(F.lit(1)).alias(_RN), F.min(V).alias(_LO), F.max(V).alias(_HI))
+             .toArrow())
+    per_interval = table.group_by(INTERVAL).aggregate([(_RN, "sum"), (_LO, "min"), (_HI, "max")])
+    got = {i: (int(n), lo, hi) for i, n, lo, hi in zip(*(per_interval.column(c).to_pylist() for c in
+                                                         (INTERVAL, f"{_RN}_sum", f"{_LO}_min", f"{_HI}_max")))}
+    records = table.filter(pc.is_in(table.column(INTERVAL), pa.array(wanted or [-2], pa.int64())))
+    interval_of = records.column(INTERVAL).to_numpy(zero_copy_only=False)
     for s, iv in layout.items():
         size = len(iv.bounds) + 1
-        mine = [ends[iv.base + i] for i in range(size) if iv.base + i in ends]
+        mine = [got[iv.base + i][1:] for i in range(size) if iv.base + i in got]
         iv.exponent = exponent([min(lo for lo, _ in mine), max(hi for _, hi in mine)]) if mine else 0
-        iv.counts = [got.get(iv.base + i, (0, []))[0] for i in range(size)]
+        iv.counts = [got.get(iv.base + i, (0,))[0] for i in range(size)]
         iv.offsets = np.concatenate(([0], np.cumsum(iv.counts)[:-1])).astype(np.int64).tolist()
         for i in range(size):
             if iv.collect[i]:
-                recs = [(r["v"], r["k"]) for r in got.get(iv.base + i, (0, []))[1]]
-                recs.sort(key=order.sort_key(s))
-                iv.records[i] = recs
+                iv.records[i] = _sorted_records(records, np.flatnonzero(interval_of == iv.base + i),
+                                                order.split_of(s))
         if sum(iv.counts) != strata[s]:
             raise RuntimeError(f"duckdb_sdc.spark: the counting pass found {sum(iv.counts)} values in stratum "
                                f"{s}, the strata pass {strata[s]}")
     return layout
+
+
+def _sorted_records(records, idx: np.ndarray, tie_split: float) -> list:
+    """The (value, key) records at rows `idx` of the counting pass's table, each repeated its count
+    (records equal in value and key are one group there), in the stratum's order (`bucket_order`)."""
+    idx = np.repeat(idx, records.column(_RN).to_numpy(zero_copy_only=False)[idx])
+    v = records.column(_RV).to_numpy(zero_copy_only=False)[idx]
+    keys = records.column(_RK).take(pa.array(idx, pa.int64()))
+    rank = np.empty(idx.shape[0], np.int64)
+    rank[pc.sort_indices(keys).to_numpy(zero_copy_only=False)] = np.arange(idx.shape[0])
+    perm = bucket_order(v, rank, tie_split)
+    return list(zip(v[perm].tolist(), keys.take(pa.array(perm, pa.int64())).to_pylist()))
 
 
 def fetch_intervals(src, *, key: str, order: Order, layout: dict[int, _Intervals], missing: dict[int, set[int]]):

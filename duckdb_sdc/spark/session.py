@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from contextlib import contextmanager
 
 from .._validate import SdcError
 
@@ -59,4 +60,34 @@ def local_session(master: str = "local[2]", *, app_name: str = "duckdb-sdc", con
     return spark
 
 
-__all__ = ["JAVA_HINT", "SparkUnavailable", "java_available", "local_session", "require_pyspark"]
+HUGE_METHOD = "spark.sql.codegen.hugeMethodLimit"
+JIT_METHOD_BYTES = 8000  # HotSpot does not compile a method of more bytecode (-XX:+DontCompileHugeMethods)
+
+
+@contextmanager
+def jit_sized_codegen(spark):
+    """Spark's whole-stage code generation limited to methods the JVM compiles, while the block runs.
+
+    The planner's boundary comparisons (`ordering.Order.rank_expr`, per stratum) are CASE trees that
+    whole-stage code generation puts in one Java method; past 8000 bytes of bytecode HotSpot runs it
+    interpreted. Measured on local[2]: the bucket shuffle of 50M records with 4 strata of 13 buckets
+    spent 429 s of CPU against 9 s for 10M records with 3 buckets each (7 times slower per record).
+    With `spark.sql.codegen.hugeMethodLimit` at 8000 (the value Spark's documentation suggests on
+    HotSpot) Spark falls back, for that part of the plan only, to code generated per expression, in
+    methods it splits. The session's previous value is restored afterwards; a lower value is kept."""
+    conf = spark.conf
+    before = conf.get(HUGE_METHOD, None)
+    if before is not None and int(before) <= JIT_METHOD_BYTES:
+        yield
+        return
+    conf.set(HUGE_METHOD, str(JIT_METHOD_BYTES))
+    try:
+        yield
+    finally:
+        if before is None:
+            conf.unset(HUGE_METHOD)
+        else:
+            conf.set(HUGE_METHOD, before)
+
+
+__all__ = ["HUGE_METHOD", "JAVA_HINT", "JIT_METHOD_BYTES", "jit_sized_codegen", "SparkUnavailable", "java_available", "local_session", "require_pyspark"]
