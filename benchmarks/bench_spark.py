@@ -1,7 +1,7 @@
 """The Spark release against Spark's own sort of the same data, on local[2].
 
     .venv/bin/python benchmarks/bench_spark.py [--rows 10000000 50000000] [--driver-memory 6g]
-                                               [--event-log DIR]
+                                               [--event-log DIR] [--repeat N]
 
 With --event-log, Spark writes its event log into DIR and `benchmarks/spark_stages.py DIR/<app>`
 prints where the time went, job by job and stage by stage (docs/spark.md has the 10M profile).
@@ -144,6 +144,9 @@ def main() -> None:
     parser.add_argument("--driver-memory", default="6g")
     parser.add_argument("--folder", default=None, help="where the data go (default: a temporary folder)")
     parser.add_argument("--event-log", default=None, help="write Spark's event log (uncompressed) here")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run each Spark release this many times (the first release of a session also pays "
+                             "the JVM's and Spark's warm-up, as the first baseline does)")
     args = parser.parse_args()
     config = {"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "16"}
     if args.event_log:
@@ -168,8 +171,10 @@ def main() -> None:
             rows = [("Spark orderBy(x).write.parquet (baseline)", base, jvm, worker)]
             for strata, label in ((True, "4 strata"), (False, "one stratum")):
                 spec = parse_spec(spec_doc(f"spark_{label.replace(' ', '_')}", strata), base=folder)
-                t, jvm, worker = measured(lambda: spark_release(spec, spark, options=Options()))
-                rows.append((f"Spark release, mdav_round k=5, {label}", t, jvm, worker))
+                for run in range(args.repeat):
+                    t, jvm, worker = measured(lambda: spark_release(spec, spark, options=Options()))
+                    again = f", run {run + 1}" if args.repeat > 1 else ""
+                    rows.append((f"Spark release, mdav_round k=5, {label}{again}", t, jvm, worker))
                 code = DUCKDB_RELEASE.format(doc=spec_doc(f"duck_{label.replace(' ', '_')}.duckdb", strata),
                                              base=str(folder))
                 out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
