@@ -113,11 +113,11 @@ class StageKernel:
         out = {name: batch.column(name) for name in batch.schema.names}
         order = None
         if task is not None:
-            order = pc.sort_indices(batch.column(self.key)).to_numpy(zero_copy_only=False)
             if task.mode == SPLIT:
-                rank = np.empty(order.shape[0], np.int64)
-                rank[order] = np.arange(order.shape[0])
-                order = bucket_order(batch.column(self.value).to_numpy(zero_copy_only=False), rank, task.plan.tie_split)
+                order = bucket_order(batch.column(self.value).to_numpy(zero_copy_only=False),
+                                     key_rank(batch.column(self.key)), task.plan.tie_split)
+            else:
+                order = pc.sort_indices(batch.column(self.key)).to_numpy(zero_copy_only=False)
         for part in self.parts:
             try:
                 masked = self._mask(part, task, batch, order)
@@ -199,9 +199,18 @@ def _fact(task: BucketTask, masked):
     return piece_fact(task.stratum, task.bucket.offset, masked)
 
 
+def key_rank(keys: pa.Array) -> np.ndarray:
+    """Each record's rank among `keys`, ascending (Arrow's sort, for any key type): what
+    `positional.bucket_order` takes to put records of equal value in key order."""
+    by_key = pc.sort_indices(keys).to_numpy(zero_copy_only=False)
+    rank = np.empty(by_key.shape[0], np.int64)
+    rank[by_key] = np.arange(by_key.shape[0])
+    return rank
+
+
 def _floats(arr) -> np.ndarray:
     arr = arr.cast(pa.float64())
     return np.asarray(arr.fill_null(np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
-__all__ = ["BucketTask", "CONFLICT", "Part", "Reports", "SPLIT", "StageKernel", "WHOLE"]
+__all__ = ["BucketTask", "CONFLICT", "Part", "Reports", "SPLIT", "StageKernel", "WHOLE", "key_rank"]

@@ -40,7 +40,7 @@ from .._validate import fail, is_auto, refuse_nonfinite
 from ..params import AUTO, EPSILON, GROUP_SIZE_AUTO, REPRESENTATIVE, SEED
 from ..methods import dp as np_dp
 from ..methods.freedman_diaconis import group_size_sorted
-from .kernel import SPLIT, BucketTask
+from .kernel import SPLIT, BucketTask, key_rank
 from .ordering import S, V, Order, per_stratum, qcol
 from .positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan, bucket_order
 from .stratum import stratum_seed
@@ -155,10 +155,7 @@ def plan_huge_strata(src, *, method: str, params: dict, key: str, order: Order, 
     for s in ids:
         idx = np.flatnonzero(s_col == s)
         keys = rows.column("k").take(pa.array(idx))
-        by_key = pc.sort_indices(keys).to_numpy(zero_copy_only=False)
-        rank = np.empty(idx.shape[0], np.int64)
-        rank[by_key] = np.arange(idx.shape[0])
-        parts[s] = (v_col[idx], keys, rank)
+        parts[s] = (v_col[idx], keys, key_rank(keys))
     splits = dict(order.tie_split)
     if median_tie_split:
         for s, (v, _, _) in parts.items():
@@ -242,9 +239,7 @@ def _sorted_records(records, idx: np.ndarray, tie_split: float) -> list:
     idx = np.repeat(idx, records.column(_RN).to_numpy(zero_copy_only=False)[idx])
     v = records.column(_RV).to_numpy(zero_copy_only=False)[idx]
     keys = records.column(_RK).take(pa.array(idx, pa.int64()))
-    rank = np.empty(idx.shape[0], np.int64)
-    rank[pc.sort_indices(keys).to_numpy(zero_copy_only=False)] = np.arange(idx.shape[0])
-    perm = bucket_order(v, rank, tie_split)
+    perm = bucket_order(v, key_rank(keys), tie_split)
     return list(zip(v[perm].tolist(), keys.take(pa.array(perm, pa.int64())).to_pylist()))
 
 
