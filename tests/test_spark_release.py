@@ -361,3 +361,21 @@ def test_strata_index_as_a_case_equals_the_join(source, spark, monkeypatch, stra
     assert labels == join_labels and len(labels) == df[strata[0]].nunique(dropna=False)
     pd.testing.assert_frame_equal(case, join, check_dtype=False)
     assert case.iloc[:, 1].notna().all()
+
+
+def test_an_empty_source_with_strata_gives_an_empty_release(tmp_path, spark):
+    """No records, so no strata and no buckets: the Spark release writes the empty table and the
+    manifest, as the DuckDB release does (it raised an AttributeError on the strata index, then an
+    AnalysisException on an empty bucket map)."""
+    empty = pd.DataFrame({"id": np.arange(0, dtype=np.int64), "s": pd.Series([], dtype=object), "x": np.zeros(0)})
+    write_parquet(empty, tmp_path / "empty.parquet")
+    doc = {"source": {"files": "empty.parquet", "key": "id"}, "masking": {"strata": ["s"]},
+           "columns": {"id": "keep", "s": "keep", "x": {"method": "mdav_round", "k": 3}}}
+    release(parse_spec({**doc, "output": {"database": "duck.duckdb", "table": "t"}}, base=tmp_path))
+    result = spark_release(parse_spec({**doc, "output": {"database": "out", "table": "t"}}, base=tmp_path), spark)
+    assert result.rows == 0
+    out = read_release(tmp_path / "out", "t")
+    assert list(out.columns) == ["id", "s", "x"] and len(out) == 0
+    duck = duckdb.connect(str(tmp_path / "duck.duckdb"), read_only=True).execute("SELECT * FROM t").fetchdf()
+    assert list(duck.columns) == list(out.columns) and len(duck) == 0
+    assert len(read_manifest(tmp_path / "out")) == 3

@@ -295,7 +295,7 @@ def compute_strata(spark, df, spec: Spec, rules: list[Rule]) -> tuple[DataFrame,
                               {rule.where: [int(r[f"n{i}"]) for r in rows] for i, rule in enumerate(members)},
                               sum(int(r["__sdc_rows"]) for r in rows))
         kind = df.schema[columns[0]].dataType if len(columns) == 1 else None
-        inline = len(rows) <= INLINE_STRATA and (kind == T.StringType()  # binary collation: equality is the join's
+        inline = 0 < len(rows) <= INLINE_STRATA and (kind == T.StringType()  # binary collation: equality is the join's
                                                  or isinstance(kind, (T.IntegralType, T.BooleanType)))
         if inline:  # a flat CASE on the value: no join in each pass over the source
             df = df.withColumn(name, _inline_index(qcol(columns[0]), [r[columns[0]] for r in rows]))
@@ -479,7 +479,7 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
     attraction (`smallest_set_step`) report their buckets' facts to it (see `measured_sets`)."""
     partitions, label_of = stage_labels(spark, stage)
     bucket = stage.bucket if stage.split else F.col(stage.strata.index_column)
-    if stage.buckets <= LABELLED_BUCKETS:
+    if 0 < stage.buckets <= LABELLED_BUCKETS:  # (no buckets: an empty source, no record to label)
         mapping = F.create_map(*[x for b in range(stage.buckets) for x in (F.lit(b), F.lit(label_of[b]))])
         bucket = mapping[bucket]
     tasks = {label_of[b]: t for b, t in stage.tasks.items()}
