@@ -266,8 +266,9 @@ def compute_strata(spark, df, spec: Spec, rules: list[Rule]) -> tuple[DataFrame,
     """One aggregate per distinct strata list: the strata in order, their sizes per rule, and a check
     for NaN and infinity (refused as the numpy layer refuses them). Returns the source with one stratum
     index column per strata list: a flat CASE on the value for up to INLINE_STRATA strata of one
-    text, integer or boolean column (a join costs in every pass over the source: 1-2 s per pass of
-    10M rows on local[2]), else joined from a small broadcast table."""
+    text, integer or boolean column (a join costs in every pass over the source: a grouped sum over
+    10M rows with 4 strata on local[2] took 1.35-1.51 s with the join, 0.65-0.97 s with the CASE),
+    else joined from a small broadcast table."""
     groups: dict[tuple, list[Rule]] = {}
     for rule in rules:
         groups.setdefault(tuple(spec.strata_of(rule)), []).append(rule)
