@@ -25,19 +25,16 @@ from pyspark.sql import functions as F
 from .._numerics import exponent
 from ..params import INTERVALS, POINT
 from ..methods import discretisation as disc
-from .ordering import S, V, per_stratum, qcol
+from .ordering import S, V, per_stratum, qcol, qsql, sql_literal, sql_tree
 from .summary import summary_points
 
 def lookup(lows: np.ndarray, points: np.ndarray):
-    """points[number of lows <= V], as a CASE tree on V."""
-
-    def tree(lo: int, hi: int):
-        if lo == hi:
-            return F.lit(float(points[lo]))
-        mid = (lo + hi) // 2
-        return F.when(F.col(V) < F.lit(float(lows[mid])), tree(lo, mid)).otherwise(tree(mid + 1, hi))
-
-    return tree(0, len(lows))
+    """points[number of lows <= V], as a CASE tree on V (SQL text, parsed once: see `ordering`)."""
+    texts = [sql_literal(float(x)) for x in (*lows, *points)]
+    if any(t is None for t in texts):  # the summaries hold finite values only (refused before)
+        raise RuntimeError(f"duckdb_sdc.spark: a summary point that is not finite: {lows}, {points}")
+    tests = [f"{qsql(V)} < {t}" for t in texts[:len(lows)]]
+    return F.expr(sql_tree(tests, lambda i: texts[len(lows) + i]))
 
 
 def summary_expr(src, method: str, params: dict, strata: list[int], limit: int, func: str):
