@@ -276,8 +276,7 @@ def test_bucket_order_is_the_order_the_planner_cuts_in(values, split, seed):
     rng = np.random.default_rng(seed)
     v = np.array(values, dtype=np.float64)
     keys = rng.permutation(1000)[:v.shape[0]].astype(np.int64)  # distinct keys, in no order
-    rank = np.argsort(np.argsort(keys))
-    got = bucket_order(v, rank, split).tolist()
+    got = bucket_order(v, np.argsort(keys), split).tolist()
     sort_key = Order("id", {0: split}).sort_key(0)
     expected = sorted(range(v.shape[0]), key=lambda i: sort_key((float(v[i]), int(keys[i]))))
     assert got == expected

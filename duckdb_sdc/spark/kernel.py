@@ -115,7 +115,7 @@ class StageKernel:
         if task is not None:
             if task.mode == SPLIT:
                 order = bucket_order(batch.column(self.value).to_numpy(zero_copy_only=False),
-                                     key_rank(batch.column(self.key)), task.plan.tie_split)
+                                     key_order(batch.column(self.key)), task.plan.tie_split)
             else:
                 order = pc.sort_indices(batch.column(self.key)).to_numpy(zero_copy_only=False)
         for part in self.parts:
@@ -199,13 +199,10 @@ def _fact(task: BucketTask, masked):
     return piece_fact(task.stratum, task.bucket.offset, masked)
 
 
-def key_rank(keys: pa.Array) -> np.ndarray:
-    """Each record's rank among `keys`, ascending (Arrow's sort, for any key type): what
+def key_order(keys: pa.Array) -> np.ndarray:
+    """The permutation that sorts `keys` ascending (Arrow's sort, for any key type): what
     `positional.bucket_order` takes to put records of equal value in key order."""
-    by_key = pc.sort_indices(keys).to_numpy(zero_copy_only=False)
-    rank = np.empty(by_key.shape[0], np.int64)
-    rank[by_key] = np.arange(by_key.shape[0])
-    return rank
+    return pc.sort_indices(keys).to_numpy(zero_copy_only=False)
 
 
 def _floats(arr) -> np.ndarray:
@@ -213,4 +210,4 @@ def _floats(arr) -> np.ndarray:
     return np.asarray(arr.fill_null(np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
-__all__ = ["BucketTask", "CONFLICT", "Part", "Reports", "SPLIT", "StageKernel", "WHOLE", "key_rank"]
+__all__ = ["BucketTask", "CONFLICT", "Part", "Reports", "SPLIT", "StageKernel", "WHOLE", "key_order"]

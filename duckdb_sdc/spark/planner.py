@@ -40,7 +40,7 @@ from .._validate import fail, is_auto, refuse_nonfinite
 from ..params import AUTO, EPSILON, GROUP_SIZE_AUTO, REPRESENTATIVE, SEED
 from ..methods import dp as np_dp
 from ..methods.freedman_diaconis import group_size_sorted
-from .kernel import SPLIT, BucketTask, key_rank
+from .kernel import SPLIT, BucketTask, key_order
 from .ordering import S, V, Order, per_stratum, qcol
 from .positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan, bucket_order
 from .stratum import stratum_seed
@@ -151,11 +151,11 @@ def plan_huge_strata(src, *, method: str, params: dict, key: str, order: Order, 
             .sampleBy(S, fractions, options.seed).toArrow())
     s_col = rows.column(S).to_numpy(zero_copy_only=False)
     v_col = rows.column(V).to_numpy(zero_copy_only=False)
-    parts = {}  # stratum -> (values, keys as Arrow, key ranks): sorted by numpy, not by Python tuples
+    parts = {}  # stratum -> (values, keys as Arrow, their key order): sorted by numpy, not by Python tuples
     for s in ids:
         idx = np.flatnonzero(s_col == s)
         keys = rows.column("k").take(pa.array(idx))
-        parts[s] = (v_col[idx], keys, key_rank(keys))
+        parts[s] = (v_col[idx], keys, key_order(keys))
     splits = dict(order.tie_split)
     if median_tie_split:
         for s, (v, _, _) in parts.items():
@@ -163,8 +163,8 @@ def plan_huge_strata(src, *, method: str, params: dict, key: str, order: Order, 
                 splits[s] = float(np.sort(v)[(v.shape[0] - 1) // 2])
     order = Order(order.key, splits)
     samples = {}
-    for s, (v, keys, rank) in parts.items():  # in the order of `order.sort_key(s)`
-        perm = bucket_order(v, rank, order.split_of(s))
+    for s, (v, keys, by_key) in parts.items():  # in the order of `order.sort_key(s)`
+        perm = bucket_order(v, by_key, order.split_of(s))
         samples[s] = _Sample(v[perm], keys.take(pa.array(perm)))
     return order, samples
 
@@ -239,7 +239,7 @@ def _sorted_records(records, idx: np.ndarray, tie_split: float) -> list:
     idx = np.repeat(idx, records.column(_RN).to_numpy(zero_copy_only=False)[idx])
     v = records.column(_RV).to_numpy(zero_copy_only=False)[idx]
     keys = records.column(_RK).take(pa.array(idx, pa.int64()))
-    perm = bucket_order(v, key_rank(keys), tie_split)
+    perm = bucket_order(v, key_order(keys), tie_split)
     return list(zip(v[perm].tolist(), keys.take(pa.array(perm, pa.int64())).to_pylist()))
 
 

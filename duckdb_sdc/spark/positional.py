@@ -89,15 +89,19 @@ class Bucket:
     last_continues: bool = False
 
 
-def bucket_order(v: np.ndarray, key_rank: np.ndarray, tie_split: float = np.inf) -> np.ndarray:
+def bucket_order(v: np.ndarray, by_key: np.ndarray, tie_split: float = np.inf) -> np.ndarray:
     """The permutation that puts a bucket's records in the order of its stratum (`ordering.Order`):
-    by value ascending, ties by key ascending, or descending for values above tie_split. key_rank:
-    each record's rank among the bucket's keys (ascending). The executors sort each bucket with this
-    after Spark has only grouped the records by bucket: a sort on one long key is several times
-    cheaper in Spark than one on (bucket, value, key) (10M records: 12-22 s against 65-93 s on
-    local[2], the machine shared), and this lexsort of a bucket takes a fraction of a second."""
-    rank = np.asarray(key_rank, np.int64)
-    return np.lexsort((np.where(v > tie_split, -rank, rank), v))
+    by value ascending, ties by key ascending, or descending for values above tie_split. by_key: the
+    permutation that sorts the bucket's keys ascending (`kernel.key_order`). The records go in key order
+    (those above tie_split in reverse key order, after the others), then a stable sort on the value
+    keeps that order among equal values (1M records: about 0.25 s, half of a lexsort on (value, signed
+    key rank)). The executors sort each bucket with this after Spark has only grouped the records by
+    bucket: a sort on one long key is several times cheaper in Spark than one on (bucket, value, key)
+    (10M records: 12-22 s against 65-93 s on local[2], the machine shared)."""
+    by_key = np.asarray(by_key, np.int64)
+    above = v[by_key] > tie_split
+    seq = np.concatenate((by_key[~above], by_key[above][::-1])) if above.any() else by_key
+    return seq[np.argsort(v[seq], kind="stable")]
 
 
 class StratumPlan:
