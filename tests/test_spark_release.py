@@ -12,6 +12,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from pyspark.sql import functions as F
 from spark_helpers import read_manifest, read_release, spark, write_parquet  # noqa: F401 (fixture)
 
 from duckdb_sdc import methods
@@ -240,6 +241,20 @@ def test_a_repeated_key_is_refused_with_the_duckdb_message(tmp_path, spark):
                                         r"repeated values"):
         spark_release(parse_spec(doc("out", SMALL), base=tmp_path), spark)
     assert not (tmp_path / "out").exists() and _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("column, where", [("id", "source.key"), ("region", "masking.strata")])
+def test_a_text_key_or_stratum_under_another_collation_is_refused(source, spark, column, where):
+    """Under UTF8_LCASE Spark puts 'a' before 'B' and groups 'North' with 'north'; the executors sort keys
+    by their bytes and DuckDB groups strata by them: refused, naming the spec key, nothing written."""
+    folder, df = source
+    frame = spark.read.parquet(str(folder / "people.parquet"))
+    text = F.concat(F.lit("k"), F.col(column).cast("string")) if column == "id" else F.col(column)
+    frame = frame.withColumn(column, F.collate(text, "UTF8_LCASE"))
+    with pytest.raises(SpecError, match=rf"{where}: column '{column}' has collation UTF8_LCASE; a Spark release "
+                                        r"compares keys and strata byte by byte"):
+        spark_release(parse_spec(doc("out", SMALL), base=folder), spark, source=frame)
+    assert not (folder / "out").exists() and _leftovers(folder) == []
 
 
 @pytest.mark.parametrize("key, value, message", [

@@ -798,6 +798,24 @@ def measured_sets(spark, reports: dict, spec: Spec, rules: list[Rule], strata: d
         step.check([] if n is None else [(*st.values[s], n)])
 
 
+def _refuse_collations(spec: Spec, src: DataFrame) -> None:
+    """Text keys and strata compare byte by byte, as in the DuckDB release. Records of equal value are
+    ordered by key both in Spark's comparisons (the planner's boundaries) and by Arrow in the executors
+    (`kernel.key_order`), and strata are Spark's groups; under another collation (Spark 4's
+    `COLLATE UTF8_LCASE`, say) the two orders would disagree, so that buckets would not be cut where
+    the plan says, and 'North' and 'north' would be one stratum in Spark and two in DuckDB. Refused."""
+    named = [] if spec.source.key is None else [("source.key", spec.source.key)]
+    for rule in spec.masked():
+        where = "masking.strata" if rule.strata is None else f"{rule.where}.strata"
+        named += [(where, c) for c in spec.strata_of(rule)]
+    for where, column in named:
+        dtype = src.schema[column].dataType
+        if isinstance(dtype, T.StringType) and dtype.collation != "UTF8_BINARY":
+            raise SpecError(f"{spec.name}: {where}: column {column!r} has collation {dtype.collation}; a Spark "
+                            "release compares keys and strata byte by byte (UTF8_BINARY), as the DuckDB release "
+                            "does: cast the column to a plain STRING first")
+
+
 def _key_error(spec: Spec, src: DataFrame) -> SpecError | None:
     """The DuckDB release's error for a key that is not unique and non-NULL, or None."""
     if spec.source.key is None:
@@ -854,6 +872,7 @@ def _release(spec: Spec, spark: SparkSession, *, source, target, options: Option
     try:
         src, source_columns = read_source(spark, spec, source, staging=f"{tmp}-staging" if source is None else None)
         resolve(spec, source_columns)
+        _refuse_collations(spec, src)
         if spec.source.key is None:
             src = with_surrogate_key(src, source_columns)
             cached.append(src)
