@@ -40,7 +40,7 @@ def sql_literal(value) -> str | None:
     double, and Spark reads it with Java's correctly rounded parser), an int as a BIGINT cast from its
     digits, a str as the cast of its UTF-8 bytes written in hex (no quote or escape rules involved)."""
     if isinstance(value, float):
-        return f"({value!r}D)" if math.isfinite(value) else None
+        return f"({float.__repr__(value)}D)" if math.isfinite(value) else None  # (numpy's repr names its type)
     if isinstance(value, int) and not isinstance(value, bool):
         return f"CAST('{value}' AS BIGINT)" if -2**63 <= value < 2**63 else None
     if isinstance(value, str):
