@@ -243,16 +243,17 @@ def test_a_repeated_key_is_refused_with_the_duckdb_message(tmp_path, spark):
     assert not (tmp_path / "out").exists() and _leftovers(tmp_path) == []
 
 
-@pytest.mark.parametrize("column, where", [("id", "source.key"), ("region", "masking.strata")])
-def test_a_text_key_or_stratum_under_another_collation_is_refused(source, spark, column, where):
+@pytest.mark.parametrize("column, where", [("id", "source.key"), ("region", "masking.strata"), ("note", "source")])
+def test_a_text_column_under_another_collation_is_refused(source, spark, column, where):
     """Under UTF8_LCASE Spark puts 'a' before 'B' and groups 'North' with 'north'; the executors sort keys
-    by their bytes and DuckDB groups strata by them: refused, naming the spec key, nothing written."""
+    by their bytes and DuckDB groups strata and classes by them: refused, naming the spec key that uses
+    the column (or the source), nothing written."""
     folder, df = source
     frame = spark.read.parquet(str(folder / "people.parquet"))
-    text = F.concat(F.lit("k"), F.col(column).cast("string")) if column == "id" else F.col(column)
+    text = F.col(column) if column == "region" else F.concat(F.lit("k"), F.col("id").cast("string"))
     frame = frame.withColumn(column, F.collate(text, "UTF8_LCASE"))
     with pytest.raises(SpecError, match=rf"{where}: column '{column}' has collation UTF8_LCASE; a Spark release "
-                                        r"compares keys and strata byte by byte"):
+                                        r"compares text byte by byte"):
         spark_release(parse_spec(doc("out", SMALL), base=folder), spark, source=frame)
     assert not (folder / "out").exists() and _leftovers(folder) == []
 

@@ -799,21 +799,24 @@ def measured_sets(spark, reports: dict, spec: Spec, rules: list[Rule], strata: d
 
 
 def _refuse_collations(spec: Spec, src: DataFrame) -> None:
-    """Text keys and strata compare byte by byte, as in the DuckDB release. Records of equal value are
+    """Text compares byte by byte in a release, as in the DuckDB release. Records of equal value are
     ordered by key both in Spark's comparisons (the planner's boundaries) and by Arrow in the executors
-    (`kernel.key_order`), and strata are Spark's groups; under another collation (Spark 4's
-    `COLLATE UTF8_LCASE`, say) the two orders would disagree, so that buckets would not be cut where
-    the plan says, and 'North' and 'north' would be one stratum in Spark and two in DuckDB. Refused."""
-    named = [] if spec.source.key is None else [("source.key", spec.source.key)]
+    (`kernel.key_order`); strata and the policy gate's classes of quasi-identifiers are Spark's groups;
+    a spec without a key orders all columns for its surrogate key. Under another collation (Spark 4's
+    `COLLATE UTF8_LCASE`, say) buckets would not be cut where the plan says, and 'North' and 'north'
+    would be one stratum or class in Spark and two in DuckDB. So a source text column with one is
+    refused, named by the spec key that uses it (source.key, the strata) or else as a source column."""
+    named = {} if spec.source.key is None else {spec.source.key: "source.key"}
     for rule in spec.masked():
-        where = "masking.strata" if rule.strata is None else f"{rule.where}.strata"
-        named += [(where, c) for c in spec.strata_of(rule)]
-    for where, column in named:
-        dtype = src.schema[column].dataType
+        for c in spec.strata_of(rule):
+            named.setdefault(c, "masking.strata" if rule.strata is None else f"{rule.where}.strata")
+    for field in src.schema.fields:
+        dtype = field.dataType
         if isinstance(dtype, T.StringType) and dtype.collation != "UTF8_BINARY":
-            raise SpecError(f"{spec.name}: {where}: column {column!r} has collation {dtype.collation}; a Spark "
-                            "release compares keys and strata byte by byte (UTF8_BINARY), as the DuckDB release "
-                            "does: cast the column to a plain STRING first")
+            raise SpecError(f"{spec.name}: {named.get(field.name, 'source')}: column {field.name!r} has collation "
+                            f"{dtype.collation}; a Spark release compares text byte by byte (UTF8_BINARY), as the "
+                            "DuckDB release does (keys, strata, classes of quasi-identifiers): cast the column to "
+                            "a plain STRING first")
 
 
 def _key_error(spec: Spec, src: DataFrame) -> SpecError | None:
