@@ -1,13 +1,15 @@
 """The Spark release against Spark's own sort of the same data, on local[2].
 
     .venv/bin/python benchmarks/bench_spark.py [--rows 10000000 50000000] [--driver-memory 6g]
-                                               [--event-log DIR] [--repeat N]
+                                               [--event-log DIR] [--repeat N] [--kept N]
 
 With --event-log, Spark writes its event log into DIR and `benchmarks/spark_stages.py DIR/<app>`
 prints where the time went, job by job and stage by stage (docs/spark.md has the 10M profile).
 
 Data: a Parquet file of (id BIGINT, region VARCHAR with 4 values, x DOUBLE lognormal, rounded to
-cents so that ties occur). For every size, in the same Spark session:
+cents so that ties occur), with --kept N also N DOUBLE columns c1..cN that the spec keeps as they are
+(a wider table: every stage of a release moves whole records, as the sort does). For every size, in
+the same Spark session:
 
 * baseline: `spark.read.parquet(src).orderBy("x").write.parquet(out)`;
 * the Spark release of a spec masking x with mdav_round (k = 5), with 4 strata (region) and with one
@@ -42,11 +44,12 @@ from duckdb_sdc.spark import Options, local_session
 from duckdb_sdc.spark import release as spark_release
 
 
-def make_source(path: Path, n: int) -> None:
+def make_source(path: Path, n: int, kept: int = 0) -> None:
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
+    extra = "".join(f", round(random() * 1000, 2) AS c{i + 1}" for i in range(kept))
     con.execute(f"""COPY (SELECT i AS id, ['north', 'south', 'east', 'west'][1 + (hash(i) % 4)::INT] AS region,
-                         round(exp(9 + 1.2 * sqrt(-2 * ln(random())) * cos(2 * pi() * random())), 2) AS x
+                         round(exp(9 + 1.2 * sqrt(-2 * ln(random())) * cos(2 * pi() * random())), 2) AS x{extra}
                   FROM range({n}) r(i)) TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE 1000000)""")
     con.close()
 
@@ -131,11 +134,12 @@ print(s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
 
 
-def spec_doc(out: str, strata: bool) -> dict:
+def spec_doc(out: str, strata: bool, kept: int = 0) -> dict:
     return {"source": {"files": "src.parquet", "key": "id"},
             "output": {"database": out, "table": "t"},
             "masking": {"strata": ["region"] if strata else []},
-            "columns": {"id": "keep", "region": "keep", "x": {"method": "mdav_round", "k": 5}}}
+            "columns": {"id": "keep", "region": "keep", "x": {"method": "mdav_round", "k": 5},
+                        **{f"c{i + 1}": "keep" for i in range(kept)}}}
 
 
 def main() -> None:
@@ -147,6 +151,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="run each Spark release this many times (the first release of a session also pays "
                              "the JVM's and Spark's warm-up, as the first baseline does)")
+    parser.add_argument("--kept", type=int, default=0, help="DOUBLE columns the spec keeps as they are, besides x")
     args = parser.parse_args()
     config = {"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "16"}
     if args.event_log:
@@ -155,14 +160,14 @@ def main() -> None:
                        "spark.eventLog.compress": "false"})
     spark = local_session("local[2]", config=config)
     print(f"Spark {spark.version} on local[2], driver memory {args.driver_memory}; "
-          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {3 + args.kept} columns")
     print("| rows | what | seconds | ratio | ratio to the faster baseline | JVM peak GB | worker peak GB |\n"
           "|---:|---|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(dir=args.folder) as tmp:
         folder = Path(tmp)
         for n in args.rows:
             src = folder / "src.parquet"
-            make_source(src, n)
+            make_source(src, n, args.kept)
 
             def baseline():
                 spark.read.parquet(str(src)).orderBy("x").write.mode("overwrite").parquet(str(folder / "sorted"))
@@ -170,12 +175,12 @@ def main() -> None:
             base, jvm, worker = measured(baseline)
             rows = [("Spark orderBy(x).write.parquet (baseline)", base, jvm, worker)]
             for strata, label in ((True, "4 strata"), (False, "one stratum")):
-                spec = parse_spec(spec_doc(f"spark_{label.replace(' ', '_')}", strata), base=folder)
+                spec = parse_spec(spec_doc(f"spark_{label.replace(' ', '_')}", strata, args.kept), base=folder)
                 for run in range(args.repeat):
                     t, jvm, worker = measured(lambda: spark_release(spec, spark, options=Options()))
                     again = f", run {run + 1}" if args.repeat > 1 else ""
                     rows.append((f"Spark release, mdav_round k=5, {label}{again}", t, jvm, worker))
-                code = DUCKDB_RELEASE.format(doc=spec_doc(f"duck_{label.replace(' ', '_')}.duckdb", strata),
+                code = DUCKDB_RELEASE.format(doc=spec_doc(f"duck_{label.replace(' ', '_')}.duckdb", strata, args.kept),
                                              base=str(folder))
                 out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
                 seconds, rss = out.stdout.split()[-2:]
