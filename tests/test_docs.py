@@ -353,7 +353,8 @@ def test_search_works_offline_in_chromium(browser, served, tmp_path):
     page.keyboard.press("/")  # Material's shortcut: focus the search box
     page.keyboard.type("vmdav_round")
     results = page.locator(".md-search-result__item")
-    results.first.wait_for(timeout=15_000)
+    # the results of a prefix typed so far ("v") may show first: wait for those of the whole word
+    results.filter(has_text="vmdav_round").first.wait_for(timeout=15_000)
     assert "vmdav_round" in results.first.inner_text()
     page.screenshot(path=str(tmp_path / "search.png"))
     page.close()
