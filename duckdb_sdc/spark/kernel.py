@@ -117,7 +117,7 @@ class StageKernel:
                 order = bucket_order(batch.column(self.value).to_numpy(zero_copy_only=False),
                                      key_order(batch.column(self.key)), task.plan.tie_split)
             else:
-                order = pc.sort_indices(batch.column(self.key)).to_numpy(zero_copy_only=False)
+                order = key_order(batch.column(self.key))
         for part in self.parts:
             try:
                 masked = self._mask(part, task, batch, order)
