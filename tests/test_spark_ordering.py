@@ -1,7 +1,7 @@
 """The boundary comparisons of the Spark planner written as SQL text (`ordering.sql_literal`,
-`Order.rank_expr`, `intervals.lookup`): every literal reads back as the same value, and the trees give
-the ranks of a slow Python reference (bisect over the records' sort keys) and of the Column-built tree,
-with ties, signed zeros, both ends of the doubles, and keys that need quoting."""
+`Order.ranked`, `intervals.lookup`): every literal reads back as the same value, and the search and the
+trees give the ranks of a slow Python reference (bisect over the records' sort keys), with ties,
+signed zeros, both ends of the doubles, and keys that need quoting."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pyspark.sql import types as T
 from spark_helpers import spark  # noqa: F401 (fixture)
 
 from duckdb_sdc.spark.intervals import lookup
-from duckdb_sdc.spark.ordering import V, Order, sql_literal
+from duckdb_sdc.spark.ordering import S, V, Order, sql_literal
 
 DOUBLES = [0.0, -0.0, 0.1, -0.1, 1 / 3, 5e-324, -5e-324, 2.2250738585072014e-308, 2.225073858507201e-308,
            1.7976931348623157e308, -1.7976931348623157e308, 1e-300, 123456789.125, 2.0**53 + 2, 1e22, 1e23]
@@ -50,10 +50,12 @@ def _records(rng, n, keys):
 
 
 @pytest.mark.parametrize("kind", ["int", "text", "date"])
-def test_rank_expr_counts_the_boundaries_at_or_before_each_record(spark, kind):
-    """The SQL-text tree (int and text keys) and the Column tree (a date key, which has no literal here)
-    against bisect over the Python sort key of `Order`, ties in key order below tie_split and in reverse
-    key order above it."""
+def test_ranked_counts_the_boundaries_at_or_before_each_record(spark, kind):
+    """`Order.ranked`: the binary search (int and text keys) and the Column tree (a date key, which has
+    no literal here) against bisect over the Python sort key of `Order`, per stratum, with ties in key
+    order below tie_split and in reverse key order above it; numbers of boundaries around powers of
+    two (the padding), a stratum without boundaries, and records of a stratum outside the search
+    (the default)."""
     rng = np.random.default_rng({"int": 1, "text": 2, "date": 3}[kind])
     n = 120
     if kind == "int":
@@ -65,21 +67,30 @@ def test_rank_expr_counts_the_boundaries_at_or_before_each_record(spark, kind):
     else:
         keys = [datetime.date(2000, 1, 1) + datetime.timedelta(days=int(d)) for d in rng.permutation(5000)[:n]]
         key_type = T.DateType()
-    records = _records(rng, n, keys)
-    schema = T.StructType([T.StructField(V, T.DoubleType()), T.StructField("the key", key_type)])
+    strata = [int(s) for s in rng.integers(0, 4, n)]
+    records = [(s, *r) for s, r in zip(strata, _records(rng, n, keys))]
+    schema = T.StructType([T.StructField(S, T.IntegerType()), T.StructField(V, T.DoubleType()),
+                           T.StructField("the key", key_type)])
     df = spark.createDataFrame(records, schema)
-    for split in (math.inf, 1.0, -0.0):
-        order = Order("the key", {0: split})
-        sort_key = order.sort_key(0)
-        bounds = sorted(records[i] for i in rng.choice(n, 17, replace=False))
-        bounds.sort(key=sort_key)
-        ordered = [sort_key(b) for b in bounds]
-        expected = [bisect.bisect_right(ordered, sort_key(r)) for r in records]
-        sql = df.select(order.rank_expr(0, bounds).alias("r")).collect()
-        columns = df.select(order.rank_columns(0, bounds).alias("r")).collect()
-        assert [r["r"] for r in sql] == expected
-        assert [r["r"] for r in columns] == expected
-        assert ("`__sdc_v` < (" in str(order.rank_expr(0, bounds))) == (kind != "date")  # SQL text or Columns
+    for split, sizes in ((math.inf, {0: 17, 1: 0, 2: 1}), (1.0, {0: 7, 1: 8, 2: 16}), (-0.0, {0: 15, 2: 2})):
+        order = Order("the key", {0: split, 2: split})
+        bounds, base = {}, {}
+        for s, size in sizes.items():
+            mine = [(v, k) for t, v, k in records if t == s]
+            bounds[s] = sorted((mine[i] for i in rng.choice(len(mine), size, replace=False)), key=order.sort_key(s))
+            base[s] = 100 * s + 7
+        expected = []
+        for t, v, k in records:
+            if t in bounds:
+                ordered = [order.sort_key(t)(b) for b in bounds[t]]
+                expected.append(base[t] + bisect.bisect_right(ordered, order.sort_key(t)((v, k))))
+            else:
+                expected.append(-1)
+        got = order.ranked(df, "r", bounds, base, F.lit(-1))
+        assert got.columns == df.columns + ["r"]
+        assert [r["r"] for r in got.collect()] == expected
+        searched = "element_at(__sdc_bv" in got._jdf.queryExecution().analyzed().toString()
+        assert searched == (kind != "date")  # the SQL search, or Column trees for a key without literals
 
 
 def test_lookup_is_searchsorted(spark):

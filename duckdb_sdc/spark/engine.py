@@ -50,6 +50,7 @@ import re
 import secrets
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -77,7 +78,7 @@ from .files import FileSystem, normalise, sibling
 from .session import jit_sized_codegen
 from .attraction import smallest_set
 from .kernel import CONFLICT, WHOLE, BucketTask, Part, Reports, StageKernel
-from .ordering import B, S, V, per_stratum, qcol
+from .ordering import B, S, V, qcol
 from .planner import POSITIONAL, Options, check_finite, plan_rule
 from .stratum import StratumCall
 
@@ -399,7 +400,7 @@ class Stage:
     rules: list[Rule]
     buckets: int  # bucket ids 0 .. buckets - 1
     tasks: dict  # bucket id -> BucketTask
-    bucket: "F.Column | None" = None  # split stages: the bucket of a record with a value
+    bucket: Callable | None = None  # split stages: bucket(df, name, default) adds a record's bucket (`plan_rule`)
 
     @property
     def split(self) -> bool:
@@ -427,13 +428,13 @@ def split_stage(src, spec: Spec, rule: Rule, strata: Strata, huge: dict[int, int
     tasks = {s: BucketTask(WHOLE, s) for s, n in enumerate(counts) if n > 0 and s not in huge}
     rule_src = src.withColumn(S, F.col(strata.index_column)).withColumn(V, _value_expr(rule))
     try:
-        _, split_tasks, cases, base = plan_rule(rule_src, method=rule.method.name, params=rule.params,
+        _, split_tasks, bucket, base = plan_rule(rule_src, method=rule.method.name, params=rule.params,
                                                     key=spec.source.key or ROW_KEY, strata=huge, options=options,
                                                     func=rule.method.name, base=len(counts), column=rule.column)
     except SdcError as e:
         raise SpecError(f"{spec.name}: {rule.where}: {e}") from None
     tasks.update(split_tasks)
-    return Stage(strata, [rule], base, tasks, per_stratum(F.col(S), cases))
+    return Stage(strata, [rule], base, tasks, bucket)
 
 
 def plan_stages(spark, src, spec: Spec, rules: list[Rule], strata: dict[tuple, Strata], options: Options) -> list:
@@ -479,15 +480,19 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
     `attraction` (an accumulator of `kernel.Reports`), the rules the release checks for their sets of
     attraction (`smallest_set_step`) report their buckets' facts to it (see `measured_sets`)."""
     partitions, label_of = stage_labels(spark, stage)
-    bucket = stage.bucket if stage.split else F.col(stage.strata.index_column)
-    if 0 < stage.buckets <= LABELLED_BUCKETS:  # (no buckets: an empty source, no record to label)
-        mapping = F.create_map(*[x for b in range(stage.buckets) for x in (F.lit(b), F.lit(label_of[b]))])
-        bucket = mapping[bucket]
     tasks = {label_of[b]: t for b, t in stage.tasks.items()}
     key = qcol(spec.source.key or ROW_KEY)
     if stage.split:
         rule = stage.rules[0]
         df = df.withColumn(S, F.col(stage.strata.index_column)).withColumn(V, _value_expr(rule))
+        df = stage.bucket(df, B, F.col(S))
+    else:
+        df = df.withColumn(B, F.col(stage.strata.index_column))
+    bucket = F.col(B)
+    if 0 < stage.buckets <= LABELLED_BUCKETS:  # (no buckets: an empty source, no record to label)
+        mapping = F.create_map(*[x for b in range(stage.buckets) for x in (F.lit(b), F.lit(label_of[b]))])
+        bucket = mapping[bucket]
+    if stage.split:
         null_bucket = -1 - F.pmod(F.xxhash64(key), F.lit(partitions))
         df = df.withColumn(B, F.when(F.col(V).isNull(), null_bucket).otherwise(bucket))
         # S and V are not shuffled where the kernel has them already: the stratum is the bucket's
