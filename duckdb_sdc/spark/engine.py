@@ -15,7 +15,8 @@ source only). The rules are grouped into stages (`plan_stages`), each one shuffl
 
 * a stage's records are given a bucket, shuffled by bucket, grouped by bucket inside each partition
   (a sort on the bucket id alone) and masked by `kernel.StageKernel` in the executors' Python workers
-  (mapInArrow), which puts each bucket in its order;
+  (a scalar iterator Arrow UDF: only the columns the masking reads go to Python, only the masked ones
+  come back), which puts each bucket in its order;
 * a stratum is one bucket, masked by the numpy layer on its values in key order
   (`stratum.mask_stratum`, the function the DuckDB release calls); the rules with the same strata
   share one stage. Methods that need a whole stratum (optimal, V-MDAV, k-means, re-sampling,
@@ -87,6 +88,7 @@ HASH = "__sdc_h"
 LOG = logging.getLogger("duckdb_sdc.spark")
 LABELLED_BUCKETS = 1024
 PREVIOUS = "__sdc_previous_key"
+RESULT = "__sdc_masked"  # a stage's masked columns, as the struct its kernel returns
 KEY_FAILURE = "__sdc_key_not_unique"
 TABLE_FOLDER_FORBIDDEN = re.compile(r"[/\\]|^[._]")
 
@@ -511,25 +513,37 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
     parts = tuple(Part(StratumCall(r.method, dict(r.params), tuple(r.columns)), tuple(r.columns), r.where,
                        measured=attraction is not None and checked(spec, r))
                   for r in stage.rules)
-    common = dict(parts=parts, key=spec.source.key or ROW_KEY, tasks=tasks, stratum_labels=tuple(stage.strata.labels),
-                  value=value)
+    masked = list(dict.fromkeys(c for r in stage.rules for c in r.columns))
+    key_name = spec.source.key or ROW_KEY
+    arguments = tuple(dict.fromkeys([B, key_name, *([value] if stage.split else []), *masked]))
+    common = dict(parts=parts, key=key_name, tasks=tasks, stratum_labels=tuple(stage.strata.labels),
+                  value=value, arguments=arguments)
     if count_boxes:
         schema = T.StructType([T.StructField("stratum", T.LongType()), T.StructField("boxes", T.LongType())])
-        return df.mapInArrow(StageKernel(schema=to_arrow_schema(schema), count_boxes=True, **common), schema)
+        kernel = StageKernel(schema=to_arrow_schema(schema), count_boxes=True, **common)
+        return df.select(*(qcol(a) for a in arguments)).mapInArrow(kernel, schema)
     rule = stage.rules[0]
-    if rule.method.kind == BOXES:
+    boxes = rule.method.kind == BOXES
+    if boxes:
         names = tuple(bound_columns(c) for c in rule.columns)
-        fields = [f for f in kept if f.name not in rule.columns]
-        fields += [T.StructField(n, T.DoubleType()) for pair in names for n in pair]
+        fields = [T.StructField(n, T.DoubleType()) for pair in names for n in pair]
         fields.append(T.StructField(rule.box_column, T.LongType()))
-        schema = T.StructType(fields)
-        kernel = StageKernel(schema=to_arrow_schema(schema), box_names=names, box_column=rule.box_column,
-                             box_offsets=box_offsets or {}, attraction=attraction, **common)
+        extra = dict(box_names=names, box_column=rule.box_column, box_offsets=box_offsets or {})
     else:
-        masked = {c for r in stage.rules for c in r.columns}
-        schema = T.StructType([T.StructField(f.name, T.DoubleType()) if f.name in masked else f for f in kept])
-        kernel = StageKernel(schema=to_arrow_schema(schema), attraction=attraction, **common)
-    return df.mapInArrow(kernel, schema)
+        fields, extra = [T.StructField(c, T.DoubleType()) for c in masked], {}
+    struct = T.StructType(fields)
+    kernel = StageKernel(schema=to_arrow_schema(struct), attraction=attraction, **extra, **common)
+    # not deterministic for Spark's optimizer: a result depends on the other records of its bucket, so
+    # the call is never duplicated (one per struct field) nor moved across the sort
+    udf = F.arrow_udf(kernel.masked, struct).asNondeterministic()
+    df = df.withColumn(RESULT, udf(*(qcol(a) for a in arguments)))
+    result = F.col(RESULT)
+    if boxes:
+        columns = [qcol(f.name) for f in kept if f.name not in rule.columns]
+        columns += [result.getField(f.name).alias(f.name) for f in fields]
+    else:
+        columns = [result.getField(f.name).alias(f.name) if f.name in masked else qcol(f.name) for f in kept]
+    return df.select(*columns)
 
 
 def masked_pipeline(spark, src: DataFrame, spec: Spec, rules: list[Rule], stages: list, reports=None) -> DataFrame:
