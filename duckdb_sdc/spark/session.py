@@ -68,13 +68,16 @@ JIT_METHOD_BYTES = 8000  # HotSpot does not compile a method of more bytecode (-
 def jit_sized_codegen(spark):
     """Spark's whole-stage code generation limited to methods the JVM compiles, while the block runs.
 
-    The planner's boundary comparisons (`ordering.Order.rank_expr`, per stratum) are CASE trees that
-    whole-stage code generation puts in one Java method; past 8000 bytes of bytecode HotSpot runs it
-    interpreted. Measured on local[2]: the bucket shuffle of 50M records with 4 strata of 13 buckets
-    spent 429 s of CPU against 9 s for 10M records with 3 buckets each (7 times slower per record).
-    With `spark.sql.codegen.hugeMethodLimit` at 8000 (the value Spark's documentation suggests on
-    HotSpot) Spark falls back, for that part of the plan only, to code generated per expression, in
-    methods it splits. The session's previous value is restored afterwards; a lower value is kept."""
+    Whole-stage code generation puts a stage's expressions in one Java method; past 8000 bytes of
+    bytecode HotSpot runs it interpreted. Measured on local[2] when the planner's boundary comparisons
+    were CASE trees (they are a binary search now, `ordering.Order.ranked`, whose code grows with the
+    logarithm of the boundaries): the bucket shuffle of 50M records with 4 strata of 13 buckets spent
+    429 s of CPU against 9 s for 10M records with 3 buckets each (7 times slower per record). Large
+    expressions remain (equal frequency's lookup tree, the strata CASE, a key without literals compared
+    through Column trees): with `spark.sql.codegen.hugeMethodLimit` at 8000 (the value Spark's
+    documentation suggests on HotSpot) Spark falls back, for that part of the plan only, to code
+    generated per expression, in methods it splits. The session's previous value is restored
+    afterwards; a lower value is kept."""
     conf = spark.conf
     before = conf.get(HUGE_METHOD, None)
     if before is not None and int(before) <= JIT_METHOD_BYTES:
