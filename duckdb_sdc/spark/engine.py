@@ -76,7 +76,7 @@ from ..release.run import _refuse_unopted_seeds
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from . import intervals, summary
 from .files import FileSystem, normalise, sibling
-from .session import jit_sized_codegen
+from .session import check_spark_version, jit_sized_codegen
 from .attraction import smallest_set
 from .kernel import CONFLICT, WHOLE, BucketTask, Part, Reports, StageKernel
 from .ordering import B, S, V, qcol
@@ -881,6 +881,7 @@ def _release(spec: Spec, spark: SparkSession, *, source, target, options: Option
 
     start = time.perf_counter()
     options = options or Options()
+    check_spark_version(spark.version)
     check_spec(spec)
     _refuse_unopted_seeds(spec)
     target = normalise(target if target is not None else spec.output.database)

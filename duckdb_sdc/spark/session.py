@@ -7,6 +7,7 @@ pyspark is an optional dependency (`pip install duckdb-sdc[spark]`); Spark needs
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from contextlib import contextmanager
@@ -27,6 +28,17 @@ def require_pyspark():
     except ImportError:
         raise SparkUnavailable("the Spark engine needs pyspark: pip install 'duckdb-sdc[spark]'") from None
     return pyspark
+
+
+MIN_SPARK = (4, 1)  # the kernels are scalar iterator Arrow UDFs (`arrow_udf`, new in Spark 4.1)
+
+
+def check_spark_version(version: str) -> None:
+    """Refuse a Spark older than MIN_SPARK (`version`: the session's `spark.version`)."""
+    found = re.match(r"(\d+)\.(\d+)", version or "")
+    if found is None or tuple(int(g) for g in found.groups()) < MIN_SPARK:
+        raise SparkUnavailable(f"duckdb_sdc.spark: a release needs Spark {MIN_SPARK[0]}.{MIN_SPARK[1]} or newer "
+                               f"(its masking runs in Arrow UDFs, arrow_udf); this session runs Spark {version!r}")
 
 
 def java_available() -> bool:
@@ -93,4 +105,4 @@ def jit_sized_codegen(spark):
             conf.set(HUGE_METHOD, before)
 
 
-__all__ = ["HUGE_METHOD", "JAVA_HINT", "JIT_METHOD_BYTES", "jit_sized_codegen", "SparkUnavailable", "java_available", "local_session", "require_pyspark"]
+__all__ = ["HUGE_METHOD", "JAVA_HINT", "JIT_METHOD_BYTES", "MIN_SPARK", "check_spark_version", "jit_sized_codegen", "SparkUnavailable", "java_available", "local_session", "require_pyspark"]

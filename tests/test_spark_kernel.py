@@ -1,0 +1,80 @@
+"""The executors' kernel (duckdb_sdc.spark.kernel.StageKernel.masked, the scalar iterator Arrow UDF)
+without Spark: a partition sorted by bucket id, in batches that cut buckets anywhere, gives per record
+the numpy method's value on its bucket, aligned with the records as they came, NULL values passed
+through in place; and the Spark version check the engine makes before a release."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from duckdb_sdc import methods
+from duckdb_sdc.release.methods import METHODS
+from duckdb_sdc.spark.kernel import SPLIT, WHOLE, BucketTask, Part, StageKernel
+from duckdb_sdc.spark.ordering import B
+from duckdb_sdc.spark.positional import Bucket, RankingPlan
+from duckdb_sdc.spark.session import SparkUnavailable, check_spark_version
+from duckdb_sdc.spark.stratum import StratumCall
+
+
+def _run(kernel: StageKernel, ids, keys, x, batch_rows: int) -> np.ndarray:
+    arrays = [pa.array(ids, pa.int64()), pa.array(keys, pa.int64()), pa.array(x, pa.float64(), mask=np.isnan(x))]
+    batches = [tuple(a.slice(i, batch_rows) for a in arrays) for i in range(0, len(ids), batch_rows)]
+    out = pa.concat_arrays(list(kernel.masked(iter(batches))))
+    assert out.type == pa.struct([("x", pa.float64())]) and len(out) == len(ids)
+    return np.asarray(out.field("x").fill_null(np.nan).to_numpy(zero_copy_only=False))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_udf_masks_each_bucket_and_keeps_the_records_in_place(seed):
+    """Two pieces of one stratum (individual ranking, cut at a multiple of k), a whole stratum (MDAV)
+    and records of NULL value (negative bucket ids), sorted by bucket id as Spark hands them over,
+    records in any order within a bucket."""
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(40, 400)), int(rng.integers(2, 6))
+    x = np.round(rng.normal(0, 3, n), 0)  # ties
+    keys = rng.permutation(10 * n)[:n].astype(np.int64)
+    order = np.lexsort((keys, x))  # (value, key): the stratum's order
+    cut = (n // k // 2) * k
+    plan = RankingPlan(n, k, float(x[order][(n - 1) // 2]))
+    ids = np.empty(n, np.int64)
+    ids[order[:cut]], ids[order[cut:]] = 10, 11
+    expected = np.empty(n)
+    expected[order] = methods.ranking_round(x[order], k=k)
+    m = int(rng.integers(10, 60))  # a whole stratum of m records, masked by MDAV in key order
+    wx = np.round(rng.normal(5, 2, m), 0)
+    wkeys = 10 * n + rng.permutation(10 * m)[:m]
+    by_key = np.argsort(wkeys)
+    wexpected = np.empty(m)
+    wexpected[by_key] = methods.mdav_round(wx[by_key], k=3)
+    nulls = int(rng.integers(0, 20))
+    all_ids = np.concatenate((ids, np.full(m, 3), -1 - rng.integers(0, 3, nulls)))
+    all_keys = np.concatenate((keys, wkeys, 20 * n + 10 * m + np.arange(nulls)))
+    all_x = np.concatenate((x, wx, np.full(nulls, np.nan)))
+    all_expected = np.concatenate((expected, wexpected, np.full(nulls, np.nan)))
+    arrival = np.lexsort((rng.permutation(all_ids.shape[0]), all_ids))  # grouped by bucket id, any order inside
+    tasks = {10: BucketTask(SPLIT, 0, plan, Bucket(0)), 11: BucketTask(SPLIT, 0, plan, Bucket(cut))}
+    parts = (Part(StratumCall(METHODS["ranking_round"], {"k": k}, ("x",)), ("x",), "x"),)
+    kernel = StageKernel(parts=parts, key="id", tasks=tasks, schema=pa.schema([("x", pa.float64())]),
+                         arguments=(B, "id", "x"), value="x")
+    whole = StageKernel(parts=(Part(StratumCall(METHODS["mdav_round"], {"k": 3}, ("x",)), ("x",), "x"),),
+                        key="id", tasks={3: BucketTask(WHOLE, 1)}, schema=pa.schema([("x", pa.float64())]),
+                        arguments=(B, "id", "x"), value="x")
+    # the split stage masks the pieces and passes the NULLs; a whole stage masks the whole stratum
+    split_rows = arrival[all_ids[arrival] != 3]
+    got = _run(kernel, all_ids[split_rows], all_keys[split_rows], all_x[split_rows], int(rng.integers(1, 50)))
+    np.testing.assert_array_equal(got, all_expected[split_rows])
+    whole_rows = arrival[all_ids[arrival] == 3]
+    got = _run(whole, all_ids[whole_rows], all_keys[whole_rows], all_x[whole_rows], int(rng.integers(1, 50)))
+    np.testing.assert_array_equal(got, all_expected[whole_rows])
+
+
+@pytest.mark.parametrize("version, ok", [("4.1.0", True), ("4.3.0", True), ("5.0.0-preview1", True),
+                                         ("4.0.1", False), ("3.5.4", False), ("", False), ("dev", False)])
+def test_a_release_needs_spark_4_1_or_newer(version, ok):
+    if ok:
+        check_spark_version(version)
+        return
+    with pytest.raises(SparkUnavailable, match=r"needs Spark 4\.1 or newer .*this session runs Spark " + repr(version)):
+        check_spark_version(version)
