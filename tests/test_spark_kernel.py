@@ -78,3 +78,17 @@ def test_a_release_needs_spark_4_1_or_newer(version, ok):
         return
     with pytest.raises(SparkUnavailable, match=r"needs Spark 4\.1 or newer .*this session runs Spark " + repr(version)):
         check_spark_version(version)
+
+
+def test_a_bucket_whose_records_come_in_two_pieces_is_refused():
+    """A partition not sorted by bucket id (e.g. if Spark dropped the sort) must fail the task, not mask
+    each piece as a bucket (groups of fewer than k records)."""
+    plan = RankingPlan(9, 3, 0.0)
+    kernel = StageKernel(parts=(Part(StratumCall(METHODS["ranking_round"], {"k": 3}, ("x",)), ("x",), "x"),),
+                         key="id", tasks={10: BucketTask(SPLIT, 0, plan, Bucket(0))},
+                         schema=pa.schema([("x", pa.float64())]), arguments=(B, "id", "x"), value="x")
+    ids = np.array([10, 10, 10, 10, -1, 10, 10, 10, 10, 10])
+    x = np.arange(10.0)
+    x[4] = np.nan
+    with pytest.raises(RuntimeError, match="bucket 10 did not come together"):
+        _run(kernel, ids, np.arange(10), x, 3)

@@ -268,7 +268,7 @@ def masked_in_buckets_x(plan, v, keys, x, cuts):
        split=st.sampled_from([np.inf, 0.0, 2.0, -1e308]), seed=st.integers(0, 2**32 - 1))
 def test_bucket_order_is_the_order_the_planner_cuts_in(values, split, seed):
     """The executors sort a bucket themselves (`bucket_order`); the planner places the cuts in the order
-    of `ordering.Order` (its Python sort key mirrors the Spark comparisons of `rank_expr`): the two must
+    of `ordering.Order` (its Python sort key mirrors the Spark comparisons of `Order.ranked`): the two must
     agree record for record, with ties, signed zeros and both ends of the doubles."""
     from duckdb_sdc.spark.ordering import Order
     from duckdb_sdc.spark.positional import bucket_order

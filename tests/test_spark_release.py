@@ -300,6 +300,27 @@ def test_release_row_order_is_not_the_key_order(source, spark):
     assert sorted(os.listdir(folder / "out")) == ["people", "release_manifest"]
 
 
+def test_the_secret_salt_is_not_in_the_plan_spark_shows_and_logs(source, spark, monkeypatch):
+    """The salt of the secret row order reaches the executors as data, not as a literal of the query
+    plan (Spark's UI and event logs show plan text); the plans of the written table are captured."""
+    folder, _ = source
+    salt = "5a1f" * 8
+    monkeypatch.setattr(engine.secrets, "token_hex", lambda n: salt)
+    plans = []
+    real = engine.shuffled
+
+    def capture(*args, **kwargs):
+        out = real(*args, **kwargs)
+        execution = out._jdf.queryExecution()
+        plans.append(execution.toString() + execution.executedPlan().toString())
+        return out
+
+    monkeypatch.setattr(engine, "shuffled", capture)
+    spark_release(parse_spec(doc("out", SMALL), base=folder), spark)
+    assert len(plans) == 1 and "__sdc_salt" in plans[0]  # the salt column is there, its value is not
+    assert salt not in plans[0] and salt.upper() not in plans[0]
+
+
 def test_a_check_on_the_would_be_release_can_refuse_it(source, spark):
     """The policy gate's hook: it sees the written table before it is put in place; refusing leaves
     nothing at the target. The source here is a DataFrame given by the caller."""

@@ -85,6 +85,7 @@ from .stratum import StratumCall
 
 STRATA_PREFIX = "__sdc_s_"  # one stratum index column per distinct strata list: __sdc_s_0, __sdc_s_1, ...
 HASH = "__sdc_h"
+SALT = "__sdc_salt"
 LOG = logging.getLogger("duckdb_sdc.spark")
 LABELLED_BUCKETS = 1024
 PREVIOUS = "__sdc_previous_key"
@@ -397,7 +398,8 @@ class Stage:
     """One shuffle of the release's records and the kernel after it: the rules `rules` masked together.
     A whole-stratum stage sends every record of a stratum to the stratum's bucket (bucket id = stratum
     index); a split stage (one position-based rule with huge strata) gives a record with a value the
-    bucket `bucket` and a record without one a pass-through bucket."""
+    bucket that `bucket(df, name, default)` adds as a column (`planner.plan_rule`) and a record without
+    one a pass-through bucket."""
     strata: Strata
     rules: list[Rule]
     buckets: int  # bucket ids 0 .. buckets - 1
@@ -533,8 +535,11 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
         fields, extra = [T.StructField(c, T.DoubleType()) for c in masked], {}
     struct = T.StructType(fields)
     kernel = StageKernel(schema=to_arrow_schema(struct), attraction=attraction, **extra, **common)
-    # not deterministic for Spark's optimizer: a result depends on the other records of its bucket, so
-    # the call is never duplicated (one per struct field) nor moved across the sort
+    # not deterministic for Spark's optimizer, and that is needed: a result depends on the other records
+    # of its bucket, and the rule that drops a sort whose order a later sort overrides (EliminateSorts,
+    # from shuffled()'s sort on the secret hash) walks down through projections of deterministic
+    # expressions only; Python UDFs are extracted from their projection after it has run. Without the
+    # mark it would drop the sort by bucket id (`kernel._buckets` refuses a bucket that comes in pieces)
     udf = F.arrow_udf(kernel.masked, struct).asNondeterministic()
     df = df.withColumn(RESULT, udf(*(qcol(a) for a in arguments)))
     result = F.col(RESULT)
@@ -702,7 +707,12 @@ def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
     # the digest folded to a BIGINT by xxhash64 (a public function of a digest keyed by the secret salt
     # is as unpredictable): Spark shuffles 8 bytes a row instead of 16 and sorts on a long, whose sort
     # prefix is the whole value (50M rows: 1.5 GB shuffled, was 1.9 GB)
-    df = df.withColumn(HASH, F.xxhash64(F.md5(F.concat(F.lit(salt), key.cast("string")))))
+    # the salt reaches the executors as data (a one-row broadcast table), not as a literal of the plan,
+    # whose text Spark shows in its UI and writes into event logs
+    spark = df.sparkSession
+    salted = spark.createDataFrame([(salt,)], T.StructType([T.StructField(SALT, T.StringType(), False)]))
+    df = df.crossJoin(F.broadcast(salted))
+    df = df.withColumn(HASH, F.xxhash64(F.md5(F.concat(F.col(SALT), key.cast("string"))))).drop(SALT)
     df = df.repartition(partitions, HASH).sortWithinPartitions(HASH, key)
     if spec.source.key is not None:
         df = df.withColumn(PREVIOUS, F.lag(key).over(Window.partitionBy(HASH).orderBy(key)))
@@ -865,8 +875,9 @@ def _job_error(spec: Spec, src: DataFrame, error: Exception) -> SpecError:
 
 def release(spec: Spec, spark: SparkSession, *, source=None, target=None, options: Options | None = None,
             check=None) -> SparkReleaseResult:
-    """Write the release declared by `spec` with Spark; raise SpecError, or PolicyBreach when the
-    would-be release breaches the spec's [policy], with nothing written on any failure.
+    """Write the release declared by `spec` with Spark; raise SpecError, PolicyBreach when the
+    would-be release breaches the spec's [policy], or SparkUnavailable on a Spark older than 4.1, with
+    nothing written on any failure.
 
     source: a DataFrame or a Spark table name to release instead of the spec's [source] (the spec's
     key and rules still apply). target: the release folder (default: output.database). check: an

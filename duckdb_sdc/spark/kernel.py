@@ -85,8 +85,8 @@ class Reports(AccumulatorParam):
 class StageKernel:
     """Everything a worker needs for one stage (pickled into the task): one shuffle that masks one or
     more rules. Whole-stratum buckets mask every part; a split bucket (one part only) masks its piece.
-    `arguments`: the names of the columns the UDF gets, in order (the bucket id B, the key, `value`
-    unless it is a part's column, the parts' columns). `schema` is the Arrow schema of what a bucket
+    `arguments`: the names of the columns the UDF gets, in order (the bucket id B, the key, for a split
+    stage `value` (V, or the rule's column itself), the parts' columns; each name once). `schema` is the Arrow schema of what a bucket
     returns: the parts' columns as DOUBLE (for a box rule, the only part: each column's lower and
     upper bound, then the box id); with `count_boxes`, (stratum, boxes)."""
     parts: tuple[Part, ...]
@@ -112,6 +112,8 @@ class StageKernel:
 
     def __call__(self, batches):
         """mapInArrow, for `count_boxes`: one row (stratum, boxes) per bucket."""
+        if not self.count_boxes:
+            raise RuntimeError("duckdb_sdc.spark: StageKernel as mapInArrow only counts boxes; masking is `masked`")
         for bucket_id, batch in _buckets(batches):
             yield pa.RecordBatch.from_arrays(self._bucket(bucket_id, batch), schema=self.schema)
 
@@ -197,9 +199,12 @@ class StageKernel:
 
 
 def _buckets(batches):
-    """(bucket id, its records as one RecordBatch) for batches whose records come grouped by bucket id."""
+    """(bucket id, its records as one RecordBatch) for batches whose records come grouped by bucket id.
+    A bucket whose records come in two pieces (the partition was not sorted by bucket id) is refused:
+    masked piece by piece it would get groups of fewer than k records."""
     pending: list[pa.RecordBatch] = []
     current = None
+    done: set[int] = set()
     for batch in batches:
         if batch.num_rows == 0:
             continue
@@ -210,6 +215,10 @@ def _buckets(batches):
             if current is not None and bucket_id != current:
                 yield current, _one(pending)
                 pending = []
+                done.add(current)
+                if bucket_id in done:
+                    raise RuntimeError(f"duckdb_sdc.spark: the records of bucket {bucket_id} did not come together "
+                                       "(the partition was not sorted by bucket id); nothing is released")
             current = bucket_id
             pending.append(batch.slice(int(a), int(b - a)))
     if pending:

@@ -103,7 +103,9 @@ class Order:
         that is NULL counts the boundary, as an ELSE branch would); for any other record `default`.
         The boundaries of all strata are searched at once, sorted by (stratum, this order), in
         arrays padded with entries of an impossible stratum to 2^m - 1 entries (so that no index is
-        out of range whatever Spark evaluates first); m projections each halve the range."""
+        out of range whatever Spark evaluates first); m projections each halve the range. If one
+        boundary has no exact literal (a key of another type, or a NULL key), every stratum is
+        compared through Column trees (`rank_columns`)."""
         strata = sorted(bounds)
         entries = [(s, value, key) for s in strata for value, key in bounds[s]]
         texts = [(sql_literal(float(value)), sql_literal(key)) for _, value, key in entries]
@@ -119,7 +121,7 @@ class Order:
         arrays = {
             _BS: [f"CAST('{s}' AS BIGINT)" for s, _, _ in entries] + [f"CAST('{_NO_STRATUM}' AS BIGINT)"] * pad,
             _BV: [v for v, _ in texts] + ["(0.0D)"] * pad,
-            _BK: [k for _, k in texts] + [texts[0][1] if texts else "NULL"] * pad,
+            _BK: [k for _, k in texts] + ([texts[0][1]] * pad if pad else []),  # (no padding without entries)
             _BD: [("true" if value > self.split_of(s) else "false") for s, value, _ in entries] + ["false"] * pad,
         }
         out = df

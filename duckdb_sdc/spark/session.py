@@ -19,7 +19,8 @@ JAVA_HINT = ("Spark needs a Java runtime (17 or newer): install it (Debian/Ubunt
 
 
 class SparkUnavailable(SdcError):
-    """pyspark or Java is missing: the message says how to install it."""
+    """pyspark or Java is missing, or the session's Spark is older than MIN_SPARK: the message says what
+    to install."""
 
 
 def require_pyspark():
