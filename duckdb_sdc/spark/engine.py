@@ -485,14 +485,15 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
     attraction (`smallest_set_step`) report their buckets' facts to it (see `measured_sets`)."""
     partitions, label_of = stage_labels(spark, stage)
     tasks = {label_of[b]: t for b, t in stage.tasks.items()}
-    key = qcol(spec.source.key or ROW_KEY)
+    key_name = spec.source.key or ROW_KEY
+    key = qcol(key_name)
     if stage.split:
         rule = stage.rules[0]
         df = df.withColumn(S, F.col(stage.strata.index_column)).withColumn(V, _value_expr(rule))
         df = stage.bucket(df, B, F.col(S))
+        bucket = F.col(B)
     else:
-        df = df.withColumn(B, F.col(stage.strata.index_column))
-    bucket = F.col(B)
+        bucket = F.col(stage.strata.index_column)
     if 0 < stage.buckets <= LABELLED_BUCKETS:  # (no buckets: an empty source, no record to label)
         mapping = F.create_map(*[x for b in range(stage.buckets) for x in (F.lit(b), F.lit(label_of[b]))])
         bucket = mapping[bucket]
@@ -516,7 +517,6 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
                        measured=attraction is not None and checked(spec, r))
                   for r in stage.rules)
     masked = list(dict.fromkeys(c for r in stage.rules for c in r.columns))
-    key_name = spec.source.key or ROW_KEY
     arguments = tuple(dict.fromkeys([B, key_name, *([value] if stage.split else []), *masked]))
     common = dict(parts=parts, key=key_name, tasks=tasks, stratum_labels=tuple(stage.strata.labels),
                   value=value, arguments=arguments)
@@ -701,15 +701,15 @@ def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
     A declared key is checked unique and non-NULL on the way (duplicates share a hash, so they meet)."""
     key = F.col(ROW_KEY)
     salt = secrets.token_hex(16)
+    spark = df.sparkSession
     # about 2M rows a file, in a multiple of the cores (5 partitions on 2 cores run in 3 waves)
-    cores = max(1, df.sparkSession.sparkContext.defaultParallelism)
+    cores = max(1, spark.sparkContext.defaultParallelism)
     partitions = cores * max(1, math.ceil(rows / 2_000_000 / cores))
     # the digest folded to a BIGINT by xxhash64 (a public function of a digest keyed by the secret salt
     # is as unpredictable): Spark shuffles 8 bytes a row instead of 16 and sorts on a long, whose sort
     # prefix is the whole value (50M rows: 1.5 GB shuffled, was 1.9 GB)
     # the salt reaches the executors as data (a one-row broadcast table), not as a literal of the plan,
     # whose text Spark shows in its UI and writes into event logs
-    spark = df.sparkSession
     salted = spark.createDataFrame([(salt,)], T.StructType([T.StructField(SALT, T.StringType(), False)]))
     df = df.crossJoin(F.broadcast(salted))
     df = df.withColumn(HASH, F.xxhash64(F.md5(F.concat(F.col(SALT), key.cast("string"))))).drop(SALT)

@@ -86,9 +86,9 @@ class StageKernel:
     """Everything a worker needs for one stage (pickled into the task): one shuffle that masks one or
     more rules. Whole-stratum buckets mask every part; a split bucket (one part only) masks its piece.
     `arguments`: the names of the columns the UDF gets, in order (the bucket id B, the key, for a split
-    stage `value` (V, or the rule's column itself), the parts' columns; each name once). `schema` is the Arrow schema of what a bucket
-    returns: the parts' columns as DOUBLE (for a box rule, the only part: each column's lower and
-    upper bound, then the box id); with `count_boxes`, (stratum, boxes)."""
+    stage `value` (V, or the rule's column itself), the parts' columns; each name once). `schema` is
+    the Arrow schema of what a bucket returns: the parts' columns as DOUBLE (for a box rule, the only
+    part: each column's lower and upper bound, then the box id); with `count_boxes`, (stratum, boxes)."""
     parts: tuple[Part, ...]
     key: str
     tasks: dict  # bucket label -> BucketTask
