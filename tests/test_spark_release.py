@@ -233,13 +233,15 @@ def test_an_interrupted_run_writes_nothing(source, spark, monkeypatch):
     assert not (folder / "out").exists() and _leftovers(folder) == []
 
 
-def test_a_repeated_key_is_refused_with_the_duckdb_message(tmp_path, spark):
+@pytest.mark.parametrize("key", ["keep", "drop"])
+def test_a_repeated_key_is_refused_with_the_duckdb_message(tmp_path, spark, key):
+    """Whether the release carries the key (shuffled as its own column) or not (as ROW_KEY)."""
     df = records()
     df.loc[5, "id"] = df.loc[6, "id"]
     write_parquet(df, tmp_path / "people.parquet")
     with pytest.raises(SpecError, match=r"source.key: 'id' must be unique and non-NULL; it has 0 NULL and 1 "
                                         r"repeated values"):
-        spark_release(parse_spec(doc("out", SMALL), base=tmp_path), spark)
+        spark_release(parse_spec(doc("out", {**SMALL, "id": key}), base=tmp_path), spark)
     assert not (tmp_path / "out").exists() and _leftovers(tmp_path) == []
 
 
@@ -300,25 +302,47 @@ def test_release_row_order_is_not_the_key_order(source, spark):
     assert sorted(os.listdir(folder / "out")) == ["people", "release_manifest"]
 
 
+def _written_plans(monkeypatch, text) -> list[str]:
+    """A list that gets text(query execution) of each table a release writes (`engine.shuffled`'s)."""
+    plans = []
+    real = engine.shuffled
+
+    def capture(*args, **kwargs):
+        out = real(*args, **kwargs)
+        plans.append(text(out._jdf.queryExecution()))
+        return out
+
+    monkeypatch.setattr(engine, "shuffled", capture)
+    return plans
+
+
 def test_the_secret_salt_is_not_in_the_plan_spark_shows_and_logs(source, spark, monkeypatch):
     """The salt of the secret row order reaches the executors as data, not as a literal of the query
     plan (Spark's UI and event logs show plan text); the plans of the written table are captured."""
     folder, _ = source
     salt = "5a1f" * 8
     monkeypatch.setattr(engine.secrets, "token_hex", lambda n: salt)
-    plans = []
-    real = engine.shuffled
-
-    def capture(*args, **kwargs):
-        out = real(*args, **kwargs)
-        execution = out._jdf.queryExecution()
-        plans.append(execution.toString() + execution.executedPlan().toString())
-        return out
-
-    monkeypatch.setattr(engine, "shuffled", capture)
+    plans = _written_plans(monkeypatch, lambda e: e.toString() + e.executedPlan().toString())
     spark_release(parse_spec(doc("out", SMALL), base=folder), spark)
     assert len(plans) == 1 and "__sdc_salt" in plans[0]  # the salt column is there, its value is not
     assert salt not in plans[0] and salt.upper() not in plans[0]
+
+
+@pytest.mark.parametrize("key", ["keep", "drop"])
+def test_the_secret_order_shuffles_the_key_once(source, spark, monkeypatch, key):
+    """A released key goes through the secret-order shuffle as its own column only (not also as the
+    ROW_KEY copy that the policy gate joins on); a dropped one as ROW_KEY. The executed plan of the
+    written table is read; both releases hold every record once."""
+    folder, df = source
+    plans = _written_plans(monkeypatch, lambda e: e.executedPlan().toString())
+    spark_release(parse_spec(doc("out", {**SMALL, "id": key}), base=folder), spark)
+    assert len(plans) == 1 and ("__sdc_rid" in plans[0]) == (key == "drop")
+    con = duckdb.connect()
+    got = con.execute(f"SELECT * FROM read_parquet('{folder}/out/people/*.parquet')").fetchdf()
+    con.close()
+    assert ("id" in got.columns) == (key == "keep") and len(got) == len(df)
+    if key == "keep":
+        assert sorted(got["id"]) == sorted(df["id"])
 
 
 def test_a_check_on_the_would_be_release_can_refuse_it(source, spark):

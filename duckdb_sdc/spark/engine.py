@@ -698,8 +698,13 @@ def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
     key)): a secret salt of 128 random bits, drawn per release and never written, makes the order
     unrelated to the source's and the key's (as `plan.released_step`; the secret goes through a
     cryptographic hash, not only a mixing one that a few known (record, position) pairs could undo).
-    A declared key is checked unique and non-NULL on the way (duplicates share a hash, so they meet)."""
-    key = F.col(ROW_KEY)
+    A declared key is checked unique and non-NULL on the way (duplicates share a hash, so they meet).
+    A key the release carries is shuffled once: as its released column, not also as ROW_KEY."""
+    if spec.key_released():
+        df = df.drop(ROW_KEY)
+        key = qcol(spec.source.key)
+    else:
+        key = F.col(ROW_KEY)
     salt = secrets.token_hex(16)
     spark = df.sparkSession
     # about 2M rows a file, in a multiple of the cores (5 partitions on 2 cores run in 3 waves)
