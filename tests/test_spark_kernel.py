@@ -8,10 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from duckdb_sdc import methods
 from duckdb_sdc.release.methods import METHODS
-from duckdb_sdc.spark.kernel import SPLIT, WHOLE, BucketTask, Part, StageKernel
+from duckdb_sdc.spark.kernel import SPLIT, WHOLE, BucketTask, Part, StageKernel, key_order
 from duckdb_sdc.spark.ordering import B
 from duckdb_sdc.spark.positional import Bucket, RankingPlan
 from duckdb_sdc.spark.session import SparkUnavailable, check_spark_version
@@ -92,3 +94,30 @@ def test_a_bucket_whose_records_come_in_two_pieces_is_refused():
     x[4] = np.nan
     with pytest.raises(RuntimeError, match="bucket 10 did not come together"):
         _run(kernel, ids, np.arange(10), x, 3)
+
+
+INT_TYPES = [(pa.int8(), 8), (pa.int16(), 16), (pa.int32(), 32), (pa.int64(), 64)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(INT_TYPES), st.data())
+def test_key_order_sorts_integer_keys_stably(int_type, data):
+    """numpy's path for integer keys without NULLs, Arrow's with NULLs: ascending, equal keys in the
+    order they came, NULLs last; against Python's stable sort. Runs of ascending keys (as records read
+    in key order arrive) and the type's extremes included."""
+    dtype, bits = int_type
+    lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    value = st.integers(lo, hi) | st.sampled_from([lo, hi, 0, -1])
+    runs = data.draw(st.lists(st.lists(value, max_size=30), max_size=6))
+    keys = [v for run in runs for v in (sorted(run) if data.draw(st.booleans()) else run)]
+    if keys and data.draw(st.booleans()):
+        keys[data.draw(st.integers(0, len(keys) - 1))] = None
+    expected = sorted(range(len(keys)), key=lambda i: (keys[i] is None, keys[i] or 0))
+    got = key_order(pa.array(keys, dtype))
+    assert got.tolist() == expected
+
+
+@pytest.mark.parametrize("keys, expected", [(["b", "a", None, "ab", "a"], [1, 4, 3, 0, 2]),
+                                            ([2.5, -0.5, 1e308, -1e308], [3, 1, 0, 2])])
+def test_key_order_of_other_key_types_is_arrows(keys, expected):
+    assert key_order(pa.array(keys)).tolist() == expected
