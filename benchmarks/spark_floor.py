@@ -20,14 +20,13 @@ import argparse
 import os
 import shutil
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import functions as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_spark import make_source, spec_doc  # noqa: E402
+from bench_spark import make_source, measured, spec_doc  # noqa: E402
 
 from duckdb_sdc.release import parse_spec  # noqa: E402
 from duckdb_sdc.spark import Options, local_session  # noqa: E402
@@ -72,34 +71,34 @@ def main() -> None:
     folder = Path(args.folder) / "spark_floor"
     folder.mkdir(parents=True, exist_ok=True)
     print(f"Spark {spark.version} on local[2]; {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    print("| rows | what | seconds | ratio to the faster baseline |\n|---:|---|---:|---:|")
+    print("| rows | what | seconds | ratio to the faster baseline | JVM peak GB |\n|---:|---|---:|---:|---:|")
     try:
         for n in args.rows:
             src = folder / "src.parquet"
             make_source(src, n)
 
-            def timed(fn) -> float:
-                start = time.perf_counter()
-                fn()
+            def timed(fn) -> tuple[float, int]:
+                """(seconds, the JVM's peak RSS) of fn (`bench_spark.measured`); its output deleted after."""
+                seconds, jvm, _ = measured(fn)
                 shutil.rmtree(folder / "out", ignore_errors=True)
-                return time.perf_counter() - start
+                return seconds, jvm
 
             def baseline():
                 spark.read.parquet(str(src)).orderBy("x").write.parquet(str(folder / "out"))
 
-            rows = [("Spark orderBy(x).write.parquet", timed(baseline))]
+            rows = [("Spark orderBy(x).write.parquet", *timed(baseline))]
             for strata, label in ((True, "4 strata"), (False, "one stratum")):
                 spec = parse_spec(spec_doc("out", strata), base=folder)
                 for run in range(args.repeat):
                     with no_kernel():
                         rows.append((f"release with a no-op kernel, {label}, run {run + 1}",
-                                     timed(lambda: engine.release(spec, spark, options=Options()))))
+                                     *timed(lambda: engine.release(spec, spark, options=Options()))))
                     rows.append((f"release, {label}, run {run + 1}",
-                                 timed(lambda: engine.release(spec, spark, options=Options()))))
-            rows.append((f"Spark orderBy(x).write.parquet, again (load {os.getloadavg()[0]:.1f})", timed(baseline)))
+                                 *timed(lambda: engine.release(spec, spark, options=Options()))))
+            rows.append((f"Spark orderBy(x).write.parquet, again (load {os.getloadavg()[0]:.1f})", *timed(baseline)))
             fastest = min(rows[0][1], rows[-1][1])
-            for what, t in rows:
-                print(f"| {n / 1e6:g}M | {what} | {t:.1f} | {t / fastest:.2f} |", flush=True)
+            for what, t, jvm in rows:
+                print(f"| {n / 1e6:g}M | {what} | {t:.1f} | {t / fastest:.2f} | {jvm / 1e9:.2f} |", flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
