@@ -22,6 +22,11 @@ sets of attraction the release checks, the facts `attraction.whole_fact` / `piec
 it released, from which the driver finds the smallest set of attraction without reading the masked
 table again.
 
+With round keys (`StageKernel.cipher`, on the release's last masking stage when its key is an
+integer), every record also gets the Speck64/128 cipher text of its key (`cipher.encrypt`), the
+secret row order the release is written in (`engine.shuffled`): 0.03 s per million keys here, where
+the md5 it replaces cost the JVM about 0.5 s per million.
+
 The box pass that only counts each stratum's boxes (`count_boxes`) runs as mapInArrow instead: it
 returns one row per bucket, not one per record.
 """
@@ -39,6 +44,7 @@ from pyspark.accumulators import AccumulatorParam
 
 from .._validate import SdcError
 from .attraction import piece_fact, whole_fact
+from .cipher import encrypt
 from .ordering import B, V
 from .positional import Bucket, StratumPlan, bucket_order
 from .stratum import Boxes, StratumCall, mask_stratum
@@ -101,6 +107,8 @@ class StageKernel:
     count_boxes: bool = False  # emit (stratum, number of boxes) per bucket instead of records
     attraction: object = None  # a pyspark Accumulator (`Reports`) for the parts' facts, or None
     value: str = V  # the column with a split bucket's sort values (V, or the rule's DOUBLE column itself)
+    cipher: tuple | None = None  # round keys of `cipher`: each record also gets its key's cipher text (`order`)
+    order: str | None = None  # the field of `schema` that holds it (NULL for a NULL key)
 
     def masked(self, arrays: Iterator[Tuple[pa.Array, ...]]) -> Iterator[pa.Array]:
         """The scalar iterator Arrow UDF: per bucket, the masked columns of its records as a
@@ -145,6 +153,10 @@ class StageKernel:
                 self._boxes(out, part, batch.num_rows, masked, order, None if task is None else task.stratum)
             else:
                 self._values(out, part, batch, masked, order)
+        if self.cipher is not None:
+            keys = batch.column(self.key).cast(pa.int64())
+            out[self.order] = pa.array(encrypt(keys.fill_null(0).to_numpy(zero_copy_only=False), self.cipher),
+                                       pa.int64(), mask=keys.is_null().to_numpy(zero_copy_only=False))
         return [out[f.name] for f in self.schema]
 
     def _mask(self, part: Part, task: BucketTask | None, batch: pa.RecordBatch, order):
