@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import duckdb
@@ -19,6 +20,7 @@ from duckdb_sdc import methods
 from duckdb_sdc.release import SpecError, parse_spec, release
 from duckdb_sdc.spark import Options
 from duckdb_sdc.spark import engine
+from duckdb_sdc.spark.cipher import encrypt, round_keys
 from duckdb_sdc.spark import release as spark_release
 
 
@@ -233,12 +235,19 @@ def test_an_interrupted_run_writes_nothing(source, spark, monkeypatch):
     assert not (folder / "out").exists() and _leftovers(folder) == []
 
 
+def text_keys(df: pd.DataFrame) -> pd.DataFrame:
+    """The records with their key as text: the secret order is then md5's, not the cipher's."""
+    return df.assign(id=["k" + str(i) for i in df["id"]])
+
+
+@pytest.mark.parametrize("key_type", ["integer", "text"])
 @pytest.mark.parametrize("key", ["keep", "drop"])
-def test_a_repeated_key_is_refused_with_the_duckdb_message(tmp_path, spark, key):
-    """Whether the release carries the key (shuffled as its own column) or not (as ROW_KEY)."""
+def test_a_repeated_key_is_refused_with_the_duckdb_message(tmp_path, spark, key, key_type):
+    """Whether the release carries the key or not, and whether the secret order is the cipher's (an
+    integer key: a repeated key has a repeated cipher text) or md5's (a text key: the hash and the key)."""
     df = records()
     df.loc[5, "id"] = df.loc[6, "id"]
-    write_parquet(df, tmp_path / "people.parquet")
+    write_parquet(df if key_type == "integer" else text_keys(df), tmp_path / "people.parquet")
     with pytest.raises(SpecError, match=r"source.key: 'id' must be unique and non-NULL; it has 0 NULL and 1 "
                                         r"repeated values"):
         spark_release(parse_spec(doc("out", {**SMALL, "id": key}), base=tmp_path), spark)
@@ -316,33 +325,75 @@ def _written_plans(monkeypatch, text) -> list[str]:
     return plans
 
 
-def test_the_secret_salt_is_not_in_the_plan_spark_shows_and_logs(source, spark, monkeypatch):
-    """The salt of the secret row order reaches the executors as data, not as a literal of the query
-    plan (Spark's UI and event logs show plan text); the plans of the written table are captured."""
-    folder, _ = source
-    salt = "5a1f" * 8
-    monkeypatch.setattr(engine.secrets, "token_hex", lambda n: salt)
+SECRET = bytes.fromhex("5a1f" * 8)
+
+
+@pytest.mark.parametrize("key_type", ["integer", "text"])
+def test_the_secret_is_not_in_the_plan_spark_shows_and_logs(source, spark, monkeypatch, key_type):
+    """The secret of the row order reaches the executors as data (the md5 path: a one-row table), or
+    inside the masking kernel's pickled function (the cipher's round keys), never as a literal of the
+    query plan (Spark's UI and event logs show plan text); the plans of the written table are captured."""
+    folder, df = source
+    monkeypatch.setattr(engine.secrets, "token_hex", lambda n: SECRET.hex())
+    monkeypatch.setattr(engine.secrets, "token_bytes", lambda n: SECRET)
     plans = _written_plans(monkeypatch, lambda e: e.toString() + e.executedPlan().toString())
-    spark_release(parse_spec(doc("out", SMALL), base=folder), spark)
-    assert len(plans) == 1 and "__sdc_salt" in plans[0]  # the salt column is there, its value is not
-    assert salt not in plans[0] and salt.upper() not in plans[0]
+    frame = spark.createDataFrame(df if key_type == "integer" else text_keys(df))
+    spark_release(parse_spec(doc("out", SMALL), base=folder), spark, source=frame)
+    assert len(plans) == 1 and ("__sdc_salt" in plans[0]) == (key_type == "text")
+    secrets = [SECRET.hex(), SECRET.hex().upper(), *(str(k) for k in round_keys(SECRET) if k > 9999)]
+    assert not any(s in plans[0] for s in secrets)
+
+
+def _files_in_order(folder: Path) -> list[pd.DataFrame]:
+    con = duckdb.connect()
+    files = sorted(str(p) for p in (folder / "out" / "people").glob("*.parquet"))
+    out = [con.execute(f"SELECT * FROM read_parquet('{f}')").fetchdf() for f in files]
+    con.close()
+    return out
+
+
+def test_an_integer_key_puts_the_records_in_the_order_of_its_cipher_text(source, spark, monkeypatch):
+    """Each file of the release holds its records in the order of their keys' Speck64/128 cipher text
+    under the secret (fixed here), Spark sorting on that one BIGINT: no md5 and no sort on the key in
+    the executed plan. With the key dropped, ROW_KEY does not go through the shuffle either (HASH is
+    NULL where the key is), and the records are the same, in the same files and order."""
+    folder, df = source
+    monkeypatch.setattr(engine.secrets, "token_bytes", lambda n: SECRET)
+    plans = _written_plans(monkeypatch, lambda e: e.executedPlan().toString())
+    cipher = dict(zip(df["id"], encrypt(df["id"].to_numpy(np.int64), round_keys(SECRET))))
+    layouts = {}
+    for key in ("keep", "drop"):
+        spark_release(parse_spec(doc("out", {**SMALL, "id": key}), base=folder), spark)
+        files = [f for f in _files_in_order(folder) if len(f)]
+        assert sum(len(f) for f in files) == len(df) and len(files) > 1
+        assert ("id" in files[0].columns) == (key == "keep")
+        layouts[key] = [list(zip(f["region"], f["age"])) for f in files]
+        if key == "keep":
+            for f in files:
+                assert np.all(np.diff([cipher[i] for i in f["id"]]) > 0)
+    assert layouts["keep"] == layouts["drop"]
+    for plan in plans:
+        assert "md5" not in plan and "__sdc_rid" not in plan and "__sdc_salt" not in plan
+        sorts = [s for s in re.findall(r"Sort \[([^\]]*)\]", plan) if "__sdc_b" not in s]
+        assert len(sorts) == 1 and re.fullmatch(r"__sdc_h#\d+L ASC NULLS FIRST", sorts[0])  # one key: radix
 
 
 @pytest.mark.parametrize("key", ["keep", "drop"])
-def test_the_secret_order_shuffles_the_key_once(source, spark, monkeypatch, key):
-    """A released key goes through the secret-order shuffle as its own column only (not also as the
-    ROW_KEY copy that the policy gate joins on); a dropped one as ROW_KEY. The executed plan of the
-    written table is read; both releases hold every record once."""
+def test_the_md5_order_shuffles_the_key_once(source, spark, monkeypatch, key):
+    """A text key (the md5 path): a released key goes through the secret-order shuffle as its own
+    column only (not also as the ROW_KEY copy that the policy gate joins on); a dropped one as
+    ROW_KEY. The executed plan of the written table is read; both releases hold every record once."""
     folder, df = source
     plans = _written_plans(monkeypatch, lambda e: e.executedPlan().toString())
-    spark_release(parse_spec(doc("out", {**SMALL, "id": key}), base=folder), spark)
-    assert len(plans) == 1 and ("__sdc_rid" in plans[0]) == (key == "drop")
+    frame = spark.createDataFrame(text_keys(df))
+    spark_release(parse_spec(doc("out", {**SMALL, "id": key}), base=folder), spark, source=frame)
+    assert len(plans) == 1 and "md5" in plans[0] and ("__sdc_rid" in plans[0]) == (key == "drop")
     con = duckdb.connect()
     got = con.execute(f"SELECT * FROM read_parquet('{folder}/out/people/*.parquet')").fetchdf()
     con.close()
     assert ("id" in got.columns) == (key == "keep") and len(got) == len(df)
     if key == "keep":
-        assert sorted(got["id"]) == sorted(df["id"])
+        assert sorted(got["id"]) == sorted(text_keys(df)["id"])
 
 
 def test_a_check_on_the_would_be_release_can_refuse_it(source, spark):

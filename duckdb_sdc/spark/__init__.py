@@ -8,7 +8,7 @@ pyspark is an optional dependency (`pip install 'duckdb-sdc[spark]'`), imported 
 functions are used. Modules: `engine` (the release), `stratum` (one whole stratum through the numpy
 layer, shared with the DuckDB release), `positional` (a huge stratum bucket by bucket, no Spark in
 it), `planner` (the driver's passes that place the buckets), `intervals` and `summary` (equal-width
-and equal-frequency discretisation of a huge stratum in Spark SQL; `summary` needs no Spark), `kernel` (what the executors run),
+and equal-frequency discretisation of a huge stratum in Spark SQL; `summary` needs no Spark), `kernel` (what the executors run), `cipher` (the secret row order of an integer key, no Spark in it),
 `evaluate` (the measures and k-anonymity of a release in Spark SQL), `files` (the atomic folder
 swap), `session` (a local session). See docs/spark.md.
 """

@@ -78,6 +78,7 @@ from . import intervals, summary
 from .files import FileSystem, normalise, sibling
 from .session import check_spark_version, jit_sized_codegen
 from .attraction import smallest_set
+from .cipher import round_keys
 from .kernel import CONFLICT, WHOLE, BucketTask, Part, Reports, StageKernel
 from .ordering import B, S, V, qcol
 from .planner import POSITIONAL, Options, check_finite, plan_rule
@@ -89,6 +90,7 @@ SALT = "__sdc_salt"
 LOG = logging.getLogger("duckdb_sdc.spark")
 LABELLED_BUCKETS = 1024
 PREVIOUS = "__sdc_previous_key"
+KEY_COUNT = "__sdc_key_count"
 RESULT = "__sdc_masked"  # a stage's masked columns, as the struct its kernel returns
 KEY_FAILURE = "__sdc_key_not_unique"
 TABLE_FOLDER_FORBIDDEN = re.compile(r"[/\\]|^[._]")
@@ -479,10 +481,12 @@ def stage_labels(spark, stage: Stage) -> tuple[int, dict[int, int]]:
 
 
 def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dict | None = None,
-                count_boxes: bool = False, attraction=None) -> DataFrame:
+                count_boxes: bool = False, attraction=None, cipher: tuple | None = None) -> DataFrame:
     """The stage's records shuffled into buckets, grouped by bucket, and masked by the kernel. With
     `attraction` (an accumulator of `kernel.Reports`), the rules the release checks for their sets of
-    attraction (`smallest_set_step`) report their buckets' facts to it (see `measured_sets`)."""
+    attraction (`smallest_set_step`) report their buckets' facts to it (see `measured_sets`). With
+    `cipher` (round keys, `cipher.round_keys`), the kernel also gives every record the cipher text of
+    its key as column HASH (the secret order, see `shuffled`)."""
     partitions, label_of = stage_labels(spark, stage)
     tasks = {label_of[b]: t for b, t in stage.tasks.items()}
     key_name = spec.source.key or ROW_KEY
@@ -533,6 +537,9 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
         extra = dict(box_names=names, box_column=rule.box_column, box_offsets=box_offsets or {})
     else:
         fields, extra = [T.StructField(c, T.DoubleType()) for c in masked], {}
+    if cipher is not None:
+        fields.append(T.StructField(HASH, T.LongType()))
+        extra.update(cipher=cipher, order=HASH)
     struct = T.StructType(fields)
     kernel = StageKernel(schema=to_arrow_schema(struct), attraction=attraction, **extra, **common)
     # not deterministic for Spark's optimizer, and that is needed: a result depends on the other records
@@ -548,24 +555,30 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
         columns += [result.getField(f.name).alias(f.name) for f in fields]
     else:
         columns = [result.getField(f.name).alias(f.name) if f.name in masked else qcol(f.name) for f in kept]
+        if cipher is not None:  # (a box rule takes every field of the struct, HASH too)
+            columns.append(result.getField(HASH).alias(HASH))
     return df.select(*columns)
 
 
-def masked_pipeline(spark, src: DataFrame, spec: Spec, rules: list[Rule], stages: list, reports=None) -> DataFrame:
+def masked_pipeline(spark, src: DataFrame, spec: Spec, rules: list[Rule], stages: list, reports=None,
+                    cipher: tuple | None = None) -> DataFrame:
     """The source's released and masked columns (and the strata index columns) after every stage and
     interval plan; with `reports` (an accumulator of `kernel.Reports`) the kernels report the facts
-    of the sets of attraction to it (`measured_sets`)."""
+    of the sets of attraction to it (`measured_sets`); with `cipher` the last stage's kernel adds
+    HASH (`apply_stage`; the caller checks that there is a stage)."""
     keep = {c for c, r in spec.rules.items() if r.action != "drop"} | {spec.source.key or ROW_KEY}
     keep |= {c for r in rules for c in r.columns}
     pipeline = src.select(*(qcol(f.name) for f in src.schema.fields
                             if f.name in keep or f.name.startswith(STRATA_PREFIX)))
-    for stage in stages:
+    last = max((i for i, stage in enumerate(stages) if isinstance(stage, Stage)), default=None)
+    for i, stage in enumerate(stages):
         if isinstance(stage, IntervalPlan):
             pipeline = apply_intervals(spark, pipeline, stage)
         else:
             boxed = stage.rules[0].method.kind == BOXES
             offsets = box_offsets(spark, src, spec, stage) if boxed else None
-            pipeline = apply_stage(spark, pipeline, spec, stage, box_offsets=offsets, attraction=reports)
+            pipeline = apply_stage(spark, pipeline, spec, stage, box_offsets=offsets, attraction=reports,
+                                   cipher=cipher if i == last else None)
     return pipeline
 
 
@@ -682,7 +695,8 @@ def rounded(x, decimals: int):
 
 def released_with_key(df: DataFrame, spec: Spec, source_columns) -> DataFrame:
     """The would-be release (`plan.released_query`): ROW_KEY (the spec's key or the surrogate), then the
-    released columns in order, masked values rounded to the rule's decimals where it has some."""
+    released columns in order, masked values rounded to the rule's decimals where it has some; and
+    HASH, the secret order's cipher text, where a kernel added it."""
     out = [qcol(spec.source.key or ROW_KEY).alias(ROW_KEY)]
     for col in released_columns(spec, source_columns):
         value = qcol(col.name)
@@ -690,26 +704,55 @@ def released_with_key(df: DataFrame, spec: Spec, source_columns) -> DataFrame:
         if col.rule.action == "mask" and col.role == VALUE and decimals is not None:
             value = rounded(value, decimals)
         out.append(value.alias(col.name))
+    if HASH in df.columns:
+        out.append(F.col(HASH))
     return df.select(*out)
 
 
+def order_cipher(src: DataFrame, spec: Spec, stages: list) -> tuple | None:
+    """Round keys of Speck64/128 under a fresh 128-bit secret (`cipher`), for a release whose row key
+    is an integer and that has a masking kernel to compute the cipher texts; else None (`shuffled`
+    then hashes the key with md5 in the JVM). Drawn per release, never written."""
+    key_type = src.schema[spec.source.key or ROW_KEY].dataType
+    if isinstance(key_type, T.IntegralType) and any(isinstance(stage, Stage) for stage in stages):
+        return round_keys(secrets.token_bytes(16))
+    return None
+
+
 def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
-    """The release's columns in order (ROW_KEY dropped), rows in the order of xxhash64(md5(salt || row
-    key)): a secret salt of 128 random bits, drawn per release and never written, makes the order
-    unrelated to the source's and the key's (as `plan.released_step`; the secret goes through a
-    cryptographic hash, not only a mixing one that a few known (record, position) pairs could undo).
-    A declared key is checked unique and non-NULL on the way (duplicates share a hash, so they meet).
-    A key the release carries is shuffled once: as its released column, not also as ROW_KEY."""
+    """The release's columns in order (ROW_KEY dropped), rows in a secret order unrelated to the
+    source's and the key's (as `plan.released_step`), drawn per release from 128 random bits that are
+    never written, and through a cryptographic function, not only a mixing one that a few known
+    (record, position) pairs could undo:
+
+    * where the masking kernel added HASH (`order_cipher`: an integer key), the order of the key's
+      Speck64/128 cipher text under the secret. A permutation: records share a HASH exactly when they
+      share a key, so Spark sorts on HASH alone (a radix sort) and the key check counts the records
+      of each HASH;
+    * else the order of xxhash64(md5(salt || key)), then the key (a hash two keys may share).
+
+    A declared key is checked unique and non-NULL on the way (duplicates get the same HASH, so they
+    meet in one partition, next to each other). A key the release carries is shuffled once: as its
+    released column, not also as ROW_KEY; a dropped one goes along only on the md5 path."""
     if spec.key_released():
         df = df.drop(ROW_KEY)
         key = qcol(spec.source.key)
     else:
         key = F.col(ROW_KEY)
-    salt = secrets.token_hex(16)
     spark = df.sparkSession
     # about 2M rows a file, in a multiple of the cores (5 partitions on 2 cores run in 3 waves)
     cores = max(1, spark.sparkContext.defaultParallelism)
     partitions = cores * max(1, math.ceil(rows / 2_000_000 / cores))
+    if HASH in df.columns:  # HASH is NULL exactly where the key is: a dropped key need not go along
+        df = df.drop(ROW_KEY).repartition(partitions, HASH).sortWithinPartitions(HASH)
+        if spec.source.key is not None:  # the records of one HASH: those of one key
+            # a window without an order: it needs the records sorted by HASH alone, as they are (an
+            # order on HASH too would make Spark sort on (HASH, HASH), which is not a radix sort)
+            df = df.withColumn(KEY_COUNT, F.count(F.lit(1)).over(Window.partitionBy(HASH)))
+            ok = F.col(HASH).isNotNull() & (F.col(KEY_COUNT) == 1)
+            df = df.where(F.assert_true(ok, F.lit(KEY_FAILURE)).isNull())
+        return df.select(*(qcol(c.name) for c in released_columns(spec, source_columns)))
+    salt = secrets.token_hex(16)
     # the digest folded to a BIGINT by xxhash64 (a public function of a digest keyed by the secret salt
     # is as unpredictable): Spark shuffles 8 bytes a row instead of 16 and sorts on a long, whose sort
     # prefix is the whole value (50M rows: 1.5 GB shuffled, was 1.9 GB)
@@ -928,7 +971,8 @@ def _release(spec: Spec, spark: SparkSession, *, source, target, options: Option
         # (whose values no kernel sees) needs it read again: then it is persisted and checked
         persisted = gated or any(isinstance(stage, IntervalPlan) for stage in stages)
         reports = None if persisted else spark.sparkContext.accumulator({}, Reports())
-        pipeline = masked_pipeline(spark, src, spec, rules, stages, reports)
+        cipher = order_cipher(src, spec, stages)
+        pipeline = masked_pipeline(spark, src, spec, rules, stages, reports, cipher)
         LOG.info("planned: %.1f s", time.perf_counter() - start)
         try:
             if persisted:
@@ -941,7 +985,7 @@ def _release(spec: Spec, spark: SparkSession, *, source, target, options: Option
             released = released_with_key(masked, spec, source_columns)
             if gated:
                 original = src if spec.source.key is None else src.withColumn(ROW_KEY, qcol(spec.source.key))
-                outcomes = judge(spec.policy, policy_gate(spark, spec, released, original, source_columns))
+                outcomes = judge(spec.policy, policy_gate(spark, spec, released.drop(HASH), original, source_columns))
                 if not all(o.passed for o in outcomes):
                     raise PolicyBreach(spec.name, outcomes)
                 LOG.info("policy gate: %.1f s", time.perf_counter() - start)
