@@ -7,8 +7,9 @@ The no-op release does everything else a release does: the strata and planning p
 shuffle and Spark's sort by bucket id, the secret-order shuffle and sort, the key check and the
 Parquet write. Its kernel returns each masked column unchanged (plus 0 * rand(), so that Spark's
 optimizer treats it as nondeterministic as it treats the real UDF, and keeps the sort by bucket id),
-and for an integer key the key's xxhash64 in place of its cipher text (the real kernel's Speck64/128); the check of the sets of attraction, which needs the kernel's reports, is skipped. Its
-output is not a release and is deleted. The ratio of the no-op release to the sort is what the
+and for an integer key the key's xxhash64 in place of its cipher text (the real kernel's
+Speck64/128); the check of the sets of attraction, which needs the kernel's reports, is skipped.
+Its output is not a release and is deleted. The ratio of the no-op release to the sort is what the
 release's structure (two shuffles and the planning passes against the sort's one shuffle) costs
 before any record is masked. Data and spec as in `bench_spark.py`; ratio = time / the faster of the
 two baseline runs (one before, one after the releases of a size).

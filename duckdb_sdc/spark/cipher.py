@@ -10,8 +10,8 @@ is the key's 64 bits as a two's complement integer: x the high word, y the low o
 
 Why a block cipher and not a hash: it is a permutation of the 64-bit integers, so two records get
 the same value exactly when they have the same key. The release then sorts on that one BIGINT
-(Spark's radix sort) and checks the key's uniqueness by comparing neighbours' values, where a hash
-(which two distinct keys may share) needs the key as a second sort column. Without the secret the
+(Spark's radix sort) and checks the key's uniqueness by counting the records of each value, where a
+hash (which two distinct keys may share) needs the key as a second sort column. Without the secret the
 permutation is unknown (no attack on the full 27 rounds is published), so the order tells nothing of
 the keys or of the source's order.
 

@@ -89,8 +89,7 @@ HASH = "__sdc_h"
 SALT = "__sdc_salt"
 LOG = logging.getLogger("duckdb_sdc.spark")
 LABELLED_BUCKETS = 1024
-PREVIOUS = "__sdc_previous_key"
-KEY_COUNT = "__sdc_key_count"
+KEY_CHECK = "__sdc_key_check"  # what the key check compares: the previous key of a hash, or a cipher text's count
 RESULT = "__sdc_masked"  # a stage's masked columns, as the struct its kernel returns
 KEY_FAILURE = "__sdc_key_not_unique"
 TABLE_FOLDER_FORBIDDEN = re.compile(r"[/\\]|^[._]")
@@ -734,38 +733,39 @@ def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
     A declared key is checked unique and non-NULL on the way (duplicates get the same HASH, so they
     meet in one partition, next to each other). A key the release carries is shuffled once: as its
     released column, not also as ROW_KEY; a dropped one goes along only on the md5 path."""
-    if spec.key_released():
-        df = df.drop(ROW_KEY)
-        key = qcol(spec.source.key)
-    else:
-        key = F.col(ROW_KEY)
     spark = df.sparkSession
     # about 2M rows a file, in a multiple of the cores (5 partitions on 2 cores run in 3 waves)
     cores = max(1, spark.sparkContext.defaultParallelism)
     partitions = cores * max(1, math.ceil(rows / 2_000_000 / cores))
-    if HASH in df.columns:  # HASH is NULL exactly where the key is: a dropped key need not go along
-        df = df.drop(ROW_KEY).repartition(partitions, HASH).sortWithinPartitions(HASH)
-        if spec.source.key is not None:  # the records of one HASH: those of one key
-            # a window without an order: it needs the records sorted by HASH alone, as they are (an
-            # order on HASH too would make Spark sort on (HASH, HASH), which is not a radix sort)
-            df = df.withColumn(KEY_COUNT, F.count(F.lit(1)).over(Window.partitionBy(HASH)))
-            ok = F.col(HASH).isNotNull() & (F.col(KEY_COUNT) == 1)
-            df = df.where(F.assert_true(ok, F.lit(KEY_FAILURE)).isNull())
-        return df.select(*(qcol(c.name) for c in released_columns(spec, source_columns)))
-    salt = secrets.token_hex(16)
-    # the digest folded to a BIGINT by xxhash64 (a public function of a digest keyed by the secret salt
-    # is as unpredictable): Spark shuffles 8 bytes a row instead of 16 and sorts on a long, whose sort
-    # prefix is the whole value (50M rows: 1.5 GB shuffled, was 1.9 GB)
-    # the salt reaches the executors as data (a one-row broadcast table), not as a literal of the plan,
-    # whose text Spark shows in its UI and writes into event logs
-    salted = spark.createDataFrame([(salt,)], T.StructType([T.StructField(SALT, T.StringType(), False)]))
-    df = df.crossJoin(F.broadcast(salted))
-    df = df.withColumn(HASH, F.xxhash64(F.md5(F.concat(F.col(SALT), key.cast("string"))))).drop(SALT)
-    df = df.repartition(partitions, HASH).sortWithinPartitions(HASH, key)
+    if HASH in df.columns:  # the cipher's order
+        df = df.drop(ROW_KEY)  # HASH is NULL exactly where the key is: a dropped key need not go along
+        order = [F.col(HASH)]
+        # the records of one HASH are those of one key; a window without an order, which needs the
+        # records sorted by HASH alone, as they are (an order on HASH too would make Spark sort on
+        # (HASH, HASH), which is not a radix sort)
+        check = F.count(F.lit(1)).over(Window.partitionBy(HASH))
+        ok = F.col(HASH).isNotNull() & (F.col(KEY_CHECK) == 1)
+    else:
+        if spec.key_released():
+            df = df.drop(ROW_KEY)
+            key = qcol(spec.source.key)
+        else:
+            key = F.col(ROW_KEY)
+        # the digest folded to a BIGINT by xxhash64 (a public function of a digest keyed by the secret
+        # salt is as unpredictable): Spark shuffles 8 bytes a row instead of 16 and sorts on a long,
+        # whose sort prefix is the whole value (50M rows: 1.5 GB shuffled, was 1.9 GB)
+        # the salt reaches the executors as data (a one-row broadcast table), not as a literal of the
+        # plan, whose text Spark shows in its UI and writes into event logs
+        salt = secrets.token_hex(16)
+        salted = spark.createDataFrame([(salt,)], T.StructType([T.StructField(SALT, T.StringType(), False)]))
+        df = df.crossJoin(F.broadcast(salted))
+        df = df.withColumn(HASH, F.xxhash64(F.md5(F.concat(F.col(SALT), key.cast("string"))))).drop(SALT)
+        order = [F.col(HASH), key]
+        check = F.lag(key).over(Window.partitionBy(HASH).orderBy(key))  # the previous key of the same hash
+        ok = key.isNotNull() & (F.col(KEY_CHECK).isNull() | (F.col(KEY_CHECK) != key))
+    df = df.repartition(partitions, HASH).sortWithinPartitions(*order)
     if spec.source.key is not None:
-        df = df.withColumn(PREVIOUS, F.lag(key).over(Window.partitionBy(HASH).orderBy(key)))
-        ok = key.isNotNull() & (F.col(PREVIOUS).isNull() | (F.col(PREVIOUS) != key))
-        df = df.where(F.assert_true(ok, F.lit(KEY_FAILURE)).isNull())
+        df = df.withColumn(KEY_CHECK, check).where(F.assert_true(ok, F.lit(KEY_FAILURE)).isNull())
     return df.select(*(qcol(c.name) for c in released_columns(spec, source_columns)))
 
 

@@ -25,7 +25,7 @@ table again.
 With round keys (`StageKernel.cipher`, on the release's last masking stage when its key is an
 integer), every record also gets the Speck64/128 cipher text of its key (`cipher.encrypt`), the
 secret row order the release is written in (`engine.shuffled`): 0.03 s per million keys here, where
-the md5 it replaces cost the JVM about 0.5 s per million.
+the md5 it replaces cost about 2.4 s per 10M records on local[2].
 
 The box pass that only counts each stratum's boxes (`count_boxes`) runs as mapInArrow instead: it
 returns one row per bucket, not one per record.
