@@ -254,6 +254,21 @@ def test_a_repeated_key_is_refused_with_the_duckdb_message(tmp_path, spark, key,
     assert not (tmp_path / "out").exists() and _leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("key_type", ["integer", "text"])
+@pytest.mark.parametrize("key", ["keep", "drop"])
+def test_a_null_key_is_refused_with_the_duckdb_message(tmp_path, spark, key, key_type):
+    """A NULL key on both paths of the secret order: the cipher's (its text is NULL where the key is, so
+    the count of its records alone would let it through) and md5's; nothing is written."""
+    df = records() if key_type == "integer" else text_keys(records())
+    df["id"] = df["id"].astype("Int64" if key_type == "integer" else object)
+    df.loc[5, "id"] = None
+    write_parquet(df, tmp_path / "people.parquet")
+    with pytest.raises(SpecError, match=r"source.key: 'id' must be unique and non-NULL; it has 1 NULL and 0 "
+                                        r"repeated values"):
+        spark_release(parse_spec(doc("out", {**SMALL, "id": key}), base=tmp_path), spark)
+    assert not (tmp_path / "out").exists() and _leftovers(tmp_path) == []
+
+
 @pytest.mark.parametrize("column, where", [("id", "source.key"), ("region", "masking.strata"), ("note", "source")])
 def test_a_text_column_under_another_collation_is_refused(source, spark, column, where):
     """Under UTF8_LCASE Spark puts 'a' before 'B' and groups 'North' with 'north'; the executors sort keys
