@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from duckdb_sdc.release.methods import METHODS
 from duckdb_sdc.spark.cipher import ROUNDS, encrypt, encrypt_words, round_keys
 from duckdb_sdc.spark.kernel import WHOLE, BucketTask, Part, StageKernel
-from duckdb_sdc.spark.ordering import B
+from duckdb_sdc.spark.ordering import B, HASH
 from duckdb_sdc.spark.stratum import StratumCall
 
 # IACR ePrint 2013/404, appendix C, Speck64/128: key 1b1a1918 13121110 0b0a0908 03020100 (words l2 l1 l0
@@ -90,13 +90,13 @@ def test_the_kernel_adds_each_records_cipher_text_in_place(key_type):
     key_mask = np.zeros(n, bool)
     key_mask[np.flatnonzero(ids == 0)[0]] = True
     secret = round_keys(rng.bytes(16))
-    fields = [pa.field("x", pa.float64()), pa.field("__sdc_h", pa.int64())]
+    fields = [pa.field("x", pa.float64()), pa.field(HASH, pa.int64())]
     kernel = StageKernel(parts=(Part(StratumCall(METHODS["mdav_round"], {"k": 3}, ("x",)), ("x",), "columns.x"),),
                          key="id", tasks={0: BucketTask(WHOLE, 0), 1: BucketTask(WHOLE, 1)},
-                         schema=pa.schema(fields), arguments=(B, "id", "x"), cipher=secret, order="__sdc_h")
+                         schema=pa.schema(fields), arguments=(B, "id", "x"), cipher=secret)
     arrays = (pa.array(ids, pa.int64()), pa.array(keys, key_type, mask=key_mask), pa.array(x, pa.float64(), mask=np.isnan(x)))
     out = pa.concat_arrays(list(kernel.masked(iter([tuple(a.slice(i, 25) for a in arrays) for i in range(0, n, 25)]))))
-    got = out.field("__sdc_h")
+    got = out.field(HASH)
     assert got.null_count == 1 and not got.is_valid()[int(np.flatnonzero(key_mask)[0])].as_py()
     expected = encrypt(keys, secret)
     valid = ~key_mask

@@ -80,12 +80,11 @@ from .session import check_spark_version, jit_sized_codegen
 from .attraction import smallest_set
 from .cipher import round_keys
 from .kernel import CONFLICT, WHOLE, BucketTask, Part, Reports, StageKernel
-from .ordering import B, S, V, qcol
+from .ordering import B, HASH, S, V, qcol
 from .planner import POSITIONAL, Options, check_finite, plan_rule
 from .stratum import StratumCall
 
 STRATA_PREFIX = "__sdc_s_"  # one stratum index column per distinct strata list: __sdc_s_0, __sdc_s_1, ...
-HASH = "__sdc_h"
 SALT = "__sdc_salt"
 LOG = logging.getLogger("duckdb_sdc.spark")
 LABELLED_BUCKETS = 1024
@@ -538,7 +537,7 @@ def apply_stage(spark, df: DataFrame, spec: Spec, stage: Stage, box_offsets: dic
         fields, extra = [T.StructField(c, T.DoubleType()) for c in masked], {}
     if cipher is not None:
         fields.append(T.StructField(HASH, T.LongType()))
-        extra.update(cipher=cipher, order=HASH)
+        extra.update(cipher=cipher)
     struct = T.StructType(fields)
     kernel = StageKernel(schema=to_arrow_schema(struct), attraction=attraction, **extra, **common)
     # not deterministic for Spark's optimizer, and that is needed: a result depends on the other records

@@ -45,7 +45,7 @@ from pyspark.accumulators import AccumulatorParam
 from .._validate import SdcError
 from .attraction import piece_fact, whole_fact
 from .cipher import encrypt
-from .ordering import B, V
+from .ordering import B, HASH, V
 from .positional import Bucket, StratumPlan, bucket_order
 from .stratum import Boxes, StratumCall, mask_stratum
 
@@ -107,8 +107,8 @@ class StageKernel:
     count_boxes: bool = False  # emit (stratum, number of boxes) per bucket instead of records
     attraction: object = None  # a pyspark Accumulator (`Reports`) for the parts' facts, or None
     value: str = V  # the column with a split bucket's sort values (V, or the rule's DOUBLE column itself)
-    cipher: tuple | None = None  # round keys of `cipher`: each record also gets its key's cipher text (`order`)
-    order: str | None = None  # the field of `schema` that holds it (NULL for a NULL key)
+    cipher: tuple | None = None  # round keys of `cipher`: each record also gets its key's cipher text as field
+    # HASH of `schema` (NULL for a NULL key)
 
     def masked(self, arrays: Iterator[Tuple[pa.Array, ...]]) -> Iterator[pa.Array]:
         """The scalar iterator Arrow UDF: per bucket, the masked columns of its records as a
@@ -155,7 +155,7 @@ class StageKernel:
                 self._values(out, part, batch, masked, order)
         if self.cipher is not None:
             keys = batch.column(self.key).cast(pa.int64())
-            out[self.order] = pa.array(encrypt(keys.fill_null(0).to_numpy(zero_copy_only=False), self.cipher),
+            out[HASH] = pa.array(encrypt(keys.fill_null(0).to_numpy(zero_copy_only=False), self.cipher),
                                        pa.int64(), mask=keys.is_null().to_numpy(zero_copy_only=False))
         return [out[f.name] for f in self.schema]
 

@@ -29,6 +29,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 S, V, B = "__sdc_s", "__sdc_v", "__sdc_b"  # stratum index, value as DOUBLE, bucket id
+HASH = "__sdc_h"  # a record's place in the release's secret row order (`engine.shuffled`)
 _P, _BS, _BV, _BK, _BD = "__sdc_p", "__sdc_bs", "__sdc_bv", "__sdc_bk", "__sdc_bd"  # `Order.ranked`'s search
 _NO_STRATUM = 2**62  # the stratum of the padding entries: after every record
 
@@ -175,4 +176,4 @@ def per_stratum(default: Column, cases: dict[int, Column]) -> Column:
     return out
 
 
-__all__ = ["B", "Order", "S", "V", "per_stratum", "qcol", "qsql", "sql_literal", "sql_tree"]
+__all__ = ["B", "HASH", "Order", "S", "V", "per_stratum", "qcol", "qsql", "sql_literal", "sql_tree"]
