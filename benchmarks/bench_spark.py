@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -173,12 +174,6 @@ def cold(case: str, folder: Path, kept: int, config: dict) -> tuple[float, int, 
     return float(seconds), int(jvm), int(worker)
 
 
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000, 50_000_000])
@@ -236,9 +231,9 @@ def main() -> None:
                     sorts.append(got["sort"][0])
                     for case in CASES[1:]:
                         ratios[case].append(got[case][0] / got["sort"][0])
-            verdict += [f"warm {case} median {median(ratios[case]):.2f}x, largest {max(ratios[case]):.2f}x"
+            verdict += [f"warm {case} median {statistics.median(ratios[case]):.2f}x, largest {max(ratios[case]):.2f}x"
                         for case in CASES[1:]]
-            base = median(sorts)
+            base = statistics.median(sorts)
             for strata, label in ((True, "4 strata"), (False, "one stratum")):
                 code = DUCKDB_RELEASE.format(doc=spec_doc(f"duck_{label.replace(' ', '_')}.duckdb", strata, args.kept),
                                              base=str(folder))
