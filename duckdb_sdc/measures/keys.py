@@ -1,0 +1,257 @@
+"""Risk and utility of categorical key combinations, on numpy arrays (no DuckDB here).
+
+The key variables (quasi-identifiers) of a record are the columns an intruder can know from other
+sources: region, sex, age band, occupation. Every measure here is a function of the records'
+combinations of key values, counted over the whole file or within each stratum.
+
+**NULL semantics** (one rule for every measure, the steward's choice `nulls`):
+
+* `nulls='any'` (the default): a NULL key value is a suppressed value that may stand for any value,
+  so it matches every value of that key. Two records *match* when, for every key, both values are
+  equal or at least one is NULL. The sample frequency f_k of a record is the number of records that
+  match it (itself included); F_k is the sum of their sampling weights. This is how sdcMicro's
+  `freqCalc` counts a missing key ("a missing value stands for any of the possible categories",
+  its `alpha = 1`), and what makes local suppression lower the risk. Matching is not transitive
+  (a = (1, NULL) matches b = (1, 2) and c = (1, 3), which do not match each other), so the records
+  matching one another do not form classes, and f_k is not the size of a group. One difference from
+  sdcMicro 5.8.1: with two or more keys, `freqCalc` does not add a record whose keys are *all*
+  missing to the frequencies of the complete records (its `addAllNAtoKeys` switch is off), though it
+  adds it to those of the records with some missing keys and gives the all-missing record itself
+  f_k = n. Here the rule is symmetric: such a record matches every record, and every record counts
+  it. sdcMicro's single-key case and its documented definition agree with this.
+* `nulls='category'`: NULL is one more value of the key, equal only to NULL (a GROUP BY's groups).
+  f_k is then the size of the record's group of equal combinations (sdcMicro's `freqCalc` on data
+  whose missing values have been recoded to a category of their own).
+
+Strata (`strata`, one column or several) are counted apart: records in different strata never
+match; a NULL stratum value is a stratum of its own.
+
+Keys are given as columns: a pandas DataFrame (its columns), a mapping of names to columns, a 2-D
+array (n records x m keys) or a sequence of m columns of equal length. Values may be of any type
+that pandas can factorise (integers, text, dates, booleans); None, NaN, NaT and pandas' NA are NULL.
+
+Cost: O(n) hashing to find the distinct combinations, then O(C P) for C distinct combinations and P
+distinct patterns of NULL keys (P = 1 without NULLs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from .._numerics import exponent, from_unit
+from .._validate import fail
+from ..params import choice
+
+NULLS = choice("any", "category", doc="NULL key values: 'any' (a NULL matches every value of its key, as sdcMicro "
+                                      "counts it) or 'category' (NULL is one more value, equal only to NULL)")
+
+_SPAN = 1 << 62  # the largest mixed-radix code span before the codes are made dense again
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs
+
+
+def _show(values, limit: int = 5) -> str:
+    """Up to `limit` offending values, as a message lists them."""
+    shown = ", ".join("NULL" if v is None or (isinstance(v, float) and np.isnan(v)) else repr(v)
+                      for v in list(values)[:limit])
+    return shown + (", ..." if len(values) > limit else "")
+
+
+def key_columns(func: str, param: str, keys) -> tuple[list[str], list]:
+    """(names, columns) of the key columns `keys` (module docstring); refuses no columns, columns of
+    different lengths and no records."""
+    if keys is None:
+        raise fail(func, f"{param} must not be None", param)
+    if isinstance(keys, pd.DataFrame):
+        names, cols = [str(c) for c in keys.columns], [keys[c] for c in keys.columns]
+    elif isinstance(keys, Mapping):
+        names, cols = [str(c) for c in keys], list(keys.values())
+    elif isinstance(keys, np.ndarray) and keys.ndim == 2:
+        names, cols = [f"key{j}" for j in range(keys.shape[1])], [keys[:, j] for j in range(keys.shape[1])]
+    elif isinstance(keys, (np.ndarray, pd.Series)) and keys.ndim == 1:
+        names, cols = ["key0"], [keys]
+    elif isinstance(keys, Sequence) and not isinstance(keys, (str, bytes)):
+        cols = list(keys)
+        names = [getattr(c, "name", None) or f"key{j}" for j, c in enumerate(cols)]
+        names = [str(n) for n in names]
+    else:
+        raise fail(func, f"{param} must be a DataFrame, a mapping of names to columns, a 2-D array or a sequence "
+                         f"of columns, got {type(keys).__name__}", param)
+    if not cols:
+        raise fail(func, f"{param} must hold at least one key column", param)
+    lengths = [len(c) for c in cols]
+    if len(set(lengths)) > 1:
+        raise fail(func, f"{param} has columns of different lengths {lengths[:5]}; give one value per record in "
+                         "every column", param)
+    if lengths[0] == 0:
+        raise fail(func, f"{param} has no records; the measures need at least one record", param)
+    return names, cols
+
+
+def _codes(column) -> tuple[np.ndarray, int]:
+    """(codes, cardinality): the values of one column as dense int64 codes 0..card-1, -1 for NULL."""
+    codes, uniques = pd.factorize(pd.Series(column) if isinstance(column, list) else column, use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.int64), len(uniques)
+
+
+def _dense(parts: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
+    """Dense group ids 0..g-1 of the rows of the columns `parts` ((codes 0..card-1, card) each) and g:
+    mixed-radix codes, made dense (hashing) whenever the span would pass 2^62."""
+    n = parts[0][0].shape[0]
+    g = np.zeros(n, np.int64)
+    span = 1
+    for codes, card in parts:
+        card = max(card, 1)
+        if span > _SPAN // card:
+            g, span = _factorize(g)
+        g = g * card + codes
+        span *= card
+    return _factorize(g)
+
+
+def _factorize(g: np.ndarray) -> tuple[np.ndarray, int]:
+    ids, uniques = pd.factorize(g)
+    return np.asarray(ids, dtype=np.int64), len(uniques)
+
+
+def _strata_codes(func: str, strata, n: int) -> tuple[np.ndarray, int]:
+    """Dense stratum ids of the records (one stratum without strata); a NULL stratum value is a value."""
+    if strata is None:
+        return np.zeros(n, np.int64), 1
+    _, cols = key_columns(func, "strata", strata)
+    if len(cols[0]) != n:
+        raise fail(func, f"strata has {len(cols[0])} values but there are {n} records", "strata")
+    parts = []
+    for c in cols:
+        codes, card = _codes(c)
+        parts.append((np.where(codes < 0, card, codes), card + 1))
+    return _dense(parts)
+
+
+def _weights(func: str, weights, n: int) -> np.ndarray | None:
+    """The sampling weights as float64, finite and > 0, one per record (None: none given); the
+    offending values (up to five) are named."""
+    if weights is None:
+        return None
+    try:
+        w = np.array([np.nan if v is None else v for v in weights], dtype=np.float64) \
+            if not isinstance(weights, np.ndarray) else weights.astype(np.float64)
+    except (TypeError, ValueError):
+        raise fail(func, f"weights must be numbers, got {type(weights).__name__}", "weights") from None
+    if w.ndim != 1 or w.shape[0] != n:
+        raise fail(func, f"weights has {w.size} weights but there are {n} records; give one weight per record",
+                   "weights")
+    bad = ~(np.isfinite(w) & (w > 0))
+    if bad.any():
+        raise fail(func, f"weights must be finite numbers > 0 (NULL is refused: every record takes part); "
+                         f"{int(bad.sum())} are not: {_show(w[bad].tolist())}", "weights")
+    return w
+
+
+class _Combos(NamedTuple):
+    """The distinct combinations of (stratum, keys) of the records."""
+
+    of: np.ndarray        # (n,) combination of every record
+    codes: np.ndarray     # (C, m) key codes of every combination, -1 for NULL
+    stratum: np.ndarray   # (C,) stratum id
+    count: np.ndarray     # (C,) number of records, float64 (exact below 2^53)
+    cards: list[int]      # cardinality of every key (without NULL)
+    n_strata: int
+
+
+def _combos(func: str, keys, strata, nulls: str) -> tuple[list[str], _Combos]:
+    names, cols = key_columns(func, "keys", keys)
+    n = len(cols[0])
+    s, n_strata = _strata_codes(func, strata, n)
+    codes, cards = [], []
+    for c in cols:
+        k, card = _codes(c)
+        if nulls == "category":  # NULL is one more value
+            k = np.where(k < 0, card, k)
+            card += 1
+        codes.append(k)
+        cards.append(card)
+    of, C = _dense([(s, n_strata)] + [(k + 1, card + 1) for k, card in zip(codes, cards)])
+    first = np.full(C, -1, np.int64)
+    first[of[::-1]] = np.arange(n - 1, -1, -1)  # the first record of every combination
+    matrix = np.stack([k[first] for k in codes], axis=1)
+    count = np.bincount(of, minlength=C).astype(np.float64)
+    return names, _Combos(of, matrix, s[first], count, cards, n_strata)
+
+
+# ---------------------------------------------------------------------------------------------
+# frequencies
+
+
+def _matching_sums(cb: _Combos, values: list[np.ndarray]) -> list[np.ndarray]:
+    """For every combination a and every array v of per-combination values, the sum of v over the
+    combinations that match a (same stratum; every key equal or NULL on either side), a included.
+
+    For a combination a with NULL pattern P (the set of its NULL keys) and b with pattern Q, a and b
+    match iff they are equal outside P | Q: b masked by P equals a masked by Q. So for each pattern P,
+    the combinations b are grouped by (stratum, Q_b, b masked by P), and each a of pattern P looks up
+    (stratum, Q, a masked by Q) for every pattern Q. Each b is found once, by its own Q."""
+    null = cb.codes < 0
+    if not null.any():
+        return [v.copy() for v in values]
+    C, m = cb.codes.shape
+    pattern, n_pat = _dense([(null[:, j].astype(np.int64), 2) for j in range(m)])
+    first = np.full(n_pat, -1, np.int64)
+    first[pattern[::-1]] = np.arange(C - 1, -1, -1)
+    masks = null[first]  # (n_pat, m)
+    out = [np.zeros(C) for _ in values]
+    for p in range(n_pat):
+        mine = np.flatnonzero(pattern == p)
+        # rows: every combination b masked by P, then every a of pattern P masked by each pattern Q
+        b_codes = np.where(masks[p], -1, cb.codes)
+        a_codes = np.concatenate([np.where(masks[q], -1, cb.codes[mine]) for q in range(n_pat)])
+        keys = np.concatenate([b_codes, a_codes])
+        stratum = np.concatenate([cb.stratum, np.tile(cb.stratum[mine], n_pat)])
+        pat = np.concatenate([pattern, np.repeat(np.arange(n_pat), mine.shape[0])])
+        parts = [(stratum, cb.n_strata), (pat, n_pat)] + [(keys[:, j] + 1, cb.cards[j] + 1) for j in range(m)]
+        group, g = _dense(parts)
+        for v, o in zip(values, out):
+            sums = np.bincount(group[:C], weights=v, minlength=g)
+            found = sums[group[C:]].reshape(n_pat, mine.shape[0])
+            o[mine] = found.sum(axis=0)
+    return out
+
+
+class KeyFrequencies(NamedTuple):
+    """f_k (int64) and F_k (float64) of every record; F_k = f_k without weights."""
+
+    fk: np.ndarray
+    Fk: np.ndarray
+
+
+def key_frequencies(keys, weights=None, *, strata=None, nulls: str = "any") -> KeyFrequencies:
+    """The sample frequency f_k of every record's key combination and its estimated population
+    frequency F_k, the sum of the sampling weights of the records counted in f_k (sdcMicro's
+    `freqCalc` fk and Fk). `nulls` and `strata` as the module docstring says; `weights` one finite
+    weight > 0 per record (None: F_k = f_k). k-anonymity over the keys is `fk.min() >= k`.
+
+    F_k is summed on the weights scaled by a power of two (exact), so weights at 1e-300 or 1e300
+    give F_k exactly rescaled; an F_k beyond float64 is refused (`OutOfRange`)."""
+    func = "key_frequencies"
+    nulls = NULLS.check(nulls, func, "nulls")
+    _, cb = _combos(func, keys, strata, nulls)
+    n = cb.of.shape[0]
+    w = _weights(func, weights, n)
+    if w is None:
+        (fk,) = _matching_sums(cb, [cb.count])
+        fk = fk.astype(np.int64)[cb.of]
+        return KeyFrequencies(fk, fk.astype(np.float64))
+    e = exponent(w)
+    wsum = np.bincount(cb.of, weights=np.ldexp(w, -e), minlength=cb.count.shape[0])
+    fk, Fk = _matching_sums(cb, [cb.count, wsum])
+    Fk = from_unit(func, "the estimated population frequency F_k", Fk, e)
+    return KeyFrequencies(fk.astype(np.int64)[cb.of], Fk[cb.of])
+
+
+__all__ = ["NULLS", "KeyFrequencies", "key_columns", "key_frequencies"]

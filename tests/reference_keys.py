@@ -1,0 +1,48 @@
+"""Slow, obviously correct references for the risk and utility of key combinations
+(duckdb_sdc.measures.keys): every definition written out over pairs of records and, for SUDA2,
+over every subset of the keys. Records are tuples of key values, None for NULL; sums are exact
+(Fraction) where a float sum could decide a comparison."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from itertools import combinations
+
+
+def matches(a, b, nulls: str = "any") -> bool:
+    """Whether records a and b match on every key: equal values, or (nulls='any') a NULL on either side."""
+    if nulls == "category":
+        return all(x == y for x, y in zip(a, b))
+    return all(x is None or y is None or x == y for x, y in zip(a, b))
+
+
+def matching(rows, i, nulls="any", strata=None, on=None):
+    """Indices of the records matching record i (itself included), in its stratum, on the keys `on`
+    (positions; all keys when None)."""
+    on = range(len(rows[i])) if on is None else on
+    mine = tuple(rows[i][j] for j in on)
+    return [s for s in range(len(rows))
+            if (strata is None or strata[s] == strata[i]) and matches(mine, tuple(rows[s][j] for j in on), nulls)]
+
+
+def frequencies(rows, w=None, strata=None, nulls="any"):
+    """(fk, Fk) of every record by pairwise matching; Fk exact, then rounded to float."""
+    fk, Fk = [], []
+    for i in range(len(rows)):
+        m = matching(rows, i, nulls, strata)
+        fk.append(len(m))
+        Fk.append(float(sum(Fraction(1 if w is None else w[s]) for s in m)))
+    return fk, Fk
+
+
+def benedetti_franconi(fk: int, Fk: float) -> float:
+    """sdcMicro's indivRisk(method = 'approx') for one record, as its R code writes it."""
+    if fk == Fk:
+        return 1.0 / fk
+    pk = fk / Fk
+    if fk > 2:
+        return pk / (fk - (1 - pk))
+    if fk == 2:
+        return (pk / (1 - pk)) - ((pk / (1 - pk)) ** 2) * math.log(1 / pk)
+    return (pk / (1 - pk)) * math.log(1 / pk)
