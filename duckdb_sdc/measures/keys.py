@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .._numerics import exponent, from_unit
-from .._validate import fail
+from .._validate import fail, reporting
 from ..params import choice
 
 NULLS = choice("any", "category", doc="NULL key values: 'any' (a NULL matches every value of its key, as sdcMicro "
@@ -254,4 +254,86 @@ def key_frequencies(keys, weights=None, *, strata=None, nulls: str = "any") -> K
     return KeyFrequencies(fk.astype(np.int64)[cb.of], Fk[cb.of])
 
 
-__all__ = ["NULLS", "KeyFrequencies", "key_columns", "key_frequencies"]
+# ---------------------------------------------------------------------------------------------
+# individual and global risk
+
+
+def benedetti_franconi(fk: np.ndarray, Fk: np.ndarray) -> np.ndarray:
+    """The individual risk of records with sample frequencies fk and estimated population
+    frequencies Fk >= fk: the approximation of Benedetti & Franconi (1998) that sdcMicro's
+    `indivRisk(method = "approx")` computes. With p = fk / Fk:
+
+    * fk = Fk (a population, or weights of 1): 1 / fk;
+    * fk = 1: p / (1 - p) log(1 / p);
+    * fk = 2: p / (1 - p) - (p / (1 - p))^2 log(1 / p);
+    * fk > 2: p / (fk - (1 - p)).
+
+    The same formulas, written so that Fk close to fk loses no digits: p / (1 - p) = fk / (Fk - fk),
+    log(1 / p) = log1p((Fk - fk) / fk), and for fk = 2 with u = (Fk - 2) / 2 below 1e-4 the series
+    (u - log1p(u)) / u^2 = 1/2 - u/3 + u^2/4 - u^3/5 (the direct form cancels there)."""
+    fk = np.asarray(fk, dtype=np.float64)
+    Fk = np.asarray(Fk, dtype=np.float64)
+    out = np.empty(fk.shape[0])
+    equal = Fk == fk
+    out[equal] = 1.0 / fk[equal]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = Fk - fk
+        u = d / fk
+        one = ~equal & (fk == 1)
+        out[one] = np.log1p(u[one]) / u[one]
+        two = ~equal & (fk == 2)
+        uu = u[two]
+        direct = (uu - np.log1p(uu)) / (uu * uu)
+        series = 0.5 - uu / 3 + uu * uu / 4 - uu ** 3 / 5
+        out[two] = np.where(uu < 1e-4, series, direct)
+        more = ~equal & (fk > 2)
+        p = fk[more] / Fk[more]
+        out[more] = p / (fk[more] - (1.0 - p))
+    return out
+
+
+class IndividualRisk(NamedTuple):
+    """f_k, F_k and the Benedetti-Franconi individual risk of every record."""
+
+    fk: np.ndarray
+    Fk: np.ndarray
+    risk: np.ndarray
+
+
+def _risk(func: str, freq: KeyFrequencies) -> np.ndarray:
+    low = freq.Fk < freq.fk
+    if low.any():
+        bad = np.flatnonzero(low)
+        raise fail(func, f"weights make the estimated population frequency F_k smaller than the sample frequency "
+                         f"f_k for {bad.shape[0]} records (records {_show(bad.tolist())}: F_k "
+                         f"{_show(freq.Fk[bad].tolist())}, f_k {_show(freq.fk[bad].tolist())}); the "
+                         "Benedetti-Franconi model needs F_k >= f_k, sampling weights >= 1", "weights")
+    return benedetti_franconi(freq.fk, freq.Fk)
+
+
+def individual_risk(keys, weights=None, *, strata=None, nulls: str = "any") -> IndividualRisk:
+    """Every record's re-identification risk by the Benedetti-Franconi estimate (`benedetti_franconi`),
+    from f_k and F_k as `key_frequencies` counts them: sdcMicro's `indivRisk(freqCalc(...), method =
+    "approx")`, and its `measure_risk` (whose `risk` column it is). Without weights the risk is 1 / f_k
+    (sdcMicro's survey = FALSE). Weights that make F_k < f_k are refused (the model needs a population
+    at least as large as the sample)."""
+    func = "individual_risk"
+    with reporting(func):
+        freq = key_frequencies(keys, weights, strata=strata, nulls=nulls)
+    return IndividualRisk(freq.fk, freq.Fk, _risk(func, freq))
+
+
+def global_risk(keys, weights=None, *, strata=None, nulls: str = "any") -> dict:
+    """The global risk of the file (sdcMicro's `measure_risk`): `expected_reidentifications`, the sum
+    of the individual risks (global_risk_ER), and `global_risk`, that sum over the number of records;
+    with `records` and `sample_uniques` (records with f_k = 1)."""
+    func = "global_risk"
+    with reporting(func):
+        r = individual_risk(keys, weights, strata=strata, nulls=nulls)
+    total = float(r.risk.sum())
+    return {"records": int(r.fk.shape[0]), "sample_uniques": int((r.fk == 1).sum()),
+            "expected_reidentifications": total, "global_risk": total / r.fk.shape[0]}
+
+
+__all__ = ["NULLS", "IndividualRisk", "KeyFrequencies", "benedetti_franconi", "global_risk", "individual_risk",
+           "key_columns", "key_frequencies"]
