@@ -6,12 +6,12 @@
 -- How f_k is counted with nulls := 'any'. The distinct combinations C of (strata, keys) are counted
 -- once (a GROUP BY, NULL grouped with NULL), each with its NULL pattern (which keys are NULL). A
 -- combination a of pattern P and b of pattern Q match when they are equal outside P | Q, that is
--- when b with the keys of P set to NULL equals a with the keys of Q set to NULL (IS NOT DISTINCT
--- FROM). So the combinations b are grouped by (strata, P, Q_b, b masked by P) for every pattern P,
--- and every a of pattern P looks up (strata, P, Q, a masked by Q) for every pattern Q: each b is
--- found once, by its own pattern. Both sides have C x (number of patterns) rows; without NULLs there
--- is one pattern and this is a join of the combinations with themselves. The records are then
--- joined back to their combination: a GROUP BY and a join back, as DuckDB would count them itself.
+-- when b with the keys of P set to NULL equals a with the keys of Q set to NULL. So the combinations b
+-- are grouped by (P, Q_b, b masked by P) for every pattern P, and every a of pattern P looks up
+-- (P, Q, a masked by Q) for every pattern Q: each b is found once, by its own pattern. Both sides have
+-- C x (number of patterns) rows, joined on integers (__sdc_key_frequencies_sql codes them); without
+-- NULLs there is one pattern. The records are then joined back to their combination: a GROUP BY and
+-- a join back, as DuckDB would count them itself.
 
 -- nulls := ... of function `fname` (kind duckdb_sdc.measures.keys.NULLS), in lower case.
 CREATE OR REPLACE MACRO __sdc_nulls_choice(v, fname) AS
@@ -62,50 +62,95 @@ CREATE OR REPLACE MACRO __sdc_cols_sql(names, alias) AS
     array_to_string(list_transform(coalesce(names, []::VARCHAR[]), lambda __sdc_c:
         CASE WHEN alias = '' THEN '' ELSE alias || '.' END || __sdc_qi(__sdc_c) || ', '), '');
 
--- SQL text of the key columns `k` of `alias`, each set to NULL where the pattern `pattern` (a BOOLEAN[]
--- column, true for a NULL key) is true, under their own names.
-CREATE OR REPLACE MACRO __sdc_masked_sql(k, alias, pattern) AS
-    array_to_string(list_transform(k, lambda __sdc_c, __sdc_i:
-        format('CASE WHEN {0}[{1}] THEN NULL ELSE {2}.{3} END AS {3}', pattern, __sdc_i, alias, __sdc_qi(__sdc_c))), ', ');
-
 -- SQL text of a query with one row per distinct combination of (strata `g`, keys `k`) of table `tbl`:
 -- the strata and keys under their own names, __sdc_fk (the number of records matching the
--- combination as `nulls` says) and __sdc_popk (the sum of their weights, column `w`; f_k when w is
+-- combination as `nulls` says), __sdc_popk (the sum of their weights, column `w`; f_k when w is
 -- NULL), and __sdc_own (the number of records of the combination itself). `extra`: SQL text of one more
 -- column of the records (the sensitive column of l-diversity) to count within each combination (NULL:
 -- none): then a row per combination and value __sdc_x of it among the matching records, __sdc_fk and
 -- __sdc_popk counting the matching records with that value, and no __sdc_own.
+--
+-- With nulls := 'any', every combination is coded as one HUGEINT: key i's values by their dense rank
+-- among the combinations (NULL = 0), mixed radix, the stratum on top; its NULL pattern is a BIGINT
+-- bitmask (so at most 62 keys). Masking keys is then a subtraction, and the pattern joins are joins
+-- on three integers. Codes that would not fit 126 bits are refused.
 CREATE OR REPLACE MACRO __sdc_key_frequencies_sql(fname, tbl, k, w, g, nulls, extra := NULL) AS
     list_transform([coalesce(g, []::VARCHAR[]) || k], lambda __sdc_gk:
-    format('(WITH __sdc_c AS (SELECT {0}{1}count(*) AS __sdc_n, fsum({2}) AS __sdc_ws, [{3}] AS __sdc_m FROM {4} '
-           || 'GROUP BY ALL)', __sdc_cols_sql(__sdc_gk, __sdc_qt(tbl)),
+    format('(WITH __sdc_c0 AS MATERIALIZED (SELECT {0}{1}count(*) AS __sdc_n, fsum({2}) AS __sdc_ws FROM {3} GROUP BY ALL)',
+           __sdc_cols_sql(__sdc_gk, ''),
            CASE WHEN extra IS NULL THEN '' ELSE extra || ' AS __sdc_x, ' END,
            CASE WHEN w IS NULL THEN '1.0' ELSE format('__sdc_weight_value({0}, {1}, {2})', __sdc_qi(w), __sdc_ql(fname), __sdc_ql(w)) END,
-           array_to_string(list_transform(k, lambda __sdc_c: __sdc_qi(__sdc_c) || ' IS NULL'), ', '),
            __sdc_qt(tbl))
     || CASE WHEN nulls = 'category'
-         THEN format(' SELECT {0}{1}__sdc_n AS __sdc_fk, __sdc_ws AS __sdc_popk FROM __sdc_c)',
-                     __sdc_cols_sql(__sdc_gk, '__sdc_c'),
+         THEN format(' SELECT {0}{1}__sdc_n AS __sdc_fk, __sdc_ws AS __sdc_popk FROM __sdc_c0)',
+                     __sdc_cols_sql(__sdc_gk, ''),
                      CASE WHEN extra IS NULL THEN '__sdc_n AS __sdc_own, ' ELSE '__sdc_x, ' END)
-         ELSE format(', __sdc_p AS (SELECT DISTINCT __sdc_m AS __sdc_q FROM __sdc_c), '
-                     || '__sdc_t AS (SELECT {0}{5}__sdc_p.__sdc_q AS __sdc_pa, __sdc_c.__sdc_m AS __sdc_qb, {1}, '
-                     || 'sum(__sdc_n) AS __sdc_n, fsum(__sdc_ws) AS __sdc_ws FROM __sdc_c CROSS JOIN __sdc_p GROUP BY ALL) '
-                     || 'SELECT {2}{6}sum(__sdc_t.__sdc_n) AS __sdc_fk, fsum(__sdc_t.__sdc_ws) AS __sdc_popk '
-                     || 'FROM {7} AS __sdc_a CROSS JOIN __sdc_p JOIN __sdc_t '
-                     || 'ON __sdc_t.__sdc_pa = __sdc_a.__sdc_m AND __sdc_t.__sdc_qb = __sdc_p.__sdc_q AND {3} AND {4} '
-                     || 'GROUP BY ALL)',
-                     __sdc_cols_sql(g, '__sdc_c'),
-                     __sdc_masked_sql(k, '__sdc_c', '__sdc_p.__sdc_q'),
-                     __sdc_cols_sql(__sdc_gk, '__sdc_a'),
-                     __sdc_same_sql(g, '__sdc_t', '__sdc_a'),
+         WHEN len(k) > 62 THEN error(fname || ': keys names ' || len(k) || ' columns; at most 62 keys can be counted '
+                                     || 'with nulls := ''any''')
+         ELSE format(', __sdc_c1 AS (SELECT *, {0}, {1} AS __sdc_s, ({2})::BIGINT AS __sdc_m FROM __sdc_c0), '
+                     || '__sdc_r AS (SELECT {3} FROM (SELECT {4}, max(__sdc_s) + 1 AS __sdc_rs FROM __sdc_c1)), '
+                     || '__sdc_c AS (SELECT __sdc_c1.*, {5} FROM __sdc_c1, __sdc_r), '
+                     || '__sdc_c2 AS MATERIALIZED (SELECT *, {6} AS __sdc_code FROM __sdc_c), '
+                     || '__sdc_p AS (SELECT DISTINCT __sdc_m AS __sdc_q FROM __sdc_c2), '
+                     || '__sdc_t AS (SELECT __sdc_p.__sdc_q AS __sdc_pa, __sdc_c2.__sdc_m AS __sdc_qb, {7} AS __sdc_key, '
+                     || '{8}sum(__sdc_n) AS __sdc_n, fsum(__sdc_ws) AS __sdc_ws FROM __sdc_c2 CROSS JOIN __sdc_p GROUP BY ALL), '
+                     || '__sdc_a AS (SELECT __sdc_d.*, __sdc_p.__sdc_q, {9} AS __sdc_key FROM {10} AS __sdc_d CROSS JOIN __sdc_p) '
+                     || 'SELECT {11}{12}sum(__sdc_t.__sdc_n) AS __sdc_fk, fsum(__sdc_t.__sdc_ws) AS __sdc_popk '
+                     || 'FROM __sdc_a JOIN __sdc_t ON __sdc_t.__sdc_pa = __sdc_a.__sdc_m AND __sdc_t.__sdc_qb = __sdc_a.__sdc_q '
+                     || 'AND __sdc_t.__sdc_key = __sdc_a.__sdc_key GROUP BY ALL)',
+                     -- 0: dense codes of the keys, NULL = 0
                      array_to_string(list_transform(k, lambda __sdc_c, __sdc_i:
-                         format('__sdc_t.{0} IS NOT DISTINCT FROM CASE WHEN __sdc_p.__sdc_q[{1}] THEN NULL ELSE __sdc_a.{0} END',
-                                __sdc_qi(__sdc_c), __sdc_i)), ' AND '),
-                     CASE WHEN extra IS NULL THEN '' ELSE '__sdc_c.__sdc_x, ' END,
-                     CASE WHEN extra IS NULL THEN '__sdc_a.__sdc_n AS __sdc_own, ' ELSE '__sdc_t.__sdc_x, ' END,
-                     CASE WHEN extra IS NULL THEN '__sdc_c'
-                          ELSE '(SELECT DISTINCT ' || __sdc_cols_sql(__sdc_gk, '') || '__sdc_m FROM __sdc_c)' END)
+                         format('CASE WHEN {0} IS NULL THEN 0 ELSE dense_rank() OVER (PARTITION BY {0} IS NULL ORDER BY {0}) '
+                                || 'END::HUGEINT AS __sdc_k{1}', __sdc_qi(__sdc_c), __sdc_i)), ', '),
+                     -- 1: the stratum's number from 0
+                     CASE WHEN g IS NULL THEN '0::HUGEINT'
+                          ELSE '(dense_rank() OVER (ORDER BY ' || __sdc_qi_list(g) || ') - 1)::HUGEINT' END,
+                     -- 2: the NULL pattern as a bitmask
+                     array_to_string(list_transform(k, lambda __sdc_c, __sdc_i:
+                         format('CASE WHEN {0} IS NULL THEN {1} ELSE 0 END', __sdc_qi(__sdc_c), (2::BIGINT ** (__sdc_i - 1))::BIGINT)),
+                                     ' + '),
+                     -- 3: the radices R_i (the product of the ranges of the keys before i) and R_s, or an error
+                     format('CASE WHEN {0} >= 126 THEN error({1}) ELSE 1 END AS __sdc_ok, ', 
+                            array_to_string(list_transform(k, lambda __sdc_c, __sdc_i: format('log2(__sdc_r{0}::DOUBLE)', __sdc_i)), ' + ')
+                            || ' + log2(__sdc_rs::DOUBLE)',
+                            __sdc_ql(fname || ': the keys have too many distinct values to be counted together exactly (the '
+                                     || 'product of their numbers of values exceeds 2^126)'))
+                     || array_to_string(list_transform(k, lambda __sdc_c, __sdc_i:
+                            format('{0}::HUGEINT AS __sdc_radix{1}', coalesce(nullif(array_to_string(list_transform(
+                                range(1, __sdc_i), lambda __sdc_j: format('__sdc_r{0}', __sdc_j)), ' * '), ''), '1'), __sdc_i)), ', ')
+                     || ', ' || array_to_string(list_transform(k, lambda __sdc_c, __sdc_i: format('__sdc_r{0}', __sdc_i)), ' * ')
+                     || ' * 1::HUGEINT AS __sdc_radixs',
+                     -- 4: the ranges of the codes
+                     array_to_string(list_transform(k, lambda __sdc_c, __sdc_i: format('max(__sdc_k{0}) + 1 AS __sdc_r{0}', __sdc_i)), ', '),
+                     -- 5: every key's part of the code, v_i = code_i R_i (0 for NULL)
+                     array_to_string(list_transform(k, lambda __sdc_c, __sdc_i:
+                         format('CASE WHEN __sdc_ok = 1 THEN __sdc_k{0} * __sdc_radix{0} END AS __sdc_v{0}', __sdc_i)), ', ')
+                     || ', __sdc_s * __sdc_radixs AS __sdc_vs',
+                     -- 6: the code of the combination
+                     array_to_string(list_transform(k, lambda __sdc_c, __sdc_i: format('__sdc_v{0}', __sdc_i)), ' + ') || ' + __sdc_vs',
+                     -- 7: the code of a combination of __sdc_c2 masked by the pattern __sdc_p.__sdc_q
+                     __sdc_masked_code_sql(k, '__sdc_c2', '__sdc_p.__sdc_q'),
+                     -- 8: the extra column
+                     CASE WHEN extra IS NULL THEN '' ELSE '__sdc_c2.__sdc_x, ' END,
+                     -- 9: the code of a distinct combination masked by each pattern
+                     __sdc_masked_code_sql(k, '__sdc_d', '__sdc_p.__sdc_q'),
+                     -- 10: the distinct combinations (one row per combination and extra value with extra)
+                     CASE WHEN extra IS NULL THEN '__sdc_c2'
+                          ELSE '(SELECT DISTINCT ' || __sdc_cols_sql(__sdc_gk, '') || '__sdc_m, __sdc_code, '
+                               || array_to_string(list_transform(k, lambda __sdc_c, __sdc_i: format('__sdc_v{0}', __sdc_i)), ', ')
+                               || ' FROM __sdc_c2)' END,
+                     -- 11, 12: the output columns
+                     __sdc_cols_sql(__sdc_gk, '__sdc_a'),
+                     CASE WHEN extra IS NULL THEN '__sdc_a.__sdc_n AS __sdc_own, ' ELSE '__sdc_t.__sdc_x, ' END)
        END)[1];
+
+-- SQL text of the code __sdc_code of `alias` with the keys of the bitmask `pattern` set to NULL (their
+-- parts __sdc_v<i> taken away).
+CREATE OR REPLACE MACRO __sdc_masked_code_sql(k, alias, pattern) AS
+    format('({0}.__sdc_code - ({1}))', alias,
+           array_to_string(list_transform(k, lambda __sdc_c, __sdc_i:
+               format('CASE WHEN ({0} >> {1}) & 1 = 1 THEN {2}.__sdc_v{3} ELSE 0 END', pattern, __sdc_i - 1, alias, __sdc_i)),
+               ' + '));
 
 -- SQL text of the checks every key measure of `fname` runs before anything else, as one FROM item
 -- (__sdc_checks_sql): the keys, the weight and the strata exist, no column is named __sdc_..., none
@@ -155,33 +200,36 @@ CREATE OR REPLACE MACRO __sdc_risk_Fk(fk, popk, fname) AS
          ELSE popk
     END;
 
--- SQL text of population_frequencies_table: the rows with sample_fk and population_fk.
+-- The checked arguments of key measure `fname` as one struct (bound once: the measures below read
+-- its fields inside one lambda, which binds several times faster than a lambda per argument): the
+-- table __sdc_tt, the keys __sdc_kk, the weight column __sdc_ww (NULL for none), the strata __sdc_gg
+-- (NULL for none) and the NULL semantics __sdc_nn (fields named unlike any macro's parameters).
+CREATE OR REPLACE MACRO __sdc_key_args(fname, tbl, keys, weight, strata, nulls) AS
+    {'__sdc_tt': __sdc_table_name(fname, 'tbl', tbl), '__sdc_kk': __sdc_column_names(fname, 'keys', keys),
+     '__sdc_ww': CASE WHEN weight IS NULL THEN NULL ELSE __sdc_column_name(fname, 'weight', weight) END,
+     '__sdc_gg': __sdc_column_names(fname, 'strata', strata, optional := true), '__sdc_nn': __sdc_nulls_choice(nulls, fname)};
+
+-- SQL text of population_frequencies_table: the rows with sample_fk and population_fk (a weight is
+-- required: __sdc_column_name refuses NULL first).
 CREATE OR REPLACE MACRO __sdc_population_frequencies_sql(fname, tbl, keys, weight, strata, nulls) AS
-    list_transform([__sdc_table_name(fname, 'tbl', tbl)], lambda __sdc_t:
-    list_transform([__sdc_column_names(fname, 'keys', keys)], lambda __sdc_k:
-    list_transform([__sdc_column_name(fname, 'weight', weight)], lambda __sdc_w:
-    list_transform([__sdc_column_names(fname, 'strata', strata, optional := true)], lambda __sdc_g:
-        __sdc_beside_frequencies_sql(__sdc_t, __sdc_k, __sdc_g,
-            __sdc_key_frequencies_sql(fname, __sdc_t, __sdc_k, __sdc_w, __sdc_g, __sdc_nulls_choice(nulls, fname)),
+    list_transform([__sdc_key_args(fname, tbl, keys, __sdc_column_name(fname, 'weight', weight), strata, nulls)], lambda __sdc_a:
+        __sdc_beside_frequencies_sql(__sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_gg'],
+            __sdc_key_frequencies_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_ww'], __sdc_a['__sdc_gg'], __sdc_a['__sdc_nn']),
             'CAST(__sdc_f.__sdc_fk AS BIGINT) AS sample_fk, '
             || format('CASE WHEN isfinite(__sdc_f.__sdc_popk) THEN __sdc_f.__sdc_popk ELSE error({0}) END AS population_fk',
                       __sdc_ql(fname || ': the sum of the weights is larger than the largest float64 (about 1.8e308); '
                                || 'rescale the weights')),
-            __sdc_key_checks_sql(fname, __sdc_t, __sdc_k, __sdc_w, __sdc_g, ['sample_fk', 'population_fk']))
-    )[1])[1])[1])[1];
+            __sdc_key_checks_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_ww'], __sdc_a['__sdc_gg'], ['sample_fk', 'population_fk'])))[1];
 
 -- SQL text of individual_risk_table: the rows with sample_fk, population_fk and individual_risk.
 CREATE OR REPLACE MACRO __sdc_individual_risk_sql(fname, tbl, keys, weight, strata, nulls) AS
-    list_transform([__sdc_table_name(fname, 'tbl', tbl)], lambda __sdc_t:
-    list_transform([__sdc_column_names(fname, 'keys', keys)], lambda __sdc_k:
-    list_transform([CASE WHEN weight IS NULL THEN NULL ELSE __sdc_column_name(fname, 'weight', weight) END], lambda __sdc_w:
-    list_transform([__sdc_column_names(fname, 'strata', strata, optional := true)], lambda __sdc_g:
-        __sdc_beside_frequencies_sql(__sdc_t, __sdc_k, __sdc_g,
-            __sdc_risk_combos_sql(fname, __sdc_t, __sdc_k, __sdc_w, __sdc_g, __sdc_nulls_choice(nulls, fname)),
+    list_transform([__sdc_key_args(fname, tbl, keys, weight, strata, nulls)], lambda __sdc_a:
+        __sdc_beside_frequencies_sql(__sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_gg'],
+            __sdc_risk_combos_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_ww'], __sdc_a['__sdc_gg'], __sdc_a['__sdc_nn']),
             'CAST(__sdc_f.__sdc_fk AS BIGINT) AS sample_fk, __sdc_f.__sdc_popk AS population_fk, '
             || '__sdc_f.__sdc_risk AS individual_risk',
-            __sdc_key_checks_sql(fname, __sdc_t, __sdc_k, __sdc_w, __sdc_g, ['sample_fk', 'population_fk', 'individual_risk']))
-    )[1])[1])[1])[1];
+            __sdc_key_checks_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_ww'], __sdc_a['__sdc_gg'],
+                                 ['sample_fk', 'population_fk', 'individual_risk'])))[1];
 
 -- SQL text of the per-combination frequencies with the individual risk __sdc_risk.
 CREATE OR REPLACE MACRO __sdc_risk_combos_sql(fname, t, k, w, g, nulls) AS
@@ -193,29 +241,22 @@ CREATE OR REPLACE MACRO __sdc_risk_combos_sql(fname, t, k, w, g, nulls) AS
 -- uniques (f_k = 1), the expected number of re-identifications (the sum of the individual risks,
 -- sdcMicro's global_risk_ER) and its share of the records (sdcMicro's global_risk).
 CREATE OR REPLACE MACRO __sdc_global_risk_sql(fname, tbl, keys, weight, strata, nulls) AS
-    list_transform([__sdc_table_name(fname, 'tbl', tbl)], lambda __sdc_t:
-    list_transform([__sdc_column_names(fname, 'keys', keys)], lambda __sdc_k:
-    list_transform([CASE WHEN weight IS NULL THEN NULL ELSE __sdc_column_name(fname, 'weight', weight) END], lambda __sdc_w:
-    list_transform([__sdc_column_names(fname, 'strata', strata, optional := true)], lambda __sdc_g:
+    list_transform([__sdc_key_args(fname, tbl, keys, weight, strata, nulls)], lambda __sdc_a:
         format('SELECT {0}sum(__sdc_own)::BIGINT AS records, '
                || 'coalesce(sum(__sdc_own) FILTER (WHERE __sdc_fk = 1), 0)::BIGINT AS sample_uniques, '
                || 'fsum(__sdc_own * __sdc_risk) AS expected_reidentifications, '
                || 'fsum(__sdc_own * __sdc_risk) / sum(__sdc_own) AS global_risk '
                || 'FROM {1}{2} AS __sdc_f GROUP BY ALL{3}',
-               __sdc_cols_sql(__sdc_g, '__sdc_f'),
-               __sdc_key_checks_sql(fname, __sdc_t, __sdc_k, __sdc_w, __sdc_g, NULL),
-               __sdc_risk_combos_sql(fname, __sdc_t, __sdc_k, __sdc_w, __sdc_g, __sdc_nulls_choice(nulls, fname)),
-               CASE WHEN __sdc_g IS NULL THEN '' ELSE ' ORDER BY ' || __sdc_qi_list(__sdc_g) END)
-    )[1])[1])[1])[1];
+               __sdc_cols_sql(__sdc_a['__sdc_gg'], '__sdc_f'),
+               __sdc_key_checks_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_ww'], __sdc_a['__sdc_gg'], NULL),
+               __sdc_risk_combos_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_ww'], __sdc_a['__sdc_gg'], __sdc_a['__sdc_nn']),
+               CASE WHEN __sdc_a['__sdc_gg'] IS NULL THEN '' ELSE ' ORDER BY ' || __sdc_qi_list(__sdc_a['__sdc_gg']) END))[1];
 
--- SQL text of weighted_risk_summary (duckdb_sdc.sql.weights): one row of the records, the distinct
--- combinations, the sample uniques (f_k = 1), the records with F_k below `threshold`, their share,
--- and the naive expected re-identifications sum 1 / F_k over the records.
+-- SQL text of weighted_risk_summary (duckdb_sdc.sql.weights): one row (per stratum) of the records, the
+-- distinct combinations, the sample uniques (f_k = 1), the records with F_k below `threshold`, their
+-- share, and the naive expected re-identifications sum 1 / F_k over the records.
 CREATE OR REPLACE MACRO __sdc_risk_summary_sql(fname, tbl, keys, weight, threshold, strata, nulls) AS
-    list_transform([__sdc_table_name(fname, 'tbl', tbl)], lambda __sdc_t:
-    list_transform([__sdc_column_names(fname, 'keys', keys)], lambda __sdc_k:
-    list_transform([__sdc_column_name(fname, 'weight', weight)], lambda __sdc_w:
-    list_transform([__sdc_column_names(fname, 'strata', strata, optional := true)], lambda __sdc_g:
+    list_transform([__sdc_key_args(fname, tbl, keys, __sdc_column_name(fname, 'weight', weight), strata, nulls)], lambda __sdc_a:
         format('SELECT {0}sum(__sdc_own)::BIGINT AS records, count(*) AS combinations, '
                || 'coalesce(sum(__sdc_own) FILTER (WHERE __sdc_fk = 1), 0)::BIGINT AS sample_uniques, '
                || 'coalesce(sum(__sdc_own) FILTER (WHERE __sdc_popk < {4}), 0)::BIGINT AS at_risk, '
@@ -223,11 +264,10 @@ CREATE OR REPLACE MACRO __sdc_risk_summary_sql(fname, tbl, keys, weight, thresho
                || 'CASE WHEN isfinite(fsum(__sdc_own / __sdc_popk)) AND bool_and(isfinite(__sdc_popk)) '
                || 'THEN fsum(__sdc_own / __sdc_popk) ELSE error({5}) END AS expected_reidentifications '
                || 'FROM {1}{2} AS __sdc_f GROUP BY ALL{3}',
-               __sdc_cols_sql(__sdc_g, '__sdc_f'),
-               __sdc_key_checks_sql(fname, __sdc_t, __sdc_k, __sdc_w, __sdc_g, NULL),
-               __sdc_key_frequencies_sql(fname, __sdc_t, __sdc_k, __sdc_w, __sdc_g, __sdc_nulls_choice(nulls, fname)),
-               CASE WHEN __sdc_g IS NULL THEN '' ELSE ' ORDER BY ' || __sdc_qi_list(__sdc_g) END,
+               __sdc_cols_sql(__sdc_a['__sdc_gg'], '__sdc_f'),
+               __sdc_key_checks_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_ww'], __sdc_a['__sdc_gg'], NULL),
+               __sdc_key_frequencies_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_ww'], __sdc_a['__sdc_gg'], __sdc_a['__sdc_nn']),
+               CASE WHEN __sdc_a['__sdc_gg'] IS NULL THEN '' ELSE ' ORDER BY ' || __sdc_qi_list(__sdc_a['__sdc_gg']) END,
                threshold::VARCHAR,
                __sdc_ql(fname || ': the sum of the weights is larger than the largest float64 (about 1.8e308); '
-                        || 'rescale the weights'))
-    )[1])[1])[1])[1];
+                        || 'rescale the weights')))[1];
