@@ -271,3 +271,25 @@ CREATE OR REPLACE MACRO __sdc_risk_summary_sql(fname, tbl, keys, weight, thresho
                threshold::VARCHAR,
                __sdc_ql(fname || ': the sum of the weights is larger than the largest float64 (about 1.8e308); '
                         || 'rescale the weights')))[1];
+
+-- SQL text of suda2_table: per stratum one list of the distinct combinations of the keys (as text, for
+-- the UDF __sdc_suda2_table, duckdb_sdc.sql.keys), their MSUs and scores unnested beside them, and the
+-- rows joined back to their combination.
+CREATE OR REPLACE MACRO __sdc_suda2_sql(fname, tbl, keys, strata, nulls, dis_fraction, scores) AS
+    list_transform([__sdc_key_args(fname, tbl, keys, NULL, strata, nulls)], lambda __sdc_a:
+        format('SELECT __sdc_r.*, __sdc_f.msus, __sdc_f.suda_score, __sdc_f.dis_suda_score FROM {0}{1} AS __sdc_r JOIN '
+               || '(SELECT unnest(__sdc_l, max_depth := 2), unnest(__sdc_s.msus) AS msus, unnest(__sdc_s.suda_score) AS suda_score, '
+               || 'unnest(__sdc_s.dis_suda_score) AS dis_suda_score FROM (SELECT __sdc_l, __sdc_suda2_table({2}, '
+               || 'list_transform(__sdc_l, lambda __sdc_x: [{3}]), list_transform(__sdc_l, lambda __sdc_x: __sdc_x.__sdc_n), '
+               || '[{4}], {5}, {6}, {7}) AS __sdc_s FROM (SELECT list(__sdc_c) AS __sdc_l FROM (SELECT {8}count(*) AS __sdc_n '
+               || 'FROM {9} GROUP BY ALL) AS __sdc_c{10}))) AS __sdc_f ON {11} AND {12}',
+               __sdc_key_checks_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], NULL, __sdc_a['__sdc_gg'],
+                                    ['msus', 'suda_score', 'dis_suda_score']),
+               __sdc_qt(__sdc_a['__sdc_tt']), __sdc_ql(fname),
+               array_to_string(list_transform(__sdc_a['__sdc_kk'], lambda __sdc_c: '__sdc_x.' || __sdc_qi(__sdc_c) || '::VARCHAR'), ', '),
+               array_to_string(list_transform(__sdc_a['__sdc_kk'], lambda __sdc_c: __sdc_ql(__sdc_c)), ', '),
+               __sdc_ql(__sdc_a['__sdc_nn']), __sdc_ql(dis_fraction::VARCHAR), __sdc_ql(scores::VARCHAR),
+               __sdc_cols_sql(coalesce(__sdc_a['__sdc_gg'], []::VARCHAR[]) || __sdc_a['__sdc_kk'], ''),
+               __sdc_qt(__sdc_a['__sdc_tt']),
+               CASE WHEN __sdc_a['__sdc_gg'] IS NULL THEN '' ELSE ' GROUP BY ' || __sdc_cols_sql(__sdc_a['__sdc_gg'], '__sdc_c')[:-3] END,
+               __sdc_same_sql(__sdc_a['__sdc_gg'], '__sdc_r', '__sdc_f'), __sdc_same_sql(__sdc_a['__sdc_kk'], '__sdc_r', '__sdc_f')))[1];

@@ -46,3 +46,30 @@ def benedetti_franconi(fk: int, Fk: float) -> float:
     if fk == 2:
         return (pk / (1 - pk)) - ((pk / (1 - pk)) ** 2) * math.log(1 / pk)
     return (pk / (1 - pk)) * math.log(1 / pk)
+
+
+def msus(rows, nulls="any", strata=None):
+    """Every record's minimal sample uniques by brute force over all subsets of the keys: the non-empty
+    sets S (tuples of key positions; with nulls='any' none where the record is NULL, a suppressed value
+    identifying nothing) on which no other record matches it, while on every non-empty S minus one key
+    some other record does."""
+    m = len(rows[0])
+    unique = {}
+    for i in range(len(rows)):
+        for size in range(m + 1):
+            for S in combinations(range(m), size):
+                unique[i, S] = len(matching(rows, i, nulls, strata, S)) == 1
+    out = []
+    for i in range(len(rows)):
+        found = [S for size in range(1, m + 1) for S in combinations(range(m), size)
+                 if unique[i, S] and not (nulls == "any" and any(rows[i][j] is None for j in S))
+                 and not any(size > 1 and unique[i, tuple(x for x in S if x != j)] for j in S)]
+        out.append(found)
+    return out
+
+
+def suda_score(found, m, scores="elliot"):
+    if scores == "elliot":
+        return float(sum(math.factorial(m - len(S)) for S in found))
+    return sum((2 ** (m - len(S)) - 1) * math.factorial(len(S)) * math.factorial(m - len(S)) / math.factorial(m)
+               for S in found)

@@ -83,3 +83,27 @@ def test_bad_input_is_refused_by_name(call, words):
     with pytest.raises(SdcError) as info:
         call()
     assert words in str(info.value), str(info.value)
+
+
+@settings(max_examples=250, deadline=None)
+@given(tables(max_n=12, max_keys=4, max_value=2), st.sampled_from(NULLS), st.booleans(), st.sampled_from(["elliot", "suda2"]))
+def test_suda2_msus_equal_brute_force_over_all_subsets(table, nulls, stratified, scores):
+    cols, rows, strata, _ = table
+    got = km.suda2(cols, strata=[strata] if stratified else None, nulls=nulls, scores=scores)
+    expected = ref.msus(rows, nulls, strata if stratified else None)
+    names = [f"key{j}" for j in range(len(cols))]
+    assert got.msus == [[tuple(names[j] for j in S) for S in found] for found in expected]
+    assert got.suda_score.tolist() == pytest.approx([ref.suda_score(f, len(cols), scores) for f in expected])
+
+
+def test_dis_suda_follows_sdcmicros_formula():
+    cols = [[1, 1, 2, 3, 3, 4], [1, 2, 2, 1, 1, 1], [1, 1, 1, 2, 2, 2]]
+    got = km.suda2(cols, dis_fraction=0.1)
+    fk = km.key_frequencies(cols).fk
+    pairs, q = float((fk == 2).sum()), 1 + (8 - 3) / 20
+    scored = got.suda_score > 0
+    adj = (got.suda_score[scored] ** -q).sum()
+    expected = np.where(scored, 1 / (1 + pairs * 0.9 / 0.1 / (np.where(scored, got.suda_score, 1) ** q * adj)), 0.0)
+    assert got.dis_suda_score.tolist() == pytest.approx(expected.tolist(), rel=1e-14)
+    assert got.msus[0] == [("key0", "key1"), ("key1", "key2")] and got.msus[5] == [("key0",)]
+    assert got.msus[3] == got.msus[4] == [] and got.dis_suda_score[3] == 0.0  # a pair: no MSU

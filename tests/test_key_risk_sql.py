@@ -190,3 +190,38 @@ def test_bad_input_is_refused_naming_function_and_parameter(bad, sql, words):
     with pytest.raises(duckdb.Error) as info:
         bad.execute(sql).fetchall()
     assert words in str(info.value), str(info.value)
+
+
+def test_suda2_on_testdata_equals_sdcmicro(con):
+    # sdcMicro 5.8.1: suda2(testdata[, keys]): scores sum 4890 over 157 records, largest 720; DIS-SUDA sum
+    # 9.8310909212751056, largest 0.67814255374299959 (its DIS step in float32: agreement to 1e-6)
+    got = con.execute(f"SELECT sum(suda_score), count(*) FILTER (WHERE suda_score > 0), max(suda_score), "
+                      f"sum(dis_suda_score), max(dis_suda_score), sum(len(msus)) "
+                      f"FROM suda2_table('td', {KEYS})").fetchone()
+    assert got[:3] == (4890.0, 157, 720.0)
+    assert got[3] == pytest.approx(9.8310909212751056, rel=1e-6) and got[4] == pytest.approx(0.67814255374299959, rel=1e-6)
+    frame = con.execute("SELECT * FROM td ORDER BY id").fetchdf()
+    numpy = km.suda2(frame[KEYS])
+    assert sum(len(m) for m in numpy.msus) == got[5]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_suda2_table_equals_numpy(seed):
+    rng = np.random.default_rng(100 + seed)
+    n, m = int(rng.integers(1, 60)), int(rng.integers(1, 5))
+    frame = _random_table(rng, n, m, [0.0, 0.15][seed % 2])
+    keys = [f"k{j}" for j in range(m)]
+    c = duckdb_sdc.connect(threads=1)
+    c.register("frame", frame)
+    c.execute("CREATE TABLE r AS SELECT * FROM frame")
+    for nulls in ("any", "category"):
+        for strata in (None, "g"):
+            got = c.execute(f"SELECT msus, suda_score, dis_suda_score FROM suda2_table('r', {keys}, "
+                            f"strata := {'NULL' if strata is None else repr(strata)}, nulls := '{nulls}', "
+                            f"dis_fraction := 0.2) ORDER BY id").fetchall()
+            numpy = km.suda2(frame[keys], strata=None if strata is None else frame[[strata]], nulls=nulls,
+                             dis_fraction=0.2)
+            assert [[tuple(x) for x in g[0]] for g in got] == numpy.msus
+            assert [g[1] for g in got] == numpy.suda_score.tolist()
+            assert [g[2] for g in got] == pytest.approx(numpy.dis_suda_score.tolist(), rel=1e-14)
+    c.close()

@@ -36,15 +36,17 @@ distinct patterns of NULL keys (P = 1 without NULLs).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+import numba as nb
 import numpy as np
 import pandas as pd
 
 from .._numerics import exponent, from_unit
 from .._validate import fail, reporting
-from ..params import choice
+from ..params import Number, choice
 
 NULLS = choice("any", "category", doc="NULL key values: 'any' (a NULL matches every value of its key, as sdcMicro "
                                       "counts it) or 'category' (NULL is one more value, equal only to NULL)")
@@ -335,5 +337,252 @@ def global_risk(keys, weights=None, *, strata=None, nulls: str = "any") -> dict:
             "expected_reidentifications": total, "global_risk": total / r.fk.shape[0]}
 
 
-__all__ = ["NULLS", "IndividualRisk", "KeyFrequencies", "benedetti_franconi", "global_risk", "individual_risk",
-           "key_columns", "key_frequencies"]
+# ---------------------------------------------------------------------------------------------
+# SUDA2: special uniques
+
+
+@nb.njit(cache=True, nogil=True)
+def _hash_row(codes, s, cols, nullmask):
+    """A 64-bit hash of the codes of combination s at the positions `cols` (a NULL, -1, where the bit of
+    `nullmask` is set)."""
+    h = np.uint64(1469598103934665603)
+    for t in range(cols.shape[0]):
+        v = -1 if (nullmask >> t) & 1 else codes[s, cols[t]]
+        h = (h ^ np.uint64(v + 2)) * np.uint64(1099511628211)
+        h ^= h >> np.uint64(29)
+    return h
+
+
+@nb.njit(cache=True, nogil=True)
+def _same(codes, a, amask, b, bmask, cols):
+    for t in range(cols.shape[0]):
+        va = -1 if (amask >> t) & 1 else codes[a, cols[t]]
+        vb = -1 if (bmask >> t) & 1 else codes[b, cols[t]]
+        if va != vb:
+            return False
+    return True
+
+
+@nb.njit(cache=True, nogil=True)
+def _matches_on(codes, cnt, cols, cand):
+    """For every candidate combination (`cand`, complete on `cols`), the number of records matching it
+    on the keys `cols` (equal or NULL on each): the records are hashed by their values on `cols` (NULL
+    included), and each candidate looks up its values with every NULL pattern (restricted to `cols`)
+    that occurs. Exact: a hash hit is checked value by value."""
+    C = codes.shape[0]
+    size = 1
+    while size < 2 * C + 2:
+        size *= 2
+    mask = np.uint64(size - 1)
+    rep = np.full(size, -1, np.int64)
+    tot = np.zeros(size, np.int64)
+    pats = np.empty(0, np.int64)
+    n_pats = 0
+    pat_buf = np.empty(16, np.int64)
+    for s in range(C):
+        m = 0
+        for t in range(cols.shape[0]):
+            if codes[s, cols[t]] < 0:
+                m |= 1 << t
+        seen = False
+        for q in range(n_pats):
+            if pat_buf[q] == m:
+                seen = True
+                break
+        if not seen:
+            if n_pats == pat_buf.shape[0]:
+                bigger = np.empty(2 * n_pats, np.int64)
+                bigger[:n_pats] = pat_buf
+                pat_buf = bigger
+            pat_buf[n_pats] = m
+            n_pats += 1
+        slot = _hash_row(codes, s, cols, 0) & mask
+        while True:
+            r = rep[slot]
+            if r < 0:
+                rep[slot] = s
+                tot[slot] = cnt[s]
+                break
+            if _same(codes, r, 0, s, 0, cols):
+                tot[slot] += cnt[s]
+                break
+            slot = (slot + np.uint64(1)) & mask
+    pats = pat_buf[:n_pats]
+    out = np.zeros(cand.shape[0], np.int64)
+    for c in range(cand.shape[0]):
+        a = cand[c]
+        total = 0
+        for q in range(n_pats):
+            pm = pats[q]
+            slot = _hash_row(codes, a, cols, pm) & mask
+            while True:
+                r = rep[slot]
+                if r < 0:
+                    break
+                # the stored row's own NULLs are its values; compare with a's values masked by pm
+                ok = True
+                for t in range(cols.shape[0]):
+                    va = -1 if (pm >> t) & 1 else codes[a, cols[t]]
+                    if codes[r, cols[t]] != va:
+                        ok = False
+                        break
+                if ok:
+                    total += tot[slot]
+                    break
+                slot = (slot + np.uint64(1)) & mask
+        out[c] = total
+    return out
+
+
+def _msus(codes: np.ndarray, cnt: np.ndarray, unique: np.ndarray) -> list[tuple[int, int]]:
+    """The minimal sample uniques (combination, bitmask of keys) of the combinations `unique` (those
+    that are sample unique on all keys): level-wise over the subsets S of the keys, a candidate is
+    unique on S when no other record matches it on S; S is minimal when the candidate is unique on no
+    S minus one key. Apriori pruning: T is visited only when every T minus one key leaves candidates
+    not unique on it (a subset on which every candidate is unique has no minimal superset), and T's
+    candidates are those not unique on any T minus one key (uniqueness only grows with S)."""
+    m = codes.shape[1]
+    complete = codes >= 0
+    found: list[tuple[int, int]] = []
+    level: dict[int, np.ndarray] = {}
+    for j in range(m):
+        cand = unique[complete[unique, j]]
+        if cand.shape[0] == 0:
+            continue
+        counts = _matches_on(codes, cnt, np.array([j], np.int64), cand)
+        found.extend((int(r), 1 << j) for r in cand[counts == 1])
+        alive = cand[counts > 1]
+        if alive.shape[0]:
+            level[1 << j] = alive
+    while level:
+        nxt: dict[int, np.ndarray] = {}
+        for S in sorted(level):
+            top = S.bit_length()
+            for j in range(top, m):
+                T = S | (1 << j)
+                cand = None
+                for i in range(m):
+                    if not (T >> i) & 1:
+                        continue
+                    sub = level.get(T & ~(1 << i))
+                    if sub is None:
+                        cand = None
+                        break
+                    cand = sub if cand is None else np.intersect1d(cand, sub, assume_unique=True)
+                    if cand.shape[0] == 0:
+                        break
+                if cand is None or cand.shape[0] == 0:
+                    continue
+                cols = np.array([i for i in range(m) if (T >> i) & 1], np.int64)
+                counts = _matches_on(codes, cnt, cols, cand)
+                found.extend((int(r), T) for r in cand[counts == 1])
+                alive = cand[counts > 1]
+                if alive.shape[0]:
+                    nxt[T] = alive
+        level = nxt
+    return found
+
+
+SUDA_SCORES = choice("elliot", "suda2", doc="the weight of an MSU of size k among m keys: 'elliot', (m - k)! (Elliot et "
+                                            "al. 2002; sdcMicro's original_scores = TRUE), or 'suda2', (2^(m-k) - 1) "
+                                            "k! (m - k)! / m! (original_scores = FALSE)")
+DIS_FRACTION = Number(lower=0, upper=1, lower_open=True, upper_open=True,
+                      doc="the sampling fraction of the DIS-SUDA estimate, 0 < f < 1 (sdcMicro's DisFraction)")
+
+
+class Suda2(NamedTuple):
+    """The minimal sample uniques of every record (tuples of key names, smallest first), its SUDA score
+    and its DIS-SUDA score."""
+
+    msus: list
+    suda_score: np.ndarray
+    dis_suda_score: np.ndarray
+
+
+def _msu_weights(m: int, scores: str) -> list[float]:
+    if scores == "elliot":
+        return [float(math.factorial(m - k)) for k in range(m + 1)]
+    return [0.0] + [(2.0 ** (m - k) - 1) * math.factorial(k) * math.factorial(m - k) / math.factorial(m)
+                    for k in range(1, m + 1)]
+
+
+def suda2(keys, *, strata=None, nulls: str = "any", dis_fraction: float = 0.01, scores: str = "elliot") -> Suda2:
+    """Special uniques (Elliot, Manning & Ford 2002; SUDA2: Manning, Haglin & Keane 2008), as sdcMicro's
+    `suda2` computes them. A *minimal sample unique* (MSU) of a record is a set S of keys such that no
+    other record matches the record on S (`nulls` as in `key_frequencies`: with 'any', a NULL of another
+    record matches, and S never holds a key where the record is NULL) while on every S minus one key
+    some other record does. A record shared on all keys (f_k > 1) has none. The SUDA score sums a weight
+    per MSU (`scores`: 'elliot', (m - |S|)! for m keys, sdcMicro's default; or 'suda2'); the DIS-SUDA
+    score is sdcMicro's estimate of the probability that a unique is a population unique:
+    1 / (1 + P (1 - f) / f / (score^Q sum_r score_r^-Q)), P the records with f_k = 2, f the sampling
+    fraction `dis_fraction`, Q = 1 + (8 - m) / 20, the sum over the records with a score > 0 (0 for a
+    score of 0). Strata are counted apart (MSUs, P and the sum per stratum).
+
+    The MSUs are found level by level over the subsets of the keys with apriori pruning (`_msus`),
+    counting matches by hashing the distinct combinations (numba): exact, and fast when few records
+    are unique on small subsets; the worst case visits every subset, 2^m of them."""
+    func = "suda2"
+    nulls = NULLS.check(nulls, func, "nulls")
+    scores = SUDA_SCORES.check(scores, func, "scores")
+    dis_fraction = DIS_FRACTION.check(dis_fraction, func, "dis_fraction")
+    names, cb = _combos(func, keys, strata, nulls)
+    masks, score, dis = suda2_combinations(cb, dis_fraction, scores)
+    m = len(names)
+    msus = [[tuple(names[i] for i in range(m) if (T >> i) & 1) for T in masks[c]] for c in cb.of]
+    return Suda2(msus, score[cb.of], dis[cb.of])
+
+
+def suda2_combinations(cb: _Combos, dis_fraction: float, scores: str) -> tuple[list[list[int]], np.ndarray, np.ndarray]:
+    """`suda2` on the distinct combinations `cb` (their codes, strata and numbers of records): per
+    combination its MSUs (bitmasks of the keys, smallest first), SUDA and DIS-SUDA scores. The SQL
+    form (duckdb_sdc.sql.keys) calls it on each stratum's combinations."""
+    m = cb.codes.shape[1]
+    weight = _msu_weights(m, scores)
+    C = cb.count.shape[0]
+    (fk,) = _matching_sums(cb, [cb.count])
+    fk = fk.astype(np.int64)
+    codes = cb.codes.astype(np.int64)
+    cnt = cb.count.astype(np.int64)
+    masks: list[list[int]] = [[] for _ in range(C)]
+    for st in range(cb.n_strata):
+        mine = np.flatnonzero(cb.stratum == st)
+        if mine.shape[0] == 0:
+            continue
+        unique = np.flatnonzero(fk[mine] == 1).astype(np.int64)
+        for r, T in _msus(np.ascontiguousarray(codes[mine]), cnt[mine], unique):
+            masks[mine[r]].append(T)
+    score = np.zeros(C)
+    for c in range(C):
+        masks[c].sort(key=lambda T: (bin(T).count("1"), [i for i in range(m) if (T >> i) & 1]))
+        score[c] = sum(weight[bin(T).count("1")] for T in masks[c])
+    q = 1.0 + (8.0 - m) / 20.0
+    dis = np.zeros(C)
+    for st in range(cb.n_strata):
+        mine = np.flatnonzero(cb.stratum == st)
+        scored = mine[score[mine] > 0]
+        if scored.shape[0] == 0:
+            continue
+        pairs = float(cb.count[mine][fk[mine] == 2].sum())
+        adj = float((cb.count[scored] * score[scored] ** -q).sum())
+        dis[scored] = 1.0 / (1.0 + pairs * (1.0 - dis_fraction) / dis_fraction / (score[scored] ** q * adj))
+    return masks, score, dis
+
+
+def combinations_of(func: str, columns: list, counts, nulls: str) -> _Combos:
+    """The `_Combos` of distinct combinations given as key columns (None for NULL) with their numbers
+    of records `counts`, one stratum (the SQL forms group the records first)."""
+    codes, cards = [], []
+    for c in columns:
+        k, card = _codes(c)
+        if nulls == "category":
+            k = np.where(k < 0, card, k)
+            card += 1
+        codes.append(k)
+        cards.append(card)
+    C = len(columns[0])
+    return _Combos(np.arange(C), np.stack(codes, axis=1) if codes else np.zeros((C, 0), np.int64),
+                   np.zeros(C, np.int64), np.asarray(counts, dtype=np.float64), cards, 1)
+
+__all__ = ["DIS_FRACTION", "NULLS", "SUDA_SCORES", "IndividualRisk", "KeyFrequencies", "Suda2", "benedetti_franconi",
+           "combinations_of", "global_risk", "individual_risk", "key_columns", "key_frequencies", "suda2",
+           "suda2_combinations"]

@@ -11,9 +11,15 @@ weights' family (duckdb_sdc.sql.weights) count with the same SQL.
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
+
+from ..measures import keys as km
+from ..measures.keys import DIS_FRACTION, NULLS, SUDA_SCORES
 from ..params import KEYS, STRATA, TBL_PARAM, Name, Param
-from ..measures.keys import NULLS
-from .registry import SqlFunction
+from .arrow import _first, _single, reported
+from .registry import SqlFunction, Udf
+from .rows import _signature
 
 GROUP = "Risk of key combinations"
 
@@ -29,6 +35,40 @@ _NULLS_NOTE = (" nulls := 'any' (default): a NULL key matches any value of its k
                "columns and weights that are NULL, not finite or not > 0 are refused, naming up to five.")
 
 _ARGS = "tbl, keys, weight, strata, nulls"
+
+_SUDA_OUT = "STRUCT(msus VARCHAR[][][], suda_score DOUBLE[], dis_suda_score DOUBLE[])"
+
+
+def _suda2_udf(fname, combos, counts, names, nulls, dis_fraction, scores):
+    """__sdc_suda2_table(reporting name, combinations VARCHAR[][] (one stratum per row: the distinct
+    combinations of the keys as text, NULL for NULL), their numbers of records BIGINT[], the key names,
+    nulls, dis_fraction, scores) -> per row the MSUs (lists of key names), SUDA and DIS-SUDA scores of
+    every combination (`duckdb_sdc.measures.keys.suda2_combinations`)."""
+    func = _first(fname) or "suda2_table"
+    with reported(func):
+        combos, counts, names = _single(combos), _single(counts), _single(names)
+        nulls = NULLS.check(_single(nulls)[0].as_py(), func, "nulls")
+        dis = DIS_FRACTION.check(_single(dis_fraction)[0].as_py(), func, "dis_fraction")
+        scores = SUDA_SCORES.check(_single(scores)[0].as_py(), func, "scores")
+        out_msus, out_score, out_dis = [], [], []
+        for r in range(len(combos)):
+            rows = combos[r].as_py()
+            key_names = names[r].as_py()
+            m = len(key_names)
+            cols = [[row[j] for row in rows] for j in range(m)]
+            cb = km.combinations_of(func, cols, counts[r].as_py(), nulls)
+            masks, score, dis_score = km.suda2_combinations(cb, dis, scores)
+            out_msus.append([[[key_names[i] for i in range(m) if (T >> i) & 1] for T in mk] for mk in masks])
+            out_score.append(score.tolist())
+            out_dis.append(dis_score.tolist())
+        return pa.StructArray.from_arrays(
+            [pa.array(out_msus, type=pa.list_(pa.list_(pa.list_(pa.string())))),
+             pa.array(out_score, type=pa.list_(pa.float64())), pa.array(out_dis, type=pa.list_(pa.float64()))],
+            names=["msus", "suda_score", "dis_suda_score"])
+
+
+_suda2_udf.__name__ = "sdc_suda2_table"
+_signature(_suda2_udf, 7)
 
 FUNCTIONS: list[SqlFunction] = [
     SqlFunction(
@@ -53,4 +93,22 @@ FUNCTIONS: list[SqlFunction] = [
         example="SELECT * FROM global_risk_summary('weighted_people', ['region', 'age'], 'w')",
         body=f"FROM query(__sdc_global_risk_sql('global_risk_summary', {_ARGS}))",
         scale=0),
+    SqlFunction(
+        name="suda2_table", kind="table",
+        params=(TBL_PARAM, KEYS_PARAM, KEY_STRATA_PARAM, NULLS_PARAM,
+                Param("dis_fraction", DIS_FRACTION, "0.01"), Param("scores", SUDA_SCORES, "'elliot'")),
+        returns="table", group=GROUP,
+        doc=("The rows of tbl with msus, suda_score and dis_suda_score: SUDA2's special uniques (Manning, Haglin & "
+             "Keane 2008) as sdcMicro's suda2 finds them. A minimal sample unique (MSU) of a record is a set of keys "
+             "on which no other record matches it, while on every smaller set some other record does; msus lists "
+             "them (each a list of key names, smallest first; none for a record whose whole combination is shared). "
+             "suda_score sums a weight per MSU: (m - size)! for m keys with scores := 'elliot' (sdcMicro's default, "
+             "Elliot et al. 2002), or (2^(m - size) - 1) size! (m - size)! / m! with 'suda2'. dis_suda_score is "
+             "sdcMicro's DIS-SUDA estimate with sampling fraction dis_fraction: 1 / (1 + P (1 - f) / f / (score^Q "
+             "sum score^-Q)), P the records with f_k = 2, Q = 1 + (8 - m) / 20 (0 for a score of 0)." + _NULLS_NOTE
+             + " With nulls := 'any' a key where the record is NULL is never part of its MSUs."),
+        example="SELECT * FROM suda2_table('people', ['region', 'age'])",
+        udf=Udf(_suda2_udf, ("VARCHAR[][]", "BIGINT[]", "VARCHAR[]", "VARCHAR", "VARCHAR", "VARCHAR"), _SUDA_OUT),
+        body="FROM query(__sdc_suda2_sql('suda2_table', tbl, keys, strata, nulls, dis_fraction, scores))",
+        scale=None),
 ]
