@@ -293,3 +293,52 @@ CREATE OR REPLACE MACRO __sdc_suda2_sql(fname, tbl, keys, strata, nulls, dis_fra
                __sdc_qt(__sdc_a['__sdc_tt']),
                CASE WHEN __sdc_a['__sdc_gg'] IS NULL THEN '' ELSE ' GROUP BY ' || __sdc_cols_sql(__sdc_a['__sdc_gg'], '__sdc_c')[:-3] END,
                __sdc_same_sql(__sdc_a['__sdc_gg'], '__sdc_r', '__sdc_f'), __sdc_same_sql(__sdc_a['__sdc_kk'], '__sdc_r', '__sdc_f')))[1];
+
+-- The sensitive column `s` of key measure `fname`, checked: a name, and not one of the keys `k`.
+CREATE OR REPLACE MACRO __sdc_sensitive_name(fname, s, k) AS
+    list_transform([__sdc_column_name(fname, 'sensitive', s)], lambda __sdc_s:
+        CASE WHEN list_contains(list_transform(k, lambda __sdc_c: lower(__sdc_c)), lower(__sdc_s))
+             THEN error(fname || ': sensitive column ' || __sdc_ql(__sdc_s) || ' is also a key; a key''s value is known '
+                        || 'to the intruder, so it cannot be the attribute to protect')
+             ELSE __sdc_s END)[1];
+
+-- SQL text of the distribution of the sensitive column `s` among the records matching each key
+-- combination: (strata, keys, __sdc_x, __sdc_fk = h, __sdc_f = the class's size).
+CREATE OR REPLACE MACRO __sdc_classes_sql(fname, a, s) AS
+    format('(SELECT *, sum(__sdc_fk) OVER (PARTITION BY {1}) AS __sdc_f FROM {0})',
+           __sdc_key_frequencies_sql(fname, a['__sdc_tt'], a['__sdc_kk'], NULL, a['__sdc_gg'], a['__sdc_nn'],
+                                     extra := __sdc_qi(s)),
+           __sdc_qi_list(coalesce(a['__sdc_gg'], []::VARCHAR[]) || a['__sdc_kk']));
+
+-- SQL text of l_diversity_table: the rows with distinct_l_diversity and entropy_l_diversity.
+CREATE OR REPLACE MACRO __sdc_l_diversity_sql(fname, tbl, keys, sensitive, strata, nulls) AS
+    list_transform([__sdc_key_args(fname, tbl, keys, NULL, strata, nulls)], lambda __sdc_a:
+    list_transform([__sdc_sensitive_name(fname, sensitive, __sdc_a['__sdc_kk'])], lambda __sdc_s:
+        __sdc_beside_frequencies_sql(__sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_gg'],
+            format('(SELECT {0}count(*) AS __sdc_d, exp(-fsum(__sdc_fk / __sdc_f * ln(__sdc_fk / __sdc_f))) AS __sdc_e '
+                   || 'FROM {1} GROUP BY ALL)', __sdc_cols_sql(coalesce(__sdc_a['__sdc_gg'], []::VARCHAR[]) || __sdc_a['__sdc_kk'], ''),
+                   __sdc_classes_sql(fname, __sdc_a, __sdc_s)),
+            '__sdc_f.__sdc_d AS distinct_l_diversity, __sdc_f.__sdc_e AS entropy_l_diversity',
+            __sdc_key_checks_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], NULL, __sdc_a['__sdc_gg'],
+                                 ['distinct_l_diversity', 'entropy_l_diversity'],
+                                 also := [__sdc_columns_exist_sql(fname, 'sensitive', __sdc_a['__sdc_tt'], [__sdc_s])])))[1])[1];
+
+-- SQL text of t_closeness_table: the rows with t_closeness, the total variation distance (the EMD with
+-- equal ground distance) between the sensitive values of the records matching the row's keys and
+-- those of its stratum: 1/2 (sum over the class's values of |p - q| - q, + 1).
+CREATE OR REPLACE MACRO __sdc_t_closeness_sql(fname, tbl, keys, sensitive, strata, nulls) AS
+    list_transform([__sdc_key_args(fname, tbl, keys, NULL, strata, nulls)], lambda __sdc_a:
+    list_transform([__sdc_sensitive_name(fname, sensitive, __sdc_a['__sdc_kk'])], lambda __sdc_s:
+        __sdc_beside_frequencies_sql(__sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], __sdc_a['__sdc_gg'],
+            format('(SELECT {0}least(1.0, greatest(0.0, 0.5 * (1.0 + fsum(abs(__sdc_h.__sdc_fk / __sdc_h.__sdc_f - __sdc_q.__sdc_q) '
+                   || '- __sdc_q.__sdc_q)))) AS __sdc_tc FROM {1} AS __sdc_h JOIN (SELECT {2}{3} AS __sdc_x, '
+                   || 'count(*) / sum(count(*)) OVER ({4}) AS __sdc_q FROM {5} GROUP BY {2}{3}) AS __sdc_q ON {6} AND '
+                   || '__sdc_h.__sdc_x IS NOT DISTINCT FROM __sdc_q.__sdc_x GROUP BY ALL)',
+                   __sdc_cols_sql(coalesce(__sdc_a['__sdc_gg'], []::VARCHAR[]) || __sdc_a['__sdc_kk'], '__sdc_h'),
+                   __sdc_classes_sql(fname, __sdc_a, __sdc_s),
+                   __sdc_cols_sql(__sdc_a['__sdc_gg'], ''), __sdc_qi(__sdc_s),
+                   CASE WHEN __sdc_a['__sdc_gg'] IS NULL THEN '' ELSE 'PARTITION BY ' || __sdc_qi_list(__sdc_a['__sdc_gg']) END,
+                   __sdc_qt(__sdc_a['__sdc_tt']), __sdc_same_sql(__sdc_a['__sdc_gg'], '__sdc_h', '__sdc_q')),
+            '__sdc_f.__sdc_tc AS t_closeness',
+            __sdc_key_checks_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], NULL, __sdc_a['__sdc_gg'], ['t_closeness'],
+                                 also := [__sdc_columns_exist_sql(fname, 'sensitive', __sdc_a['__sdc_tt'], [__sdc_s])])))[1])[1];

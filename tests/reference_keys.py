@@ -73,3 +73,30 @@ def suda_score(found, m, scores="elliot"):
         return float(sum(math.factorial(m - len(S)) for S in found))
     return sum((2 ** (m - len(S)) - 1) * math.factorial(len(S)) * math.factorial(m - len(S)) / math.factorial(m)
                for S in found)
+
+
+def class_values(rows, sensitive, i, nulls="any", strata=None):
+    """The sensitive values of the records matching record i (NULL a value)."""
+    return [sensitive[s] for s in matching(rows, i, nulls, strata)]
+
+
+def l_diversity(rows, sensitive, nulls="any", strata=None):
+    distinct, entropy = [], []
+    for i in range(len(rows)):
+        vals = class_values(rows, sensitive, i, nulls, strata)
+        counts = {v: vals.count(v) for v in set(vals)}
+        distinct.append(len(counts))
+        entropy.append(math.exp(-sum(c / len(vals) * math.log(c / len(vals)) for c in counts.values())))
+    return distinct, entropy
+
+
+def t_closeness(rows, sensitive, nulls="any", strata=None):
+    """1/2 sum_x |p(x) - q(x)| with exact shares, q over the record's stratum."""
+    out = []
+    for i in range(len(rows)):
+        vals = class_values(rows, sensitive, i, nulls, strata)
+        pool = [sensitive[s] for s in range(len(rows)) if strata is None or strata[s] == strata[i]]
+        cats = set(pool)
+        out.append(float(sum(abs(Fraction(vals.count(v), len(vals)) - Fraction(pool.count(v), len(pool)))
+                             for v in cats) / 2))
+    return out

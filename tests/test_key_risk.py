@@ -107,3 +107,25 @@ def test_dis_suda_follows_sdcmicros_formula():
     assert got.dis_suda_score.tolist() == pytest.approx(expected.tolist(), rel=1e-14)
     assert got.msus[0] == [("key0", "key1"), ("key1", "key2")] and got.msus[5] == [("key0",)]
     assert got.msus[3] == got.msus[4] == [] and got.dis_suda_score[3] == 0.0  # a pair: no MSU
+
+
+@settings(max_examples=200, deadline=None)
+@given(tables(max_n=16, max_keys=3), st.sampled_from(NULLS), st.booleans(), st.data())
+def test_l_diversity_and_t_closeness_equal_pairwise_matching(table, nulls, stratified, data):
+    cols, rows, strata, _ = table
+    sens = data.draw(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "c"])), min_size=len(rows),
+                              max_size=len(rows)))
+    g = [strata] if stratified else None
+    got = km.l_diversity(cols, sens, strata=g, nulls=nulls)
+    distinct, entropy = ref.l_diversity(rows, sens, nulls, strata if stratified else None)
+    assert got.distinct.tolist() == distinct
+    assert got.entropy.tolist() == pytest.approx(entropy, rel=1e-12)
+    t = km.t_closeness(cols, sens, strata=g, nulls=nulls)
+    assert t.tolist() == pytest.approx(ref.t_closeness(rows, sens, nulls, strata if stratified else None), abs=1e-12)
+
+
+def test_a_sensitive_column_that_is_a_key_is_refused():
+    frame = pd.DataFrame({"a": [1, 2, 2], "b": ["x", "y", "y"]})
+    for f in (km.l_diversity, km.t_closeness):
+        with pytest.raises(SdcError, match=f"{f.__name__}: sensitive column 'b' is also a key"):
+            f(frame, frame["b"])

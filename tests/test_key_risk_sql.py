@@ -225,3 +225,59 @@ def test_suda2_table_equals_numpy(seed):
             assert [g[1] for g in got] == numpy.suda_score.tolist()
             assert [g[2] for g in got] == pytest.approx(numpy.dis_suda_score.tolist(), rel=1e-14)
     c.close()
+
+
+def test_l_diversity_on_testdata_equals_sdcmicro(con):
+    # sdcMicro 5.8.1: ldiversity(testdata, keyVars = the seven keys, ldiv_index = "hhcivil"): the
+    # per-record Distinct_Ldiversity sums to 7762 and Entropy_Ldiversity to 5069.243074157015
+    got = con.execute(f"SELECT sum(distinct_l_diversity), sum(entropy_l_diversity), min(distinct_l_diversity) "
+                      f"FROM l_diversity_table('td', {KEYS}, 'hhcivil')").fetchone()
+    assert got[0] == 7762 and got[1] == pytest.approx(5069.243074157015, rel=1e-13) and got[2] == 1
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_l_diversity_and_t_closeness_tables_equal_numpy_and_reference(seed):
+    rng = np.random.default_rng(200 + seed)
+    n, m = int(rng.integers(1, 50)), int(rng.integers(1, 4))
+    frame = _random_table(rng, n, m, [0.0, 0.25][seed % 2])
+    frame["s"] = pd.Series(rng.choice(["p", "q", "r", None], n), dtype=object)
+    keys = [f"k{j}" for j in range(m)]
+    c = duckdb_sdc.connect(threads=1)
+    c.register("frame", frame)
+    c.execute("CREATE TABLE r AS SELECT * FROM frame")
+    rows = list(frame[keys].itertuples(index=False, name=None))
+    sens = list(frame["s"])
+    for nulls in ("any", "category"):
+        for strata in (None, "g"):
+            arg = "NULL" if strata is None else repr(strata)
+            st = None if strata is None else [None if pd.isna(v) else v for v in frame["g"]]
+            ld = c.execute(f"SELECT distinct_l_diversity, entropy_l_diversity FROM l_diversity_table('r', {keys}, 's', "
+                           f"strata := {arg}, nulls := '{nulls}') ORDER BY id").fetchall()
+            distinct, entropy = ref.l_diversity(rows, sens, nulls, st)
+            assert [g[0] for g in ld] == distinct
+            assert [g[1] for g in ld] == pytest.approx(entropy, rel=1e-12)
+            tc = c.execute(f"SELECT t_closeness FROM t_closeness_table('r', {keys}, 's', strata := {arg}, "
+                           f"nulls := '{nulls}') ORDER BY id").fetchall()
+            assert [g[0] for g in tc] == pytest.approx(ref.t_closeness(rows, sens, nulls, st), abs=1e-12)
+            numpy = km.t_closeness(frame[keys], frame["s"], strata=None if strata is None else frame[[strata]],
+                                   nulls=nulls)
+            assert numpy.tolist() == pytest.approx([g[0] for g in tc], abs=1e-14)
+    c.close()
+
+
+@pytest.mark.parametrize("sql, words", [
+    ("SELECT * FROM l_diversity_table('good', ['k1', 'k2'], 'k2')",
+     "l_diversity_table: sensitive column 'k2' is also a key; a key's value is known to the intruder"),
+    ("SELECT * FROM t_closeness_table('good', ['k1', 'K2'], 'k2')", "t_closeness_table: sensitive column 'k2' is also a key"),
+    ("SELECT * FROM t_closeness_table('good', ['k1'], 'nope')",
+     'Table "t_closeness_table: sensitive of table good" does not have a column named "nope"'),
+    ("SELECT * FROM l_diversity_table('empty', ['k1'], 's')", "l_diversity_table: table empty has no records"),
+    ("SELECT * FROM suda2_table('empty', ['k1'])", "suda2_table: table empty has no records"),
+    ("SELECT * FROM suda2_table('good', ['k1', 'nope'])", 'Table "suda2_table: keys of table good" does not have'),
+    ("SELECT * FROM suda2_table('good', ['k1'], dis_fraction := 1)", "suda2_table: dis_fraction must be"),
+    ("SELECT * FROM suda2_table('good', ['k1'], scores := 'x')", "suda2_table: scores must be one of 'elliot', 'suda2'"),
+])
+def test_more_bad_input_is_refused(bad, sql, words):
+    with pytest.raises(duckdb.Error) as info:
+        bad.execute(sql).fetchall()
+    assert words in str(info.value), str(info.value)

@@ -583,6 +583,106 @@ def combinations_of(func: str, columns: list, counts, nulls: str) -> _Combos:
     return _Combos(np.arange(C), np.stack(codes, axis=1) if codes else np.zeros((C, 0), np.int64),
                    np.zeros(C, np.int64), np.asarray(counts, dtype=np.float64), cards, 1)
 
+# ---------------------------------------------------------------------------------------------
+# l-diversity and t-closeness
+
+
+def _sensitive(func: str, names: list[str], sensitive, n: int) -> np.ndarray:
+    """The sensitive column's codes (NULL a value of its own); refused when it is one of the keys (by
+    its name: a pandas Series or a DataFrame column), or of another length."""
+    name = getattr(sensitive, "name", None)
+    if name is not None and str(name) in names:
+        raise fail(func, f"sensitive column {name!r} is also a key; a key's value is known to the intruder, so it "
+                         "cannot be the attribute to protect", "sensitive")
+    if sensitive is None or len(sensitive) != n:
+        raise fail(func, f"sensitive must hold one value per record ({n}), got "
+                         f"{'None' if sensitive is None else len(sensitive)}", "sensitive")
+    codes, card = _codes(sensitive)
+    return np.where(codes < 0, card, codes)
+
+
+def _class_counts(func: str, keys, sensitive, strata, nulls) -> tuple[np.ndarray, pd.DataFrame, np.ndarray]:
+    """(combination of every record, the counts h(a, x): for every key combination a and sensitive value
+    x, the number of records that match a (as `nulls` says) and hold x, as a frame (a, x, h), and the
+    stratum of every combination)."""
+    names, cb = _combos(func, keys, strata, nulls)
+    x = _sensitive(func, names, sensitive, cb.of.shape[0])
+    own = pd.DataFrame({"a": cb.of, "x": x}).groupby(["a", "x"], sort=False).size().rename("h").reset_index()
+    null = cb.codes < 0
+    if not null.any():
+        return cb.of, own, cb.stratum
+    C, m = cb.codes.shape
+    pattern, n_pat = _dense([(null[:, j].astype(np.int64), 2) for j in range(m)])
+    first = np.full(n_pat, -1, np.int64)
+    first[pattern[::-1]] = np.arange(C - 1, -1, -1)
+    masks = null[first]
+    b = own["a"].to_numpy()
+    parts = []
+    for p in range(n_pat):
+        mine = np.flatnonzero(pattern == p)
+        b_codes = np.where(masks[p], -1, cb.codes[b])
+        a_codes = np.concatenate([np.where(masks[q], -1, cb.codes[mine]) for q in range(n_pat)])
+        rows = np.concatenate([b_codes, a_codes])
+        stratum = np.concatenate([cb.stratum[b], np.tile(cb.stratum[mine], n_pat)])
+        pat = np.concatenate([pattern[b], np.repeat(np.arange(n_pat), mine.shape[0])])
+        group, _ = _dense([(stratum, cb.n_strata), (pat, n_pat)] + [(rows[:, j] + 1, cb.cards[j] + 1) for j in range(m)])
+        left = pd.DataFrame({"g": group[:b.shape[0]], "x": own["x"].to_numpy(), "h": own["h"].to_numpy()})
+        right = pd.DataFrame({"g": group[b.shape[0]:], "a": np.tile(mine, n_pat)})
+        parts.append(right.merge(left, on="g")[["a", "x", "h"]])
+    found = pd.concat(parts).groupby(["a", "x"], sort=False)["h"].sum().reset_index()
+    return cb.of, found, cb.stratum
+
+
+class LDiversity(NamedTuple):
+    """Distinct and entropy l-diversity of every record's class."""
+
+    distinct: np.ndarray
+    entropy: np.ndarray
+
+
+def l_diversity(keys, sensitive, *, strata=None, nulls: str = "any") -> LDiversity:
+    """l-diversity (Machanavajjhala et al. 2007) of every record, over the records that match it on the
+    keys (its equivalence class; with nulls='any' the records matching it, NULL matching any value),
+    as sdcMicro's `ldiversity` gives it per record: `distinct`, the number of distinct values of the
+    sensitive column among them (NULL a value of its own), and `entropy`, exp(-sum p log p) over their
+    shares p (the largest l for which the class is entropy l-diverse: entropy >= log l). The sensitive
+    column must not be a key."""
+    func = "l_diversity"
+    nulls = NULLS.check(nulls, func, "nulls")
+    of, h, _ = _class_counts(func, keys, sensitive, strata, nulls)
+    hv = h["h"].to_numpy(dtype=np.float64)
+    total = h.groupby("a")["h"].transform("sum").to_numpy(dtype=np.float64)
+    p = hv / total
+    per = pd.DataFrame({"a": h["a"], "d": 1, "e": -p * np.log(p)}).groupby("a")[["d", "e"]].sum()
+    distinct = per["d"].to_numpy()[np.searchsorted(per.index.to_numpy(), of)]
+    entropy = np.exp(per["e"].to_numpy())[np.searchsorted(per.index.to_numpy(), of)]
+    return LDiversity(distinct.astype(np.int64), entropy)
+
+
+def t_closeness(keys, sensitive, *, strata=None, nulls: str = "any") -> np.ndarray:
+    """t-closeness (Li, Li & Venkatasubramanian 2007) of every record for a categorical sensitive column:
+    the Earth Mover's Distance between the distribution of the sensitive values among the records
+    matching it on the keys (as `l_diversity` takes them) and their distribution in the whole file (in
+    its stratum), with the equal ground distance (every two distinct categories 1 apart, as for an
+    unordered category; ARX's EqualDistanceTCloseness). That EMD is the total variation distance
+    1/2 sum_x |p(x) - q(x)|, between 0 and 1; the file is t-close when every record's value is <= t.
+    NULL is a category of its own."""
+    func = "t_closeness"
+    nulls = NULLS.check(nulls, func, "nulls")
+    of, h, stratum = _class_counts(func, keys, sensitive, strata, nulls)
+    names, cb = _combos(func, keys, strata, nulls)
+    x = _sensitive(func, names, sensitive, of.shape[0])
+    overall = pd.DataFrame({"s": cb.stratum[of], "x": x}).groupby(["s", "x"]).size()
+    share = overall / overall.groupby(level="s").transform("sum")
+    hv = h["h"].to_numpy(dtype=np.float64)
+    p = hv / h.groupby("a")["h"].transform("sum").to_numpy(dtype=np.float64)
+    q = share.reindex(pd.MultiIndex.from_arrays([stratum[h["a"].to_numpy()], h["x"].to_numpy()])).to_numpy()
+    per = pd.DataFrame({"a": h["a"], "d": np.abs(p - q) - q}).groupby("a")["d"].sum()
+    tv = 0.5 * (1.0 + per.to_numpy())
+    return np.clip(tv, 0.0, 1.0)[np.searchsorted(per.index.to_numpy(), of)]
+
+
 __all__ = ["DIS_FRACTION", "NULLS", "SUDA_SCORES", "IndividualRisk", "KeyFrequencies", "Suda2", "benedetti_franconi",
-           "combinations_of", "global_risk", "individual_risk", "key_columns", "key_frequencies", "suda2",
+           "LDiversity", "combinations_of", "global_risk", "individual_risk", "key_columns", "key_frequencies",
+           "l_diversity", "suda2", "t_closeness",
            "suda2_combinations"]

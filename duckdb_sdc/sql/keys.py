@@ -30,6 +30,8 @@ KEY_STRATA_PARAM = Param("strata", STRATA, "NULL", doc="column(s) whose strata a
 OPTIONAL_WEIGHT = Name(optional=True, doc="name of the sampling-weight column (finite, > 0 for every record), or "
                                           "NULL for none (then F_k = f_k)")
 WEIGHT_OR_NULL = Param("weight", OPTIONAL_WEIGHT)
+SENSITIVE_PARAM = Param("sensitive", Name(doc="name of the sensitive column (categorical, any type; not a key)"),
+                        example="'x'")
 _NULLS_NOTE = (" nulls := 'any' (default): a NULL key matches any value of its key, as sdcMicro's freqCalc counts a "
                "missing value; 'category': NULL is one more value. Strata are counted apart. Empty tables, missing "
                "columns and weights that are NULL, not finite or not > 0 are refused, naming up to five.")
@@ -110,5 +112,31 @@ FUNCTIONS: list[SqlFunction] = [
         example="SELECT * FROM suda2_table('people', ['region', 'age'])",
         udf=Udf(_suda2_udf, ("VARCHAR[][]", "BIGINT[]", "VARCHAR[]", "VARCHAR", "VARCHAR", "VARCHAR"), _SUDA_OUT),
         body="FROM query(__sdc_suda2_sql('suda2_table', tbl, keys, strata, nulls, dis_fraction, scores))",
+        scale=None),
+    SqlFunction(
+        name="l_diversity_table", kind="table",
+        params=(TBL_PARAM, KEYS_PARAM, SENSITIVE_PARAM, KEY_STRATA_PARAM, NULLS_PARAM), returns="table", group=GROUP,
+        doc=("The rows of tbl with distinct_l_diversity and entropy_l_diversity (Machanavajjhala et al. 2007) of "
+             "the records matching the row's keys (its equivalence class; with nulls := 'any' a NULL key matches "
+             "any value): the number of distinct values of the sensitive column among them, and exp(-sum p ln p) "
+             "over their shares p, the largest l for which the class is entropy l-diverse. NULL in the sensitive "
+             "column is a value of its own; the sensitive column must not be a key. sdcMicro's ldiversity gives "
+             "the same per record (Distinct_Ldiversity, Entropy_Ldiversity) with NULL keys counted as values "
+             "(nulls := 'category')." + _NULLS_NOTE),
+        example="SELECT * FROM l_diversity_table('people', ['region'], 'age')",
+        body="FROM query(__sdc_l_diversity_sql('l_diversity_table', tbl, keys, sensitive, strata, nulls))",
+        scale=None),
+    SqlFunction(
+        name="t_closeness_table", kind="table",
+        params=(TBL_PARAM, KEYS_PARAM, SENSITIVE_PARAM, KEY_STRATA_PARAM, NULLS_PARAM), returns="table", group=GROUP,
+        doc=("The rows of tbl with t_closeness (Li, Li & Venkatasubramanian 2007) for a categorical sensitive "
+             "column: the Earth Mover's Distance between the distribution of its values among the records matching "
+             "the row's keys (as l_diversity_table takes them) and their distribution in the table (in the row's "
+             "stratum), with the equal ground distance (every two categories 1 apart; ARX's equal-distance "
+             "t-closeness), which is the total variation distance 1/2 sum |p - q|, in [0, 1]. The table is t-close "
+             "when max(t_closeness) <= t. NULL is a category of its own; the sensitive column must not be a key."
+             + _NULLS_NOTE),
+        example="SELECT * FROM t_closeness_table('people', ['region'], 'age')",
+        body="FROM query(__sdc_t_closeness_sql('t_closeness_table', tbl, keys, sensitive, strata, nulls))",
         scale=None),
 ]
