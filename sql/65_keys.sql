@@ -342,3 +342,114 @@ CREATE OR REPLACE MACRO __sdc_t_closeness_sql(fname, tbl, keys, sensitive, strat
             '__sdc_f.__sdc_tc AS t_closeness',
             __sdc_key_checks_sql(fname, __sdc_a['__sdc_tt'], __sdc_a['__sdc_kk'], NULL, __sdc_a['__sdc_gg'], ['t_closeness'],
                                  also := [__sdc_columns_exist_sql(fname, 'sensitive', __sdc_a['__sdc_tt'], [__sdc_s])])))[1])[1];
+
+-- ---------------------------------------------------------------------------------------------
+-- Utility of the released key columns (duckdb_sdc.measures.keys.suppression, class_loss,
+-- non_uniform_entropy): the original and the released table, their records paired by the record key.
+
+-- The checked arguments of a utility measure as one struct: the tables __sdc_o and __sdc_r, the record
+-- key __sdc_id, the keys __sdc_kk, the strata __sdc_gg (not `paired`: no original and no record key).
+CREATE OR REPLACE MACRO __sdc_utility_args(fname, original, released, key, keys, strata, paired := true) AS
+    {'__sdc_o': CASE WHEN paired THEN __sdc_table_name(fname, 'original', original) END,
+     '__sdc_r': __sdc_table_name(fname, 'released', released),
+     '__sdc_id': CASE WHEN paired THEN __sdc_column_name(fname, 'key', key) END,
+     '__sdc_kk': __sdc_column_names(fname, 'keys', keys),
+     '__sdc_gg': __sdc_column_names(fname, 'strata', strata, optional := true)};
+
+-- SQL text of a check that refuses original and released tables whose records do not pair one to one
+-- by the record key `key` (a key missing on one side, repeated, or NULL), naming up to five such keys.
+CREATE OR REPLACE MACRO __sdc_paired_check_sql(fname, o, r, key) AS
+    format('SELECT CASE WHEN __sdc_b > 0 THEN error({0} || __sdc_b || '' keys do not: '' || __sdc_shown_v '
+           || '|| CASE WHEN __sdc_b > 5 THEN '', ...'' ELSE '''' END) ELSE 1 END '
+           || 'FROM (SELECT count(*) AS __sdc_b FROM ({1})), (SELECT string_agg(coalesce(__sdc_v::VARCHAR, ''NULL''), '', '' '
+           || 'ORDER BY __sdc_v NULLS FIRST) AS __sdc_shown_v FROM (SELECT __sdc_v FROM ({1}) ORDER BY __sdc_v NULLS FIRST LIMIT 5))',
+           __sdc_ql(fname || ': original and released must hold the same records, one per value of the key ' || key
+                    || ' (not NULL); '),
+           format('SELECT coalesce(__sdc_p.__sdc_v, __sdc_q.__sdc_v) AS __sdc_v FROM (SELECT {0} AS __sdc_v, count(*) AS __sdc_n '
+                  || 'FROM {1} GROUP BY 1) AS __sdc_p FULL JOIN (SELECT {0} AS __sdc_v, count(*) AS __sdc_n FROM {2} GROUP BY 1) '
+                  || 'AS __sdc_q ON __sdc_p.__sdc_v = __sdc_q.__sdc_v WHERE __sdc_p.__sdc_v IS NULL OR __sdc_q.__sdc_v IS NULL '
+                  || 'OR __sdc_p.__sdc_n > 1 OR __sdc_q.__sdc_n > 1', __sdc_qi(key), __sdc_qt(o), __sdc_qt(r)));
+
+-- The checks of a utility measure (FROM item).
+CREATE OR REPLACE MACRO __sdc_utility_checks_sql(fname, a, paired := true, strata_in := 'released') AS
+    __sdc_checks_sql([
+        __sdc_columns_exist_sql(fname, 'keys', a['__sdc_r'], a['__sdc_kk']),
+        CASE WHEN paired THEN __sdc_columns_exist_sql(fname, 'keys', a['__sdc_o'], a['__sdc_kk']) END,
+        CASE WHEN paired THEN __sdc_columns_exist_sql(fname, 'key', a['__sdc_o'], [a['__sdc_id']]) END,
+        CASE WHEN paired THEN __sdc_columns_exist_sql(fname, 'key', a['__sdc_r'], [a['__sdc_id']]) END,
+        __sdc_columns_exist_sql(fname, 'strata', CASE WHEN strata_in = 'released' THEN a['__sdc_r'] ELSE a['__sdc_o'] END,
+                                a['__sdc_gg']),
+        __sdc_not_empty_sql(fname, a['__sdc_r']),
+        CASE WHEN paired THEN __sdc_paired_check_sql(fname, a['__sdc_o'], a['__sdc_r'], a['__sdc_id']) END]);
+
+-- SQL text of the pairs: every original record beside its released one (columns o_<key>, r_<key>, the
+-- strata of the original, and the record key).
+CREATE OR REPLACE MACRO __sdc_pairs_sql(a) AS
+    format('(SELECT {0}{1}{2}__sdc_o.{3} AS __sdc_id FROM {4} AS __sdc_o JOIN {5} AS __sdc_r ON __sdc_o.{3} = __sdc_r.{3})',
+           __sdc_cols_sql(a['__sdc_gg'], '__sdc_o'),
+           array_to_string(list_transform(a['__sdc_kk'], lambda __sdc_c, __sdc_i:
+               format('__sdc_o.{0} AS __sdc_o{1}, ', __sdc_qi(__sdc_c), __sdc_i)), ''),
+           array_to_string(list_transform(a['__sdc_kk'], lambda __sdc_c, __sdc_i:
+               format('__sdc_r.{0} AS __sdc_r{1}, ', __sdc_qi(__sdc_c), __sdc_i)), ''),
+           __sdc_qi(a['__sdc_id']), __sdc_qt(a['__sdc_o']), __sdc_qt(a['__sdc_r']));
+
+-- SQL text of suppression_table: per key column the records, its values in the original, those the
+-- release suppressed (NULL where the original has a value) and their share.
+CREATE OR REPLACE MACRO __sdc_suppression_sql(fname, original, released, key, keys) AS
+    list_transform([__sdc_utility_args(fname, original, released, key, keys, NULL)], lambda __sdc_a:
+        format('SELECT column_name, records, "values", suppressed, suppressed / nullif("values", 0) AS suppressed_share FROM '
+               || '(SELECT unnest([{0}], recursive := true) FROM {1}(SELECT count(*) AS __sdc_cnt, {2} FROM {3}))',
+               array_to_string(list_transform(__sdc_a['__sdc_kk'], lambda __sdc_c, __sdc_i:
+                   format('{{''column_name'': {0}, ''records'': __sdc_cnt, ''values'': __sdc_v{1}, ''suppressed'': __sdc_s{1}}}',
+                          __sdc_ql(__sdc_c), __sdc_i)), ', '),
+               __sdc_utility_checks_sql(fname, __sdc_a),
+               array_to_string(list_transform(__sdc_a['__sdc_kk'], lambda __sdc_c, __sdc_i:
+                   format('count(__sdc_o{0}) AS __sdc_v{0}, count(*) FILTER (WHERE __sdc_o{0} IS NOT NULL AND __sdc_r{0} IS NULL) '
+                          || 'AS __sdc_s{0}', __sdc_i)), ', '),
+               __sdc_pairs_sql(__sdc_a)))[1];
+
+-- SQL text of record_suppression_table: per record its key, its values among the key columns in the
+-- original, those suppressed and their share.
+CREATE OR REPLACE MACRO __sdc_record_suppression_sql(fname, original, released, key, keys) AS
+    list_transform([__sdc_utility_args(fname, original, released, key, keys, NULL)], lambda __sdc_a:
+        format('SELECT __sdc_id AS {0}, "values", suppressed, suppressed / nullif("values", 0) AS suppressed_share FROM '
+               || '(SELECT __sdc_id, ({1})::BIGINT AS "values", ({2})::BIGINT AS suppressed FROM {3}{4})',
+               __sdc_qi(__sdc_a['__sdc_id']),
+               array_to_string(list_transform(__sdc_a['__sdc_kk'], lambda __sdc_c, __sdc_i:
+                   format('(__sdc_o{0} IS NOT NULL)::INTEGER', __sdc_i)), ' + '),
+               array_to_string(list_transform(__sdc_a['__sdc_kk'], lambda __sdc_c, __sdc_i:
+                   format('(__sdc_o{0} IS NOT NULL AND __sdc_r{0} IS NULL)::INTEGER', __sdc_i)), ' + '),
+               __sdc_utility_checks_sql(fname, __sdc_a), __sdc_pairs_sql(__sdc_a)))[1];
+
+-- SQL text of class_loss_summary: ARX's discernibility and average equivalence class size of the
+-- released keys (classes of equal values, NULL a value; a record of NULLs only is suppressed).
+CREATE OR REPLACE MACRO __sdc_class_loss_sql(fname, released, keys, strata) AS
+    list_transform([__sdc_utility_args(fname, NULL, released, NULL, keys, strata, paired := false)], lambda __sdc_a:
+        format('SELECT sum(__sdc_cnt)::BIGINT AS records, count(*) FILTER (WHERE NOT __sdc_supp) AS classes, '
+               || 'coalesce(sum(__sdc_cnt) FILTER (WHERE __sdc_supp), 0)::BIGINT AS suppressed_records, '
+               || 'sum(CASE WHEN __sdc_supp THEN __sdc_cnt::HUGEINT * __sdc_ns ELSE __sdc_cnt::HUGEINT * __sdc_cnt END)::DOUBLE AS discernibility, '
+               || 'sum(__sdc_cnt) / (count(*) FILTER (WHERE NOT __sdc_supp) + count(DISTINCT {0}) FILTER (WHERE __sdc_supp)) '
+               || 'AS average_class_size FROM {1}(SELECT {2}count(*) AS __sdc_cnt, {3} AS __sdc_supp, '
+               || 'sum(count(*)) OVER ({4}) AS __sdc_ns FROM {5} GROUP BY {6})',
+               CASE WHEN __sdc_a['__sdc_gg'] IS NULL THEN '0' ELSE '[' || __sdc_qi_list(__sdc_a['__sdc_gg']) || ']' END,
+               __sdc_utility_checks_sql(fname, __sdc_a, paired := false),
+               __sdc_cols_sql(__sdc_a['__sdc_gg'], ''),
+               array_to_string(list_transform(__sdc_a['__sdc_kk'], lambda __sdc_c: __sdc_qi(__sdc_c) || ' IS NULL'), ' AND '),
+               CASE WHEN __sdc_a['__sdc_gg'] IS NULL THEN '' ELSE 'PARTITION BY ' || __sdc_qi_list(__sdc_a['__sdc_gg']) END,
+               __sdc_qt(__sdc_a['__sdc_r']),
+               __sdc_qi_list(coalesce(__sdc_a['__sdc_gg'], []::VARCHAR[]) || __sdc_a['__sdc_kk'])))[1];
+
+-- SQL text of non_uniform_entropy_table: per key column sum over the records of -log2 n(a, b) / n(b), a
+-- the original value and b the released one (NULL a value), each stratum (of the original) apart.
+CREATE OR REPLACE MACRO __sdc_non_uniform_entropy_sql(fname, original, released, key, keys, strata) AS
+    list_transform([__sdc_utility_args(fname, original, released, key, keys, strata)], lambda __sdc_a:
+        format('WITH __sdc_pairs AS MATERIALIZED {0} SELECT __sdc_u.column_name, __sdc_u.non_uniform_entropy '
+               || 'FROM {1}({2}) AS __sdc_u ORDER BY __sdc_u.__sdc_i',
+               __sdc_pairs_sql(__sdc_a), __sdc_utility_checks_sql(fname, __sdc_a, strata_in := 'original'),
+               array_to_string(list_transform(__sdc_a['__sdc_kk'], lambda __sdc_c, __sdc_i:
+                   format('SELECT {0} AS column_name, {1} AS __sdc_i, 0.0 - coalesce(fsum(__sdc_nab * log2(__sdc_nab / __sdc_nb)), 0) '
+                          || 'AS non_uniform_entropy FROM (SELECT count(*) AS __sdc_nab, sum(count(*)) OVER ({2}) AS __sdc_nb '
+                          || 'FROM __sdc_pairs GROUP BY {3}__sdc_o{1}, __sdc_r{1})',
+                          __sdc_ql(__sdc_c), __sdc_i,
+                          'PARTITION BY ' || __sdc_cols_sql(__sdc_a['__sdc_gg'], '') || '__sdc_r' || __sdc_i,
+                          __sdc_cols_sql(__sdc_a['__sdc_gg'], ''))), ' UNION ALL ')))[1];

@@ -100,3 +100,33 @@ def t_closeness(rows, sensitive, nulls="any", strata=None):
         out.append(float(sum(abs(Fraction(vals.count(v), len(vals)) - Fraction(pool.count(v), len(pool)))
                              for v in cats) / 2))
     return out
+
+
+def class_loss(rows, strata=None):
+    """ARX's discernibility and average class size over the classes of equal rows (None a value), a row
+    of None only suppressed; each stratum apart."""
+    strata = strata or [0] * len(rows)
+    dm, classes, extra = 0, set(), set()
+    for i, r in enumerate(rows):
+        n_s = strata.count(strata[i])
+        if all(v is None for v in r):
+            dm += n_s
+            extra.add(strata[i])
+        else:
+            dm += sum(1 for j, q in enumerate(rows) if q == r and strata[j] == strata[i])
+            classes.add((strata[i], r))
+    return dm, len(rows) / (len(classes) + len(extra))
+
+
+def non_uniform_entropy(before, after, strata=None):
+    """sum over records of -log2(n(a, b) / n(b)) per column (lists of values, None a value)."""
+    strata = strata or [0] * len(before[0])
+    out = []
+    for b, a in zip(before, after):
+        total = 0.0
+        for i in range(len(b)):
+            joint = sum(1 for j in range(len(b)) if b[j] == b[i] and a[j] == a[i] and strata[j] == strata[i])
+            rel = sum(1 for j in range(len(b)) if a[j] == a[i] and strata[j] == strata[i])
+            total -= math.log2(joint / rel)
+        out.append(total)
+    return out

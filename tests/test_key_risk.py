@@ -129,3 +129,26 @@ def test_a_sensitive_column_that_is_a_key_is_refused():
     for f in (km.l_diversity, km.t_closeness):
         with pytest.raises(SdcError, match=f"{f.__name__}: sensitive column 'b' is also a key"):
             f(frame, frame["b"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(tables(max_n=16, max_keys=3, null_share=False), st.booleans(), st.data())
+def test_utility_measures_equal_their_definitions(table, stratified, data):
+    cols, rows, strata, _ = table
+    n = len(rows)
+    # the release: some values suppressed (NULL), some categories merged (value // 2)
+    suppress = [data.draw(st.lists(st.booleans(), min_size=n, max_size=n)) for _ in cols]
+    released = [[None if s else v // 2 for v, s in zip(c, sup)] for c, sup in zip(cols, suppress)]
+    got = km.suppression(cols, released)
+    for j, name in enumerate(f"key{j}" for j in range(len(cols))):
+        assert got.per_column[name][:2] == (n, sum(suppress[j]))
+    assert got.per_record.tolist() == [sum(s[i] for s in suppress) for i in range(n)]
+    assert got.record_share.tolist() == pytest.approx([sum(s[i] for s in suppress) / len(cols) for i in range(n)])
+    g = [strata] if stratified else None
+    loss = km.class_loss(released, strata=g)
+    dm, aecs = ref.class_loss(list(zip(*released)), strata if stratified else None)
+    assert loss["discernibility"] == dm and loss["average_class_size"] == pytest.approx(aecs)
+    nue = km.non_uniform_entropy(cols, released, strata=g)
+    expected = ref.non_uniform_entropy(cols, released, strata if stratified else None)
+    assert [nue[f"key{j}"] for j in range(len(cols))] == pytest.approx(expected, abs=1e-9)
+    assert nue["total"] == pytest.approx(sum(expected), abs=1e-9)

@@ -281,3 +281,49 @@ def test_more_bad_input_is_refused(bad, sql, words):
     with pytest.raises(duckdb.Error) as info:
         bad.execute(sql).fetchall()
     assert words in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_utility_tables_equal_numpy(seed):
+    rng = np.random.default_rng(300 + seed)
+    n, m = int(rng.integers(1, 50)), int(rng.integers(1, 4))
+    frame = _random_table(rng, n, m, 0.1)
+    keys = [f"k{j}" for j in range(m)]
+    released = frame.copy()
+    for k in keys:  # suppress some values, merge some categories
+        released[k] = released[k].where(rng.random(n) > 0.3, None).map(lambda v: v if v in (None, "x", 0) else v)
+    c = duckdb_sdc.connect(threads=1)
+    c.register("o_frame", frame)
+    c.register("r_frame", released.sample(frac=1.0, random_state=seed))  # another row order: paired by id
+    c.execute("CREATE TABLE o AS SELECT * FROM o_frame")
+    c.execute("CREATE TABLE r AS SELECT * FROM r_frame")
+    ordered = c.execute("SELECT * FROM r ORDER BY id").fetchdf()
+    sup = km.suppression(frame[keys], ordered[keys])
+    got = c.execute(f"SELECT column_name, records, \"values\", suppressed FROM suppression_table('o', 'r', 'id', {keys})").fetchall()
+    assert got == [(k, n, *sup.per_column[k][:2]) for k in keys]
+    per = c.execute(f"SELECT suppressed, suppressed_share FROM record_suppression_table('o', 'r', 'id', {keys}) "
+                    "ORDER BY id").fetchall()
+    assert [p[0] for p in per] == sup.per_record.tolist()
+    assert [np.nan if p[1] is None else p[1] for p in per] == pytest.approx(sup.record_share.tolist(), nan_ok=True)
+    for strata in (None, "g"):
+        arg = "NULL" if strata is None else repr(strata)
+        loss = c.execute(f"SELECT * FROM class_loss_summary('r', {keys}, strata := {arg})").fetchdf().iloc[0].to_dict()
+        expected = km.class_loss(ordered[keys], strata=None if strata is None else ordered[[strata]])
+        for name, value in expected.items():
+            assert loss[name] == pytest.approx(value, rel=1e-14), name
+        nue = c.execute(f"SELECT column_name, non_uniform_entropy FROM non_uniform_entropy_table('o', 'r', 'id', {keys}, "
+                        f"strata := {arg})").fetchall()
+        expected = km.non_uniform_entropy(frame[keys], ordered[keys], strata=None if strata is None else frame[[strata]])
+        assert [k for k, _ in nue] == keys
+        assert [v for _, v in nue] == pytest.approx([expected[k] for k in keys], abs=1e-9)
+    c.close()
+
+
+def test_unpaired_records_are_refused(bad):
+    bad.execute("CREATE TABLE r1 AS SELECT * FROM good WHERE id <> 3 UNION ALL SELECT * FROM good WHERE id = 1")
+    for f in ("suppression_table", "record_suppression_table", "non_uniform_entropy_table"):
+        with pytest.raises(duckdb.Error, match=f"{f}: original and released must hold the same records, one per value of "
+                                               r"the key id \(not NULL\); 2 keys do not: 1, 3"):
+            bad.execute(f"SELECT * FROM {f}('good', 'r1', 'id', ['k1'])").fetchall()
+    with pytest.raises(duckdb.Error, match="class_loss_summary: table empty has no records"):
+        bad.execute("SELECT * FROM class_loss_summary('empty', ['k1'])").fetchall()

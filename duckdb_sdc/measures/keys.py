@@ -682,7 +682,107 @@ def t_closeness(keys, sensitive, *, strata=None, nulls: str = "any") -> np.ndarr
     return np.clip(tv, 0.0, 1.0)[np.searchsorted(per.index.to_numpy(), of)]
 
 
+# ---------------------------------------------------------------------------------------------
+# utility of the released key columns
+
+
+def _pair(func: str, original, released) -> tuple[list[str], list, list]:
+    names, before = key_columns(func, "original", original)
+    rnames, after = key_columns(func, "released", released)
+    if rnames != names and not all(n.startswith("key") for n in names + rnames):
+        raise fail(func, f"released has the columns {rnames[:5]} but original has {names[:5]}; give the same key "
+                         "columns of the same records, in the same order", "released")
+    if len(after) != len(before) or len(after[0]) != len(before[0]):
+        raise fail(func, f"released has {len(after)} columns of {len(after[0])} records but original has "
+                         f"{len(before)} of {len(before[0])}; give the same records in the same order", "released")
+    return names, before, after
+
+
+def _is_null(column) -> np.ndarray:
+    return np.asarray(pd.isna(pd.Series(column, dtype=object) if isinstance(column, list) else pd.Series(column)))
+
+
+class Suppression(NamedTuple):
+    """Values suppressed by a release: per column (name -> (values, suppressed, share)) and per record
+    (suppressed values and their share of the record's values; NaN for a record without values)."""
+
+    per_column: dict
+    per_record: np.ndarray
+    record_share: np.ndarray
+
+
+def suppression(original, released) -> Suppression:
+    """The values a release suppressed: a value is suppressed where the original record has one (not
+    NULL) and the released record has NULL in its place. Per key column: the values, the suppressed
+    ones and their share (sdcMicro's print of localSuppression, per variable); per record: how many of
+    its values were suppressed and their share. `original` and `released` hold the same key columns of
+    the same records in the same order (the SQL form joins them on a record key)."""
+    func = "suppression"
+    names, before, after = _pair(func, original, released)
+    per_column, total = {}, np.zeros(len(before[0]), np.int64)
+    present_total = np.zeros(len(before[0]), np.int64)
+    for name, b, a in zip(names, before, after):
+        present = ~_is_null(b)
+        gone = present & _is_null(a)
+        per_column[name] = (int(present.sum()), int(gone.sum()), float(gone.sum() / present.sum()) if present.any()
+                            else float("nan"))
+        total += gone
+        present_total += present
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(present_total > 0, total / np.maximum(present_total, 1), np.nan)
+    return Suppression(per_column, total, share)
+
+
+def class_loss(released, *, strata=None) -> dict:
+    """ARX's loss measures of the released key columns, over its equivalence classes (records with the
+    same released values, NULL a value: a suppressed value is generalised to '*' as ARX writes it),
+    each stratum apart. A record whose keys are all NULL is suppressed (ARX's outliers):
+
+    * `discernibility`: ARX's Discernibility (Bayardo & Agrawal 2005), sum over the classes of
+      unsuppressed records of |E|^2, plus n for every suppressed record (n the records of its stratum);
+    * `average_class_size`: ARX's Average equivalence class size (LeFevre et al. 2006's C_AVG times k),
+      n / (the classes of unsuppressed records + 1 when some records are suppressed), summed over the
+      strata as records / classes of the whole file;
+    * `records`, `classes` (those of unsuppressed records) and `suppressed_records`."""
+    func = "class_loss"
+    _, cb = _combos(func, released, strata, "category")
+    _, cols = key_columns(func, "released", released)
+    null = np.stack([_is_null(c) for c in cols], axis=1)
+    first = np.full(cb.count.shape[0], -1, np.int64)
+    first[cb.of[::-1]] = np.arange(cb.of.shape[0] - 1, -1, -1)
+    suppressed = null[first].all(axis=1)  # a combination of NULLs only
+    n_stratum = np.bincount(cb.stratum, weights=cb.count, minlength=cb.n_strata)
+    dm = float((cb.count[~suppressed] ** 2).sum() + (cb.count[suppressed] * n_stratum[cb.stratum[suppressed]]).sum())
+    classes = int((~suppressed).sum())
+    extra = len(set(cb.stratum[suppressed].tolist()))
+    n = int(cb.count.sum())
+    return {"records": n, "classes": classes, "suppressed_records": int(cb.count[suppressed].sum()),
+            "discernibility": dm, "average_class_size": n / (classes + extra)}
+
+
+def non_uniform_entropy(original, released, *, strata=None) -> dict:
+    """The non-uniform entropy of the release of every key column (de Waal & Willenborg 1999; ARX's
+    Non-uniform entropy), in bits: sum over the records of -log2 Pr(original value | released value),
+    Pr estimated from the file, n(a, b) / n(b), n(a, b) the records with original a released as b and
+    n(b) those released as b (NULL a value on both sides; each stratum apart). A value released as it
+    was, alone in its released category, costs 0; a suppressed value costs -log2 of its share among the
+    suppressed ones, ARX's term for suppressed records. Returns {column: bits} and 'total'."""
+    func = "non_uniform_entropy"
+    names, before, after = _pair(func, original, released)
+    s, _ = _strata_codes(func, strata, len(before[0]))
+    out = {}
+    for name, b, a in zip(names, before, after):
+        kb, cb_ = _codes(b)
+        ka, ca = _codes(a)
+        frame = pd.DataFrame({"s": s, "a": kb, "b": ka})
+        joint = frame.groupby(["s", "a", "b"])["s"].transform("size").to_numpy(dtype=np.float64)
+        rel = frame.groupby(["s", "b"])["s"].transform("size").to_numpy(dtype=np.float64)
+        out[name] = float(-np.log2(joint / rel).sum()) + 0.0
+    out["total"] = float(sum(out.values()))
+    return out
+
+
 __all__ = ["DIS_FRACTION", "NULLS", "SUDA_SCORES", "IndividualRisk", "KeyFrequencies", "Suda2", "benedetti_franconi",
-           "LDiversity", "combinations_of", "global_risk", "individual_risk", "key_columns", "key_frequencies",
-           "l_diversity", "suda2", "t_closeness",
+           "LDiversity", "Suppression", "class_loss", "combinations_of", "global_risk", "individual_risk", "key_columns", "key_frequencies",
+           "l_diversity", "non_uniform_entropy", "suda2", "suppression", "t_closeness",
            "suda2_combinations"]

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from ..measures import keys as km
 from ..measures.keys import DIS_FRACTION, NULLS, SUDA_SCORES
-from ..params import KEYS, STRATA, TBL_PARAM, Name, Param
+from ..params import KEYS, STRATA, TABLE, TBL_PARAM, Name, Param
 from .arrow import _first, _single, reported
 from .registry import SqlFunction, Udf
 from .rows import _signature
@@ -37,6 +37,14 @@ _NULLS_NOTE = (" nulls := 'any' (default): a NULL key matches any value of its k
                "columns and weights that are NULL, not finite or not > 0 are refused, naming up to five.")
 
 _ARGS = "tbl, keys, weight, strata, nulls"
+
+UTILITY = "Utility of released key columns"
+ORIGINAL = Param("original", TABLE, doc="the original table (before masking)")
+RELEASED = Param("released", TABLE, doc="the released table (the same records, masked)")
+RECORD_KEY = Param("key", Name(doc="the record key both tables share (unique, not NULL), which pairs their records"),
+                   example="'id'")
+_PAIRED = (" Records that do not pair one to one (a key missing on one side, repeated or NULL) are refused, naming up "
+           "to five keys; so is an empty table.")
 
 _SUDA_OUT = "STRUCT(msus VARCHAR[][][], suda_score DOUBLE[], dis_suda_score DOUBLE[])"
 
@@ -139,4 +147,47 @@ FUNCTIONS: list[SqlFunction] = [
         example="SELECT * FROM t_closeness_table('people', ['region'], 'age')",
         body="FROM query(__sdc_t_closeness_sql('t_closeness_table', tbl, keys, sensitive, strata, nulls))",
         scale=None),
+    SqlFunction(
+        name="suppression_table", kind="table", params=(ORIGINAL, RELEASED, RECORD_KEY, KEYS_PARAM), returns="table",
+        group=UTILITY,
+        doc=("One row per key column: column_name, records, values (its non-NULL values in the original), "
+             "suppressed (the values the release set to NULL) and suppressed_share (suppressed / values; NULL "
+             "without values). The records of original and released are paired by the record key." + _PAIRED),
+        example="SELECT * FROM suppression_table('people', 'people_masked', 'id', ['region'])",
+        body="FROM query(__sdc_suppression_sql('suppression_table', original, released, key, keys))",
+        scale=0),
+    SqlFunction(
+        name="record_suppression_table", kind="table", params=(ORIGINAL, RELEASED, RECORD_KEY, KEYS_PARAM),
+        returns="table", group=UTILITY,
+        doc=("One row per record: its key, values (its non-NULL key values in the original), suppressed (those the "
+             "release set to NULL) and suppressed_share (NULL for a record without values)." + _PAIRED),
+        example="SELECT * FROM record_suppression_table('people', 'people_masked', 'id', ['region'])",
+        body="FROM query(__sdc_record_suppression_sql('record_suppression_table', original, released, key, keys))",
+        scale=0),
+    SqlFunction(
+        name="class_loss_summary", kind="table", params=(RELEASED, KEYS_PARAM, KEY_STRATA_PARAM), returns="table",
+        group=UTILITY,
+        doc=("ARX's loss measures of the released keys over their equivalence classes (records with equal released "
+             "values, NULL a value: a suppressed value is generalised to '*'); a record whose keys are all NULL is "
+             "suppressed (ARX's outlier), each stratum apart: records, classes (of unsuppressed records), "
+             "suppressed_records, discernibility (ARX's Discernibility: sum of |E|^2 over the classes, plus the "
+             "stratum's number of records for every suppressed record) and average_class_size (ARX's Average "
+             "equivalence class size: records / (classes + one per stratum with suppressed records)). An empty table "
+             "is refused."),
+        example="SELECT * FROM class_loss_summary('people', ['region'])",
+        body="FROM query(__sdc_class_loss_sql('class_loss_summary', released, keys, strata))",
+        scale=0),
+    SqlFunction(
+        name="non_uniform_entropy_table", kind="table",
+        params=(ORIGINAL, RELEASED, RECORD_KEY, KEYS_PARAM, KEY_STRATA_PARAM), returns="table", group=UTILITY,
+        doc=("One row per key column: column_name and non_uniform_entropy, in bits, the information the release "
+             "lost about it (de Waal & Willenborg 1999; ARX's Non-uniform entropy): sum over the records of "
+             "-log2(n(a, b) / n(b)), a the original value, b the released one, n(a, b) the records with both and "
+             "n(b) those released as b (NULL a value on both sides), each stratum (of the original) apart. 0 for a "
+             "column released unchanged; a suppressed value costs -log2 of its share among the suppressed ones. "
+             "Sum the rows for the total." + _PAIRED),
+        example="SELECT * FROM non_uniform_entropy_table('people', 'people_masked', 'id', ['region'])",
+        body=("FROM query(__sdc_non_uniform_entropy_sql('non_uniform_entropy_table', original, released, key, keys, "
+              "strata))"),
+        scale=0),
 ]
