@@ -153,15 +153,14 @@ CREATE OR REPLACE MACRO __sdc_masked_code_sql(k, alias, pattern) AS
                ' + '));
 
 -- SQL text of the checks every key measure of `fname` runs before anything else, as one FROM item
--- (__sdc_checks_sql): the keys, the weight and the strata exist, no column is named __sdc_..., none
--- of the names `adds` (the columns the function adds) is taken, the table has records, the weights
--- are valid; `also`: more checks.
+-- (__sdc_checks_sql): the keys, the weight and the strata exist, none of the names `adds` (the
+-- columns the function adds) is taken, the table has records, the weights are valid; `also`: more
+-- checks. (The table's other columns may have any names: the generated SQL reads them only qualified.)
 CREATE OR REPLACE MACRO __sdc_key_checks_sql(fname, tbl, k, w, g, adds, also := NULL) AS
     __sdc_checks_sql(coalesce(also, []::VARCHAR[]) || [
         __sdc_columns_exist_sql(fname, 'keys', tbl, k),
         __sdc_columns_exist_sql(fname, 'weight', tbl, CASE WHEN w IS NULL THEN NULL ELSE [w] END),
         __sdc_columns_exist_sql(fname, 'strata', tbl, g),
-        __sdc_no_reserved_sql(fname, tbl),
         CASE WHEN adds IS NULL THEN NULL ELSE __sdc_no_column_sql(fname, tbl, adds) END,
         __sdc_not_empty_sql(fname, tbl),
         __sdc_weights_check_sql(fname, tbl, w)]);
@@ -200,14 +199,23 @@ CREATE OR REPLACE MACRO __sdc_risk_Fk(fk, popk, fname) AS
          ELSE popk
     END;
 
+-- The names `names` of parameter `pname`, or an error when one starts with __sdc_ (the generated SQL
+-- names its own columns so).
+CREATE OR REPLACE MACRO __sdc_unreserved(fname, pname, names) AS
+    CASE WHEN list_bool_or(list_transform(coalesce(names, []::VARCHAR[]), lambda __sdc_c: starts_with(lower(__sdc_c), '__sdc_')))
+         THEN error(fname || ': ' || pname || ' names a column starting with __sdc_, a prefix reserved for duckdb_sdc''s '
+                    || 'internal columns: rename it')
+         ELSE names END;
+
 -- The checked arguments of key measure `fname` as one struct (bound once: the measures below read
 -- its fields inside one lambda, which binds several times faster than a lambda per argument): the
 -- table __sdc_tt, the keys __sdc_kk, the weight column __sdc_ww (NULL for none), the strata __sdc_gg
 -- (NULL for none) and the NULL semantics __sdc_nn (fields named unlike any macro's parameters).
 CREATE OR REPLACE MACRO __sdc_key_args(fname, tbl, keys, weight, strata, nulls) AS
-    {'__sdc_tt': __sdc_table_name(fname, 'tbl', tbl), '__sdc_kk': __sdc_column_names(fname, 'keys', keys),
+    {'__sdc_tt': __sdc_table_name(fname, 'tbl', tbl), '__sdc_kk': __sdc_unreserved(fname, 'keys', __sdc_column_names(fname, 'keys', keys)),
      '__sdc_ww': CASE WHEN weight IS NULL THEN NULL ELSE __sdc_column_name(fname, 'weight', weight) END,
-     '__sdc_gg': __sdc_column_names(fname, 'strata', strata, optional := true), '__sdc_nn': __sdc_nulls_choice(nulls, fname)};
+     '__sdc_gg': __sdc_unreserved(fname, 'strata', __sdc_column_names(fname, 'strata', strata, optional := true)),
+     '__sdc_nn': __sdc_nulls_choice(nulls, fname)};
 
 -- SQL text of population_frequencies_table: the rows with sample_fk and population_fk (a weight is
 -- required: __sdc_column_name refuses NULL first).
@@ -353,8 +361,8 @@ CREATE OR REPLACE MACRO __sdc_utility_args(fname, original, released, key, keys,
     {'__sdc_o': CASE WHEN paired THEN __sdc_table_name(fname, 'original', original) END,
      '__sdc_r': __sdc_table_name(fname, 'released', released),
      '__sdc_id': CASE WHEN paired THEN __sdc_column_name(fname, 'key', key) END,
-     '__sdc_kk': __sdc_column_names(fname, 'keys', keys),
-     '__sdc_gg': __sdc_column_names(fname, 'strata', strata, optional := true)};
+     '__sdc_kk': __sdc_unreserved(fname, 'keys', __sdc_column_names(fname, 'keys', keys)),
+     '__sdc_gg': __sdc_unreserved(fname, 'strata', __sdc_column_names(fname, 'strata', strata, optional := true))};
 
 -- SQL text of a check that refuses original and released tables whose records do not pair one to one
 -- by the record key `key` (a key missing on one side, repeated, or NULL), naming up to five such keys.

@@ -434,53 +434,140 @@ def _matches_on(codes, cnt, cols, cand):
     return out
 
 
-def _msus(codes: np.ndarray, cnt: np.ndarray, unique: np.ndarray) -> list[tuple[int, int]]:
-    """The minimal sample uniques (combination, bitmask of keys) of the combinations `unique` (those
-    that are sample unique on all keys): level-wise over the subsets S of the keys, a candidate is
-    unique on S when no other record matches it on S; S is minimal when the candidate is unique on no
-    S minus one key. Apriori pruning: T is visited only when every T minus one key leaves candidates
-    not unique on it (a subset on which every candidate is unique has no minimal superset), and T's
-    candidates are those not unique on any T minus one key (uniqueness only grows with S)."""
+@nb.njit(cache=True, nogil=True)
+def _matches_on_codes(parts, cols, cnt, cand):
+    """`_matches_on` for combinations coded in mixed radix: parts[s, i] is the part of combination s's
+    value of key i in one int64 code (0 for NULL), so the code on the subset `cols` is the sum of the
+    parts there, and a candidate masked by a NULL pattern pm is that sum less the parts under pm.
+    Exact: distinct value tuples have distinct codes."""
+    C = parts.shape[0]
+    w = cols.shape[0]
+    size = 1
+    while size < 2 * C + 2:
+        size *= 2
+    mask = size - 1
+    keys = np.empty(size, np.int64)
+    used = np.zeros(size, np.bool_)
+    tot = np.zeros(size, np.int64)
+    pat_buf = np.empty(16, np.int64)
+    n_pats = 0
+    for s in range(C):
+        k = 0
+        m = 0
+        for t in range(w):
+            v = parts[s, cols[t]]
+            if v == 0:
+                m |= 1 << t
+            k += v
+        seen = False
+        for q in range(n_pats):
+            if pat_buf[q] == m:
+                seen = True
+                break
+        if not seen:
+            if n_pats == pat_buf.shape[0]:
+                bigger = np.empty(2 * n_pats, np.int64)
+                bigger[:n_pats] = pat_buf
+                pat_buf = bigger
+            pat_buf[n_pats] = m
+            n_pats += 1
+        slot = (k * 0x9E3779B97F4A7C15) & mask
+        while used[slot] and keys[slot] != k:
+            slot = (slot + 1) & mask
+        if not used[slot]:
+            used[slot] = True
+            keys[slot] = k
+        tot[slot] += cnt[s]
+    out = np.zeros(cand.shape[0], np.int64)
+    for c in range(cand.shape[0]):
+        a = cand[c]
+        total = 0
+        for q in range(n_pats):
+            pm = pat_buf[q]
+            k = 0
+            for t in range(w):
+                if not (pm >> t) & 1:
+                    k += parts[a, cols[t]]
+            slot = (k * 0x9E3779B97F4A7C15) & mask
+            while used[slot]:
+                if keys[slot] == k:
+                    total += tot[slot]
+                    break
+                slot = (slot + 1) & mask
+        out[c] = total
+    return out
+
+
+def _msus(codes: np.ndarray, cnt: np.ndarray, unique: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The minimal sample uniques of the combinations `unique` (those that are sample unique on all
+    keys), as two arrays (combination, bitmask of keys): level-wise over the subsets S of the keys, a
+    candidate is unique on S when no other record matches it on S; S is minimal when the candidate is
+    unique on no S minus one key. Apriori pruning: T is visited only when every T minus one key leaves
+    candidates not unique on it (a subset on which every candidate is unique has no minimal superset),
+    and T's candidates are those not unique on any T minus one key (uniqueness only grows with S).
+    Candidate sets are boolean masks over `unique`; matches are counted on one int64 code per
+    combination and subset when the mixed radix fits 62 bits (else by hashing the value tuples)."""
     m = codes.shape[1]
+    U = unique.shape[0]
     complete = codes >= 0
-    found: list[tuple[int, int]] = []
+    shifted = codes + 1  # NULL -> 0
+    spans = shifted.max(axis=0) + 1 if codes.shape[0] else np.ones(m, np.int64)
+    coded = float(np.log2(spans.astype(np.float64)).sum()) < 62
+    radix = np.cumprod(np.concatenate([[1], spans[:-1]])).astype(np.int64) if coded else None
+    parts_all = np.ascontiguousarray(shifted * radix) if coded else None
+    found_r: list[np.ndarray] = []
+    found_t: list[int] = []
+
+    def count(T: int, alive: np.ndarray) -> np.ndarray:
+        cols = np.array([i for i in range(m) if (T >> i) & 1], np.int64)
+        cand = unique[alive]
+        if coded:
+            return _matches_on_codes(parts_all, cols, cnt, cand)
+        return _matches_on(codes, cnt, cols, cand)
+
     level: dict[int, np.ndarray] = {}
     for j in range(m):
-        cand = unique[complete[unique, j]]
-        if cand.shape[0] == 0:
+        alive = complete[unique, j]
+        if not alive.any():
             continue
-        counts = _matches_on(codes, cnt, np.array([j], np.int64), cand)
-        found.extend((int(r), 1 << j) for r in cand[counts == 1])
-        alive = cand[counts > 1]
-        if alive.shape[0]:
+        counts = count(1 << j, alive)
+        idx = np.flatnonzero(alive)
+        if (counts == 1).any():
+            found_r.append(idx[counts == 1])
+            found_t.append(1 << j)
+        alive = alive.copy()
+        alive[idx[counts == 1]] = False
+        if alive.any():
             level[1 << j] = alive
     while level:
         nxt: dict[int, np.ndarray] = {}
         for S in sorted(level):
-            top = S.bit_length()
-            for j in range(top, m):
+            for j in range(S.bit_length(), m):
                 T = S | (1 << j)
-                cand = None
+                alive = None
                 for i in range(m):
-                    if not (T >> i) & 1:
-                        continue
-                    sub = level.get(T & ~(1 << i))
-                    if sub is None:
-                        cand = None
-                        break
-                    cand = sub if cand is None else np.intersect1d(cand, sub, assume_unique=True)
-                    if cand.shape[0] == 0:
-                        break
-                if cand is None or cand.shape[0] == 0:
+                    if (T >> i) & 1:
+                        sub = level.get(T & ~(1 << i))
+                        if sub is None:
+                            alive = None
+                            break
+                        alive = sub.copy() if alive is None else np.logical_and(alive, sub, out=alive)
+                if alive is None or not alive.any():
                     continue
-                cols = np.array([i for i in range(m) if (T >> i) & 1], np.int64)
-                counts = _matches_on(codes, cnt, cols, cand)
-                found.extend((int(r), T) for r in cand[counts == 1])
-                alive = cand[counts > 1]
-                if alive.shape[0]:
+                counts = count(T, alive)
+                idx = np.flatnonzero(alive)
+                if (counts == 1).any():
+                    found_r.append(idx[counts == 1])
+                    found_t.append(T)
+                alive[idx[counts == 1]] = False
+                if alive.any():
                     nxt[T] = alive
         level = nxt
-    return found
+    if not found_r:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rs = np.concatenate(found_r)
+    ts = np.repeat(np.array(found_t, np.int64), [r.shape[0] for r in found_r])
+    return unique[rs], ts
 
 
 SUDA_SCORES = choice("elliot", "suda2", doc="the weight of an MSU of size k among m keys: 'elliot', (m - k)! (Elliot et "
@@ -528,7 +615,9 @@ def suda2(keys, *, strata=None, nulls: str = "any", dis_fraction: float = 0.01, 
     names, cb = _combos(func, keys, strata, nulls)
     masks, score, dis = suda2_combinations(cb, dis_fraction, scores)
     m = len(names)
-    msus = [[tuple(names[i] for i in range(m) if (T >> i) & 1) for T in masks[c]] for c in cb.of]
+    label = {T: tuple(names[i] for i in range(m) if (T >> i) & 1) for T in {T for mk in masks for T in mk}}
+    per_combination = [[label[T] for T in mk] for mk in masks]
+    msus = [per_combination[c][:] for c in cb.of.tolist()]
     return Suda2(msus, score[cb.of], dis[cb.of])
 
 
@@ -543,18 +632,27 @@ def suda2_combinations(cb: _Combos, dis_fraction: float, scores: str) -> tuple[l
     fk = fk.astype(np.int64)
     codes = cb.codes.astype(np.int64)
     cnt = cb.count.astype(np.int64)
-    masks: list[list[int]] = [[] for _ in range(C)]
+    rs, ts = [], []
     for st in range(cb.n_strata):
         mine = np.flatnonzero(cb.stratum == st)
         if mine.shape[0] == 0:
             continue
         unique = np.flatnonzero(fk[mine] == 1).astype(np.int64)
-        for r, T in _msus(np.ascontiguousarray(codes[mine]), cnt[mine], unique):
-            masks[mine[r]].append(T)
-    score = np.zeros(C)
-    for c in range(C):
-        masks[c].sort(key=lambda T: (bin(T).count("1"), [i for i in range(m) if (T >> i) & 1]))
-        score[c] = sum(weight[bin(T).count("1")] for T in masks[c])
+        r, t = _msus(np.ascontiguousarray(codes[mine]), cnt[mine], unique)
+        rs.append(mine[r])
+        ts.append(t)
+    r = np.concatenate(rs) if rs else np.zeros(0, np.int64)
+    t = np.concatenate(ts) if ts else np.zeros(0, np.int64)
+    distinct = sorted(set(t.tolist()), key=lambda T: (bin(T).count("1"), [i for i in range(m) if (T >> i) & 1]))
+    rank = {T: i for i, T in enumerate(distinct)}
+    order = np.lexsort((np.array([rank[T] for T in t.tolist()], np.int64), r)) if r.shape[0] else r
+    r, t = r[order], t[order]
+    sizes = np.array([bin(T).count("1") for T in distinct], np.int64)
+    size = sizes[np.array([rank[T] for T in t.tolist()], np.int64)] if r.shape[0] else r
+    score = np.bincount(r, weights=np.asarray(weight, np.float64)[size], minlength=C) if r.shape[0] else np.zeros(C)
+    bounds = np.searchsorted(r, np.arange(C + 1))
+    tl = t.tolist()
+    masks = [tl[bounds[c]:bounds[c + 1]] for c in range(C)]
     q = 1.0 + (8.0 - m) / 20.0
     dis = np.zeros(C)
     for st in range(cb.n_strata):
