@@ -156,7 +156,7 @@ def brute_generalisation(rows, hierarchies, heights, k, max_suppressed, measure)
         if len(small) > max_suppressed:
             continue
         value = measure(gen, small, levels)
-        if best is None or value < best[1]:
+        if best is None or (value, sum(levels), levels) < (best[1], sum(best[0]), best[0]):
             best = (levels, value)
     return best
 
