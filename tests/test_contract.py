@@ -28,7 +28,7 @@ import pytest
 
 import duckdb_sdc
 from duckdb_sdc._validate import SdcError
-from duckdb_sdc.params import TABLE, Data, SamplingWeights, Seed
+from duckdb_sdc.params import TABLE, Data, KeyNames, SamplingWeights, Seed
 from duckdb_sdc.sql import REGISTRY
 
 BIG, TINY = 2.0 ** 1014, 2.0 ** -1064
@@ -127,7 +127,7 @@ def _is_data(p) -> bool:
 _AGG_COLUMNS = {"x": "x", "xm": "xm", "y": "y", "w": "w", "value": "x", "lower": "lo", "upper": "hi"}
 _AGG_VECTORS = {"x": "[x, y]", "xm": "[xm, ym]"}
 # a table function's names by parameter name
-_TABLE_NAMES = {"tbl": "{t}", "original": "{t}", "masked": "{t}"}
+_TABLE_NAMES = {"tbl": "{t}", "original": "{t}", "masked": "{t}", "released": "{t}"}
 _COLUMN_NAMES = {"col": "'x'", "cols": "['x', 'y']", "key": "'id'", "columns": "['x', 'y']", "clusters": "'c'",
                  "weight": "'w'"}
 
@@ -241,6 +241,13 @@ def test_the_valid_call_runs(con, row):
     assert result is not None
 
 
+def _key_measure(row) -> bool:
+    """A measure of key combinations (duckdb_sdc.measures.keys): a record with a NULL key takes part (the
+    NULL matches any value, or is a value of its own, as its `nulls` says), and a table without records
+    is refused."""
+    return any(isinstance(p.kind, KeyNames) for p in row.params)
+
+
 def _null_result(value) -> bool:
     """NULL, or a struct of NULLs."""
     return value is None or (isinstance(value, dict) and all(v is None for v in value.values()))
@@ -278,6 +285,9 @@ def test_no_data_and_all_null_data(con, row):
     elif row.kind == "aggregate":
         assert _null_result(_result(con, row, _call(row, "tz"))) or row.name in _COUNTS
         assert _null_result(_result(con, row, _call(row, "te"))) or row.name in _COUNTS
+    elif _key_measure(row):
+        _refused(con, _call(row, "te"), row.name, "has no records")
+        assert _result(con, row, _call(row, "tz"))[1]
     else:
         names, rows = _result(con, row, _call(row, "tz"))
         if "id" not in names:  # a report over the data (a row per measure): it runs on no data too
@@ -299,6 +309,14 @@ def _drop_null_positions(value):
 
 @pytest.mark.parametrize("row", DATA_FUNCTIONS, ids=ids)
 def test_nulls_stay_in_place_and_take_no_part(con, row):
+    if _key_measure(row):  # a NULL key takes part: every record is counted, none gets a NULL measure
+        override = {"keys": "['x', 's']"} | ({"sensitive": "'c'"} if any(p.name == "sensitive" for p in row.params) else {})
+        names, rows = _result(con, row, _call(row, "tn", override))
+        added = [i for i, n in enumerate(names) if n not in con.sql("SELECT * FROM tn").columns]
+        counted = [r[names.index("records")] for r in rows] if "records" in names else [N]
+        assert len(rows) == N if "id" in names else (sum(counted) == N or set(counted) == {N})  # per stratum, per column
+        assert all(r[i] is not None for r in rows for i in added if "id" in names)
+        return
     with_nulls = _result(con, row, _call(row, "tn"))
     without = _result(con, row, _call(row, "tf"))
     if _one_value(row):

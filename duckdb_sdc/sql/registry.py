@@ -87,11 +87,11 @@ class SqlFunction:
 
 def _collect() -> tuple[SqlFunction, ...]:
     from . import base_rounding, boxes, datasets, discretisation, dp, measures, microaggregation, multivariate, perturbation
-    from . import weights
+    from . import keys, weights
 
     rows: list[SqlFunction] = []
     for module in (microaggregation, discretisation, base_rounding, perturbation, multivariate, dp, measures, boxes,
-                   datasets, weights):
+                   datasets, weights, keys):
         rows.extend(module.FUNCTIONS)
     names = [r.name for r in rows]
     duplicates = {n for n in names if names.count(n) > 1}
