@@ -26,10 +26,13 @@ _LIMIT = 1 << 62
 def encode_column(values) -> tuple[np.ndarray, np.ndarray]:
     """(codes int64, categories): codes 0..c-1 in ascending order of the values (first appearance when
     they cannot be ordered), -1 for a missing value."""
-    codes, uniques = pd.factorize(pd.Series(values, dtype=None if not isinstance(values, np.ndarray)
-                                            else values.dtype), sort=False, use_na_sentinel=True)
+    series = values if isinstance(values, pd.Series) else pd.Series(
+        values, dtype=values.dtype if isinstance(values, np.ndarray) else None)
+    codes, uniques = pd.factorize(series, sort=False, use_na_sentinel=True)
     codes = np.asarray(codes, dtype=np.int64)
-    uniques = np.asarray(uniques, dtype=object if uniques.dtype == object else uniques.dtype)
+    index = pd.Index(uniques)
+    numeric = isinstance(index.dtype, np.dtype) and index.dtype.kind in "iufbmM"
+    uniques = index.to_numpy() if numeric else index.to_numpy(dtype=object)
     if uniques.shape[0] == 0:
         return codes, uniques
     try:
