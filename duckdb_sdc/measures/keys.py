@@ -573,7 +573,7 @@ def _msus(codes: np.ndarray, cnt: np.ndarray, unique: np.ndarray) -> tuple[np.nd
 SUDA_SCORES = choice("elliot", "suda2", doc="the weight of an MSU of size k among m keys: 'elliot', (m - k)! (Elliot et "
                                             "al. 2002; sdcMicro's original_scores = TRUE), or 'suda2', (2^(m-k) - 1) "
                                             "k! (m - k)! / m! (original_scores = FALSE)")
-DIS_FRACTION = Number(lower=0, upper=1, lower_open=True, upper_open=True,
+DIS_FRACTION = Number(lower=0, upper=1, lower_open=True, upper_open=True, valid="0.01",
                       doc="the sampling fraction of the DIS-SUDA estimate, 0 < f < 1 (sdcMicro's DisFraction)")
 
 

@@ -87,11 +87,11 @@ class SqlFunction:
 
 def _collect() -> tuple[SqlFunction, ...]:
     from . import base_rounding, boxes, datasets, discretisation, dp, measures, microaggregation, multivariate, perturbation
-    from . import keys, weights
+    from . import keys, recoding, weights
 
     rows: list[SqlFunction] = []
     for module in (microaggregation, discretisation, base_rounding, perturbation, multivariate, dp, measures, boxes,
-                   datasets, weights, keys):
+                   datasets, weights, keys, recoding):
         rows.extend(module.FUNCTIONS)
     names = [r.name for r in rows]
     duplicates = {n for n in names if names.count(n) > 1}
