@@ -4,6 +4,7 @@ test_dbt_example.py)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
@@ -66,3 +67,34 @@ def test_the_dbt_package_is_a_dbt_project_with_its_macros():
     example = (ROOT / "examples" / "dbt" / "packages.yml").read_text()
     assert "\npackages:\n  - local: ../../dbt_duckdb_sdc\n" in example
     assert not (ROOT / "examples" / "dbt" / "tests" / "generic").exists()  # the example holds no copy
+
+
+STRATIFIED = [r for r in REGISTRY if r.kind == "table" and any(p.name == "strata" for p in r.params)]
+
+
+def _stratified(row, table: str, extra: str = "") -> str:
+    """The reference example of table form `row` on `table`, stratified by its column `stratum`."""
+    example = row.example.split("--")[0].strip()
+    source = example.split(f"{row.name}('")[1].split("'")[0]
+    query = example.replace(f"{row.name}('{source}'", f"{row.name}('{table}'", 1)
+    query = re.sub(r", strata := '[^']*'", "", query)
+    return query[:query.rindex(")")] + f", strata := 'stratum'{extra})", source
+
+
+@pytest.mark.parametrize("row", STRATIFIED, ids=lambda r: r.name)
+def test_a_stratified_table_form_on_an_empty_table_returns_no_row(con, row):
+    """`dbt build --empty` hands every model an empty relation: a table form with strata gives no row
+    and the columns (names and types) it gives on the table with rows, with each small_strata choice;
+    it raised "TypeError: 'NoneType' object is not iterable" (the strata's lists are NULL on no row)."""
+    _tables(con)
+    choices = [""]
+    if any(p.name == "small_strata" for p in row.params):
+        choices += [", small_strata := 'nearest'", ", small_strata := 'rest', rest_stratum := 'other'"]
+    for extra in choices:
+        full, source = _stratified(row, "full_t", extra)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE full_t AS SELECT *, 'all' AS stratum FROM {source}")
+        con.execute("CREATE OR REPLACE TEMP TABLE empty_t AS SELECT * FROM full_t WHERE false")
+        empty, _ = _stratified(row, "empty_t", extra)
+        expected = con.execute(f"DESCRIBE {full}").fetchall()
+        assert con.execute(empty).fetchall() == [], (row.name, extra)
+        assert con.execute(f"DESCRIBE {empty}").fetchall() == expected, (row.name, extra)
