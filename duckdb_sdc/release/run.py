@@ -137,15 +137,15 @@ def _gate(spec: Spec) -> Step:
                 comment=f"policy gate (in Python, nothing is written on a breach): {limits}")
 
 
-def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str, duckdb_version: str,
-          linkage_path: Path | None = None, salt: str | None = None, release_id: str = "",
-          created_at: datetime | None = None) -> list[Step]:
-    """The steps after the source is set up: key check, masking and safeguards, the would-be release,
-    the policy gate, writing the release file (and the linkage file). `salt` None: a dry run (the
-    salt is a placeholder)."""
+def prepare(spec: Spec, source_columns, *, salt: str | None = None,
+            gate: bool = True) -> tuple[list[Step], safeguards.Facts, list[Step]]:
+    """The steps after the source is set up and before anything is written: the rules checked
+    against the source, key check, masking and safeguards, the would-be release RELEASED, the policy
+    gate (unless `gate` is False). Returns them, the safeguards' facts (the manifest's rows read
+    them) and the steps that write the centroids tables. `build` writes a release file after them;
+    the dbt materialization (duckdb_sdc.dbt_plugin) writes warehouse tables."""
     resolve(spec, source_columns)
     _refuse_unopted_seeds(spec)
-    created_at = created_at or datetime.now(timezone.utc)
     facts = safeguards.Facts()
     steps = [key_step(spec)]
     steps += pooling.count_steps(spec, source_columns, facts) + pooling.recode_steps(spec, source_columns, facts)
@@ -160,8 +160,18 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
         if rule.centroids_table is not None:
             centroids += safeguards.centroids_steps(spec, rule, i)
     steps.append(released_step(spec, source_columns, salt))
-    if spec.policy is not None and spec.policy.limits():
+    if gate and spec.policy is not None and spec.policy.limits():
         steps.append(_gate(spec))
+    return steps, facts, centroids
+
+
+def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str, duckdb_version: str,
+          linkage_path: Path | None = None, salt: str | None = None, release_id: str = "",
+          created_at: datetime | None = None) -> list[Step]:
+    """The steps after the source is set up: `prepare`'s, then writing the release file (and the
+    linkage file). `salt` None: a dry run (the salt is a placeholder)."""
+    steps, facts, centroids = prepare(spec, source_columns, salt=salt)
+    created_at = created_at or datetime.now(timezone.utc)
     options = []
     if spec.output.storage_version:
         options.append(exp.AttachOption(this=exp.Var(this="STORAGE_VERSION"),
@@ -270,4 +280,4 @@ def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
                          linkage=spec.output.linkage)
 
 
-__all__ = ["ReleaseResult", "build", "dry_run", "error_message", "open_source", "plan_release", "release"]
+__all__ = ["ReleaseResult", "build", "dry_run", "error_message", "open_source", "plan_release", "prepare", "release"]
