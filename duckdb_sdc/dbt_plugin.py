@@ -1,4 +1,5 @@
-"""dbt-duckdb plugin: every duckdb_sdc function in dbt models and tests.
+"""dbt-duckdb plugin: every duckdb_sdc function in dbt models and tests, and the release job of the dbt
+package's `sdc_release` materialization.
 
 In profiles.yml:
 
@@ -15,14 +16,39 @@ names are TEMP macros, which belong to one connection, so every cursor gets them
 masked models as tables (the default here): a view that calls a Python UDF fails in any client that
 has not registered duckdb_sdc.
 
+`release_model` is what the `sdc_release` materialization (dbt_duckdb_sdc/macros/sdc_release.sql)
+runs, as dbt-duckdb runs a Python model: in dbt's process, on the model's own connection. It releases
+the model's query with the release pipeline of duckdb_sdc.release (the same spec checks, plan,
+safeguards, policy gate and manifest rows as `duckdb-sdc release`) and writes the release table and
+its manifest table into the warehouse under the names the materialization gives, in one transaction
+of its own. A refusal (a spec error, a breached policy) rolls that transaction back and is handed to
+the materialization as text, which fails the model with it: nothing is written.
+
 Needs the `dbt` extra: pip install "duckdb-sdc[dbt]".
 """
 
 from __future__ import annotations
 
-from dbt.adapters.duckdb.plugins import BasePlugin
+import copy
+import secrets
+import uuid
+from datetime import datetime, timezone
 
+import duckdb
+from dbt.adapters.duckdb.plugins import BasePlugin
+from sqlglot import exp
+
+from . import __version__
+from ._validate import SdcError
+from .release import manifest, run
+from .release.plan import (DIALECT, POSITION, RAW, RELEASED, column, keyed_step, released_columns, table,
+                           temporary)
+from .release.policy import PolicyBreach
+from .release.spec import CENTROIDS, SpecError, parse_spec
 from .sql import register
+
+CONFIG = "release_spec"  # the model config that holds the spec (the TOML tables but [output])
+OUTCOME = "__sdc_dbt_outcome"  # the temporary table the job leaves its outcome in: one row, message
 
 
 class Plugin(BasePlugin):
@@ -34,3 +60,112 @@ class Plugin(BasePlugin):
 
     def default_materialization(self) -> str:
         return "table"
+
+
+def _refuse(name: str, message: str) -> SpecError:
+    return SpecError(f"{name}: {message}")
+
+
+def _spec(payload: dict):
+    """The release spec of the model: its `release_spec` config as the TOML tables, [output] table the
+    model's name, the source the model's query."""
+    name = payload["name"]
+    given = payload["spec"]
+    if not isinstance(given, dict) or not given:
+        raise _refuse(name, f"sdc_release needs the config {CONFIG}: the tables of a release spec ([source] key, "
+                            f"[masking], [columns], [[groups]], [evaluation], [policy]) as a mapping, got {given!r}")
+    if "output" in given:
+        raise _refuse(name, f"{CONFIG}.output: the release is the model itself (its table is the model's, "
+                            "the manifest the table named by the config manifest_table); leave [output] out")
+    doc = copy.deepcopy(given)
+    doc["output"] = {"table": payload["alias"]}
+    upstream = ", ".join(payload.get("depends_on") or []) or "no other node"
+    spec = parse_spec(doc, base=".", name=name, relation=f"dbt model {name} (from {upstream})")
+    for rule in spec.masked():
+        if rule.centroids_table is not None:
+            raise _refuse(name, f"{rule.where}.{CENTROIDS}: a model writes one release table and its manifest; "
+                                "release dp_um's unlinked centroids with duckdb-sdc release")
+    return spec
+
+
+def _execute(con, spec, query: exp.Expression | str, where: str):
+    try:
+        return con.execute(query if isinstance(query, str) else query.sql(dialect=DIALECT)).fetchall()
+    except duckdb.Error as e:
+        raise _refuse(spec.name, f"{where}: {run.error_message(e)}") from None
+
+
+def _temporary_objects(con) -> list[tuple[str, str]]:
+    """The temporary tables and views the release made on `con` (names starting with __sdc_)."""
+    return con.execute("""
+        SELECT 'VIEW', view_name FROM duckdb_views() WHERE temporary AND NOT internal AND starts_with(view_name, '__sdc_')
+        UNION ALL
+        SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary AND starts_with(table_name, '__sdc_')
+        """).fetchall()
+
+
+def _release(con, payload: dict) -> None:
+    spec = _spec(payload)
+    name = spec.name
+    functions = {r[0] for r in con.execute("SELECT function_name FROM duckdb_functions()").fetchall()}
+    missing = sorted({r.method.name for r in spec.masked()} - functions)
+    if missing:
+        raise _refuse(name, f"the masking functions {', '.join(missing)} are not registered on dbt's connection: "
+                            "load the plugin in the profile (plugins: [{module: duckdb_sdc.dbt_plugin}])")
+    database, schema, identifier = payload["release"]
+    m_database, m_schema, m_identifier = payload["manifest"]
+    try:
+        con.execute("BEGIN TRANSACTION")
+    except duckdb.TransactionException:
+        raise _refuse(name, "sdc_release runs the release in a transaction of its own, and the connection has one "
+                            "open (a pre-hook inside a transaction?)") from None
+    try:
+        query = payload["sql"].strip().rstrip(";")
+        # the model's query read once into a temporary table: every step sees the same records
+        _execute(con, spec, f"CREATE TEMPORARY TABLE {RAW} AS SELECT * FROM (\n{query}\n)", "the model's query")
+        source_columns = [(r[0], r[1]) for r in _execute(con, spec, exp.Describe(this=table(RAW)), "the model's query")]
+        run._run(con, keyed_step(spec, source_columns), spec)
+        records = _execute(con, spec, exp.select(exp.Count(this=exp.Star())).from_(table(RAW)), "counting")[0][0]
+        # dbt build --empty: an empty relation publishes nothing, and the gate cannot measure it
+        steps, facts, _ = run.prepare(spec, source_columns, salt=secrets.token_hex(16),
+                                      gate=not (payload.get("empty") and records == 0))
+        for step in steps:
+            run._run(con, step, spec)
+        target = table(identifier, schema, database)
+        names = [c.name for c in released_columns(spec, source_columns)]
+        body = exp.select(*(column(n) for n in names)).from_(table(RELEASED)).order_by(column(POSITION))
+        m_target = table(m_identifier, m_schema, m_database)
+        writes = [exp.Drop(tables=[target.copy()], kind="TABLE", exists=True),
+                  exp.Drop(tables=[m_target.copy()], kind="TABLE", exists=True),
+                  exp.Create(this=target.copy(), kind="TABLE", expression=body)]
+        for statement in writes:
+            _execute(con, spec, statement, "writing the release table")
+        created_at = datetime.now(timezone.utc)
+        release_id = str(uuid.UUID(bytes=secrets.token_bytes(16), version=4))
+        for step in manifest.steps(lambda: manifest.rows(spec, source_columns, facts, release_id=release_id,
+                                                         package_version=__version__,
+                                                         duckdb_version=duckdb.__version__, created_at=created_at),
+                                   target=m_target):
+            run._run(con, step, spec)
+        # the raw copies go before the commit: they are never committed to the connection's catalog
+        for kind, relation in _temporary_objects(con):
+            con.execute(exp.Drop(tables=[table(relation)], kind=kind).sql(dialect=DIALECT))
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def release_model(con, payload: dict):
+    """The sdc_release materialization's job (see the module): release the model's query and leave the
+    outcome in the temporary table OUTCOME (message NULL, or the refusal). Returns a relation, as a
+    dbt-duckdb Python model does."""
+    message = None
+    try:
+        _release(con, payload)
+    except (SdcError, PolicyBreach) as e:
+        message = str(e)
+    con.execute(temporary(OUTCOME, exp.select(exp.Cast(this=exp.Literal.string(message) if message is not None
+                                                       else exp.Null(), to=exp.DataType.build("VARCHAR"))
+                                              .as_("message")), replace=True).sql(dialect=DIALECT))
+    return con.sql(f"SELECT * FROM {OUTCOME}")
