@@ -113,6 +113,10 @@ def test_the_release_model_has_the_release_protections(built, tmp_path):
     assert [r[0] for r in released] != [r for (r,) in source_order]
     smallest = _rows(folder, "SELECT min(n) FROM (SELECT count(*) n FROM people_release GROUP BY ALL)")[0][0]
     assert smallest >= 5
+    # nothing else is left in the warehouse: the release job's temporary copies are gone
+    tables = _rows(folder, "SELECT table_schema, table_name FROM information_schema.tables ORDER BY ALL")
+    assert tables == [("main", t) for t in ("people", "people_dp", "people_grouped", "people_masked",
+                                             "people_release", "people_release_manifest")]
     manifest = _rows(folder, "SELECT column_name, rule, method, guarantee FROM people_release_manifest "
                              "ORDER BY column_name")
     assert [(c, r, m) for c, r, m, _ in manifest] == [
@@ -153,8 +157,9 @@ def test_the_warehouse_opens_in_the_duckdb_1_5_cli(built):
 
 
 def test_refusals_and_stricter_limits_fail_the_build_with_their_messages(built):
-    """With the refusals enabled and stricter limits: every refused release fails its model with the
-    refusal and writes nothing (people_release, refused by its policy now, stays as it was: the same
+    """With the refusals enabled and stricter limits: every refused release (an undeclared column, a
+    breached policy, a stratum too small for its method: refused in SQL, and the release's transaction
+    rolled back, an incremental setting) fails its model with the refusal and writes nothing (people_release, refused by its policy now, stays as it was: the same
     rows in the same order), and the tests fail; the policy's failing rows hold the measured values,
     which match duckdb_sdc's own, and the note naming the raw column left out of the quasi-identifiers."""
     folder, _ = built
@@ -169,6 +174,9 @@ def test_refusals_and_stricter_limits_fail_the_build_with_their_messages(built):
                      r"nothing was written\n\s+k_anonymity = 1 breaches min_k = 5 \(>=\)", out)
     assert re.search(r"Database Error in model people_release .*\n\s+people_release: the release breaches its policy; "
                      r"nothing was written\n\s+k_anonymity = 5 breaches min_k = 50 \(>=\)", out)
+    assert re.search(r"Database Error in model refused_small_stratum .*\n\s+refused_small_stratum: columns.income: "
+                     r"mdav_round: k = 100 is larger than the number of non-NULL values \(\d+\) of income in stratum "
+                     r"region = '\w+'", out)
     assert re.search(r"Compilation Error in model refused_incremental .*\n\s+sdc_release: model refused_incremental sets "
                      r"incremental_strategy or unique_key, but a release is rebuilt whole on every run", out)
     for test in ("k_anonymous_people_masked_income", "k_anonymous_people_masked_expenses",

@@ -8,7 +8,8 @@
   [policy] and writes, in one transaction, the release table (rows in a secret random order, the key
   only where a rule keeps it) and its manifest table (`manifest_table`, default `<model>_manifest`).
   A refusal or a breached policy fails the model with the message; nothing is written, a previous
-  release stays as it was. docs/dbt.md describes it.
+  release stays as it was. Pre-hooks outside the transaction run before the release job, those inside
+  it after the job and before the new tables are swapped in. docs/dbt.md describes it.
 -#}
 {% materialization sdc_release, adapter='duckdb' %}
   {%- if config.get('incremental_strategy') is not none or config.get('unique_key') is not none -%}
