@@ -114,11 +114,12 @@ def _release(con, payload: dict) -> None:
                             "load the plugin in the profile (plugins: [{module: duckdb_sdc.dbt_plugin}])")
     database, schema, identifier = payload["release"]
     m_database, m_schema, m_identifier = payload["manifest"]
-    try:
-        con.execute("BEGIN TRANSACTION")
-    except duckdb.TransactionException:
+    # two statements see one transaction id only inside an explicit transaction (a failed BEGIN would
+    # abort the caller's)
+    if len({con.execute("SELECT txid_current()").fetchall()[0][0] for _ in range(2)}) == 1:
         raise _refuse(name, "sdc_release runs the release in a transaction of its own, and the connection has one "
-                            "open (a pre-hook inside a transaction?)") from None
+                            "open (a pre-hook inside a transaction?)")
+    con.execute("BEGIN TRANSACTION")
     try:
         query = payload["sql"].strip().rstrip(";")
         # the model's query read once into a temporary table: every step sees the same records
