@@ -116,13 +116,29 @@ def test_the_job_needs_the_plugin_and_a_connection_without_a_transaction(people)
     assert _left(con) == []
 
 
-def test_the_plugin_registers_on_connections_and_cursors():
-    from duckdb_sdc.dbt_plugin import Plugin
+def test_the_plugin_registers_once_and_every_cursor_reaches_the_functions(tmp_path):
+    """configure_connection registers duckdb_sdc and creates the macros once in an attached in-memory
+    database; configure_cursor only puts them on the cursor's search path, after its default schema
+    (unqualified names still resolve there); nothing is written into the warehouse file."""
+    from duckdb_sdc.dbt_plugin import FUNCTIONS_DB, Plugin
 
     plugin = Plugin(name="dbt_plugin", plugin_config={})
-    con = duckdb.connect()
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"))
     plugin.configure_connection(con)
     cursor = con.cursor()
     plugin.configure_cursor(cursor)
     assert cursor.execute("SELECT mdav_round([1.0, 2.0, 10.0, 11.0], 2)").fetchall() == [([1.5, 1.5, 10.5, 10.5],)]
+    cursor.execute("CREATE TABLE people AS SELECT i AS id, i % 2 AS region, i * 1.0 AS income FROM range(8) r(i)")
+    assert cursor.execute("SELECT table_catalog FROM information_schema.tables WHERE table_name = 'people'"
+                          ).fetchall() == [("warehouse",)]
+    assert cursor.execute("SELECT sum(income) FROM mdav_round_table('people', 'income', 2, strata := 'region')"
+                          ).fetchall() == [(28.0,)]
+    assert cursor.execute("SELECT DISTINCT database_name FROM duckdb_functions() WHERE function_name = 'mdav_round_table'"
+                          ).fetchall() == [(FUNCTIONS_DB,)]
     assert plugin.default_materialization() == "table"
+    cursor.close()
+    con.close()
+    plain = duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True)
+    assert plain.execute("SELECT function_name FROM duckdb_functions() WHERE function_name LIKE '%mdav%'").fetchall() == []
+    assert plain.execute("SELECT table_name FROM information_schema.tables").fetchall() == [("people",)]
+    plain.close()
