@@ -182,7 +182,7 @@ def _release(con, payload: dict) -> None:
             run._run(con, step, spec)
         # the raw copies go before the commit: they are never committed to the connection's catalog
         for kind, relation in _temporary_objects(con):
-            con.execute(exp.Drop(tables=[table(relation)], kind=kind).sql(dialect=DIALECT))
+            con.execute(exp.Drop(tables=[table(relation, "main", "temp")], kind=kind).sql(dialect=DIALECT))
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
