@@ -69,10 +69,10 @@ def test_dbt_build_releases_masks_and_every_test_passes(built):
     folder, done = built
     out = done.stdout
     assert done.returncode == 0, out[-4000:]
-    assert "PASS=19" in out and "ERROR=0" in out, out[-2000:]
+    assert "PASS=20" in out and "ERROR=0" in out, out[-2000:]
     assert re.search(r"OK created sql sdc_release model main\.people_release ", out)
     for test in ("k_anonymous_people_masked_income", "k_anonymous_people_grouped", "policy_people_grouped",
-                 "k_anonymous_people_dp_income", "means_are_kept", "dp_income_in_domain",
+                 "policy_people_grouped_income", "k_anonymous_people_dp_income", "means_are_kept", "dp_income_in_domain",
                  r"people_grouped::people_grouped_pairs_share_their_means"):
         assert re.search(rf"PASS {test} ", out), test
     smallest, changed, rows = _rows(folder, """
@@ -183,6 +183,7 @@ def test_refusals_and_stricter_limits_fail_the_build_with_their_messages(built):
                  "k_anonymous_people_dp_income", "k_anonymous_people_grouped", "dp_income_in_domain"):
         assert re.search(rf"FAIL \d+ {test} ", out), (test, out[-3000:])
     assert re.search(r"FAIL 2 policy_people_grouped ", out) and re.search(r"FAIL 1 policy_people_masked_without_age ", out)
+    assert re.search(r"FAIL 1 policy_people_grouped_income ", out)
     assert "means_are_kept" in out and not re.search(r"FAIL \d+ means_are_kept", out)
     tables = {t for (t,) in _rows(folder, "SELECT table_name FROM information_schema.tables")}
     assert not {t for t in tables if t.startswith("refused")}
@@ -192,12 +193,15 @@ def test_refusals_and_stricter_limits_fail_the_build_with_their_messages(built):
     failures = con.execute("SELECT policy_limit, measured, allowed, note FROM main_dbt_test__audit.policy_people_grouped "
                            "ORDER BY policy_limit").fetchall()
     without_age = con.execute("SELECT * FROM main_dbt_test__audit.policy_people_masked_without_age").fetchall()
+    income_only = con.execute("SELECT policy_limit, allowed FROM main_dbt_test__audit.policy_people_grouped_income"
+                              ).fetchall()
     linkage = con.execute("""SELECT record_linkage([p.income, p.expenses], [g.income, g.expenses])
                              FROM people p JOIN people_grouped g USING (person_id)
                              WHERE g.income IS NOT NULL AND g.expenses IS NOT NULL""").fetchall()[0][0]
     con.close()
     assert failures == [("max_record_linkage", pytest.approx(linkage, rel=1e-12), 0.02, None),
                         ("min_k", 5.0, 6.0, None)]
+    assert income_only == [("min_k", 6.0)]  # masked columns left out and an exempt one are not a breach
     assert without_age == [("quasi_identifiers", 1.0, 0.0, "released unchanged and not a quasi-identifier: age "
                                                            "(list it in quasi_identifiers, or exempt it)")]
 
@@ -209,7 +213,7 @@ def test_dbt_build_empty_builds_every_model_empty_and_passes(built):
     folder, _ = built
     done = _dbt(folder, "build", "--empty")
     assert done.returncode == 0, done.stdout[-4000:]
-    assert "PASS=19" in done.stdout and "ERROR=0" in done.stdout
+    assert "PASS=20" in done.stdout and "ERROR=0" in done.stdout
     assert _rows(folder, "SELECT (SELECT count(*) FROM people_grouped), (SELECT count(*) FROM people_release), "
                          "(SELECT count(*) FROM people_release_manifest), (SELECT count(*) FROM people)") == [(0, 0, 5, 240)]
 
