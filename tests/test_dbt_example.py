@@ -1,7 +1,7 @@
 """examples/dbt, for real, with dbt-core and dbt-duckdb: one copy of the project, each dbt command run
 once. `dbt build` releases the seed with the package's sdc_release materialization (the same rows and
 manifest as `duckdb-sdc release` gives for the same spec; the key dropped, the rows in a secret order),
-masks it three ways by hand (the list functions, a table macro reading a CTE over ref()) and passes
+masks it three ways by hand (the list functions, a table macro given what ref() renders) and passes
 every test, a unit test among them; a build with the refusals enabled and stricter limits fails with
 each message, writes nothing for a refused release and leaves the previous one as it was; `dbt build
 --empty` passes; `dbt docs generate` shows the macros' descriptions; the warehouse opens in the DuckDB
@@ -94,7 +94,7 @@ def test_dbt_build_releases_masks_and_every_test_passes(built):
     assert smallest >= 5 and rows == 240 and changed > 100
     # idp_cbls: clusters of at least k share one noised value, in the domain, the NULL income kept
     assert dp_smallest >= 5 and dp_changed > 200 and dp_nulls == 1 and 0 <= low and high <= 200000
-    # the table macro on a CTE over ref('people'): triples k-anonymous; a record with a NULL in any is released NULL
+    # the table macro on ref('people'): triples k-anonymous; a record with a NULL in any is released NULL
     assert triples >= 5 and grouped_rows == 240 and grouped_nulls == 3
 
 
@@ -207,8 +207,8 @@ def test_refusals_and_stricter_limits_fail_the_build_with_their_messages(built):
 
 
 def test_dbt_build_empty_builds_every_model_empty_and_passes(built):
-    """--empty: ref() renders an empty subquery; the table macro reads it through its CTE (a strata
-    table form on no row returns no row), the release of no record writes an empty table and its
+    """--empty: ref() renders an empty subquery, which the table macro takes (a strata table form on
+    no row returns no row), the release of no record writes an empty table and its
     manifest, and the policy test passes (nothing can be measured)."""
     folder, _ = built
     done = _dbt(folder, "build", "--empty")

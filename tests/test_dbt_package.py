@@ -48,6 +48,47 @@ def test_every_table_macro_takes_the_name_ref_renders_and_a_cte_name(tables, row
     expected = sorted(map(repr, con.execute(plain).fetchall()))
     assert sorted(map(repr, con.execute(quoted).fetchall())) == expected
     assert sorted(map(repr, con.execute(cte).fetchall())) == expected
+    # ref() with a row limit: a subquery over the quoted name (dbt-duckdb renders no alias); a limit above
+    # the table's rows keeps them all
+    limited = plain.replace(f"{row.name}('{table}'",
+                            f"{row.name}('(select * from \"temp\".\"main\".\"{table}\" limit 1000000)'", 1)
+    assert sorted(map(repr, con.execute(limited).fetchall())) == expected
+
+
+def _outcome(con, query: str):
+    try:
+        return "rows", con.execute(query).fetchall(), con.execute(f"DESCRIBE {query}").fetchall()
+    except duckdb.Error as e:
+        return "error", str(e).split("\n")[0]
+
+
+@pytest.mark.parametrize("row", TABLE_EXAMPLES, ids=lambda r: r.name)
+def test_every_table_macro_takes_what_ref_renders_under_dbt_build_empty(tables, row):
+    """`dbt build --empty` renders ref('t') as '(select * from "db"."main"."t" where false limit 0)': each
+    table macro given that text does what it does on a CTE over the table without a row (the same rows
+    and columns, or the same refusal)."""
+    con = tables
+    plain = row.example.split("--")[0].strip()
+    table = plain.split(f"{row.name}('")[1].split("'")[0]
+    rendered = plain.replace(f"{row.name}('{table}'",
+                             f"{row.name}('(select * from \"temp\".\"main\".\"{table}\" where false limit 0)'", 1)
+    cte = (f'WITH "no rows" AS (SELECT * FROM "temp"."main"."{table}" WHERE false) '
+           + plain.replace(f"{row.name}('{table}'", f"{row.name}('no rows'", 1))
+    assert _outcome(con, rendered) == _outcome(con, cte)
+
+
+@pytest.mark.parametrize("text, from_item", [
+    ('(select * from "warehouse"."main"."people" where false limit 0)',
+     '(SELECT * FROM "warehouse"."main"."people" WHERE false LIMIT 0)'),
+    ('(select * from "w"."main"."my.t""x" limit 10)', '(SELECT * FROM "w"."main"."my.t""x" LIMIT 10)'),
+    ('(SELECT * FROM main.people WHERE false LIMIT 0)', '(SELECT * FROM "main"."people" WHERE false LIMIT 0)'),
+    # anything else is one name, quoted
+    ('(select * from people where x > 1 limit 0)', '"(select * from people where x > 1 limit 0)"'),
+    ('(select * from a; drop table b; -- limit 0)', '"(select * from a; drop table b; -- limit 0)"'),
+    ('(select * from "a" limit 0) union (select 1)', '"(select * from ""a"" limit 0) union (select 1)"'),
+])
+def test_what_ref_renders_with_a_limit_is_that_relation_with_that_limit(con, text, from_item):
+    assert con.execute("SELECT __sdc_qt(?)", [text]).fetchone() == (from_item,)
 
 
 def test_a_cte_takes_the_place_of_the_table_it_is_named_after(con):
