@@ -34,13 +34,22 @@ STRICTER = "{k_check: 6, income_max_check: 1000, max_linkage: 0.02, release_min_
 
 
 def _dbt(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    (folder / "tmp").mkdir(exist_ok=True)
     env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-           "DUCKDB_SDC_DBT_PATH": str(folder / "warehouse.duckdb")}
+           "DUCKDB_SDC_DBT_PATH": str(folder / "warehouse.duckdb"),
+           "TMPDIR": str(folder / "tmp")}  # where the plugin makes its private workspace (see _no_workspace_left)
     command = [sys.executable, "-c", "import sys; from dbt.cli.main import cli; sys.exit(cli())",
                *args, "--profiles-dir", str(folder), "--project-dir", str(folder)]
     done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=900)
     done.stdout = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout)  # without dbt's colours
     return done
+
+
+def _no_workspace_left(folder: Path) -> bool:
+    """The plugin made its private workspace in the user's private folder of dbt's temporary folder,
+    and removed it when dbt ended."""
+    base = folder / "tmp" / f"duckdb-sdc-{os.getuid()}"
+    return base.is_dir() and list(base.iterdir()) == []
 
 
 def _rows(folder: Path, query: str) -> list[tuple]:
@@ -69,6 +78,7 @@ def test_dbt_build_releases_masks_and_every_test_passes(built):
     folder, done = built
     out = done.stdout
     assert done.returncode == 0, out[-4000:]
+    assert _no_workspace_left(folder)
     assert "PASS=20" in out and "ERROR=0" in out, out[-2000:]
     assert re.search(r"OK created sql sdc_release model main\.people_release ", out)
     for test in ("k_anonymous_people_masked_income", "k_anonymous_people_grouped", "policy_people_grouped",
@@ -166,6 +176,7 @@ def test_refusals_and_stricter_limits_fail_the_build_with_their_messages(built):
     before = _rows(folder, "SELECT * FROM people_release")
     manifest_before = _rows(folder, "SELECT release_id, created_at FROM people_release_manifest")
     done = _dbt(folder, "build", "--store-failures", "--vars", STRICTER)
+    assert _no_workspace_left(folder)  # a failed build too
     out = done.stdout
     assert done.returncode != 0
     assert re.search(r"Database Error in model refused_undeclared .*\n\s+refused_undeclared: source column without a "

@@ -7,9 +7,11 @@
   checks every column of the query against the rules, masks with the release pipeline, gates on
   [policy] and writes, in one transaction, the release table (rows in a secret random order, the key
   only where a rule keeps it) and its manifest table (`manifest_table`, default `<model>_manifest`).
-  A refusal or a breached policy fails the model with the message; nothing is written, a previous
-  release stays as it was. Pre-hooks outside the transaction run before the release job, those inside
-  it after the job and before the new tables are swapped in. docs/dbt.md describes it.
+  It replaces only a previous release of the model and its manifest. A refusal or a breached policy
+  fails the model with the message; nothing is written, a previous release stays as it was; the
+  release's notes (exempted quasi-identifiers, ...) are printed. Pre-hooks outside the transaction
+  run before the release job, those inside it after the job and before the new tables are swapped in.
+  docs/dbt.md describes it.
 -#}
 {% materialization sdc_release, adapter='duckdb' %}
   {%- if config.get('incremental_strategy') is not none or config.get('unique_key') is not none -%}
@@ -38,6 +40,8 @@
         'sql': compiled_code,
         'release': [intermediate_relation.database, intermediate_relation.schema, intermediate_relation.identifier],
         'manifest': [intermediate_manifest.database, intermediate_manifest.schema, intermediate_manifest.identifier],
+        'target': [target_relation.database, target_relation.schema, target_relation.identifier],
+        'target_manifest': [manifest_relation.database, manifest_relation.schema, manifest_relation.identifier],
         'empty': true if flags.EMPTY else false,
         'depends_on': model.depends_on.nodes,
   } -%}
@@ -63,11 +67,17 @@ def materialize(df, con):
     pass
   {%- endcall %}
 
-  {%- set outcome = run_query('select message from __sdc_dbt_outcome') -%}
+  {%- set outcome = run_query('select message, notes from __sdc_dbt_outcome') -%}
   {%- set message = outcome.columns[0].values()[0] -%}
+  {%- set notes = outcome.columns[1].values()[0] -%}
   {%- do run_query('drop table temp.__sdc_dbt_outcome') -%}
   {%- if message is not none -%}
     {{ exceptions.raise_database_error(message) }}
+  {%- endif -%}
+  {%- if notes is not none -%}
+    {%- for note in notes.split('\n') -%}
+      {%- do log(model.name ~ ': ' ~ note, info=True) -%}
+    {%- endfor -%}
   {%- endif -%}
 
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
