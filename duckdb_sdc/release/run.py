@@ -12,6 +12,7 @@ untouched.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import secrets
@@ -170,10 +171,12 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
                         expressions=options or None)
     steps += [Step("opening the release file", attach), Step("writing the release", exp.Transaction()),
               release_table_step(spec, source_columns)] + centroids
-    steps += manifest.steps(lambda: manifest.rows(spec, source_columns, facts, release_id=release_id,
-                                                  package_version=package_version, duckdb_version=duckdb_version,
-                                                  created_at=created_at))
+    manifest_rows = functools.cache(lambda: manifest.rows(spec, source_columns, facts, release_id=release_id,
+                                                          package_version=package_version,
+                                                          duckdb_version=duckdb_version, created_at=created_at))
+    steps += manifest.steps(manifest_rows)
     steps += view_steps(spec, source_columns)
+    steps += manifest.comment_steps(spec, released_columns(spec, source_columns), manifest_rows)
     steps += [Step("committing", exp.Commit()), Step("closing the release file", exp.Detach(this=ident(RELEASE_DB)))]
     if linkage_path is not None:
         steps += linkage_steps(spec, linkage_path, release_id)
