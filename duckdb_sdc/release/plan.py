@@ -122,6 +122,10 @@ class Plan:
 def source_steps(spec: Spec) -> list[Step]:
     """Read the source as the temporary relation RAW."""
     src = spec.source
+    if src.frame is not None:  # copied once into a temporary table (duckdb_sdc.frames)
+        from ..frames import source_step
+
+        return [source_step(spec, RAW)]
     if src.database is not None:
         attach = exp.Attach(this=exp.Alias(this=literal(str(src.database)), alias=ident(SOURCE_DB)),
                             expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])

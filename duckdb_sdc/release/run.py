@@ -54,8 +54,12 @@ def _temporary_path(out: Path) -> Path:
 
 
 def check_source(spec: Spec) -> None:
-    """The source file, or at least one file of each pattern, exists."""
-    if spec.source.database is not None:
+    """The source file, or at least one file of each pattern, exists; a frame source has its frame."""
+    if spec.source.frame is not None:
+        from ..frames import check_bound
+
+        check_bound(spec)
+    elif spec.source.database is not None:
         if not spec.source.database.is_file():
             raise SpecError(f"{spec.name}: source.database: no such file {str(spec.source.database)!r}")
     else:
