@@ -1,8 +1,8 @@
 """The `duckdb-sdc` command.
 
     duckdb-sdc demo [--k 5] [--out DIR]      the README's main job, on generated demo data
-    duckdb-sdc release SPEC [--dry-run]      write the release declared by a TOML spec
-    duckdb-sdc evaluate SPEC [--csv] [--check]  risk/utility report of that release
+    duckdb-sdc release SPEC [--dry-run] [--report FILE]   write the release declared by a TOML spec
+    duckdb-sdc evaluate SPEC [--csv] [--check] [--html FILE]   risk/utility report of that release
     duckdb-sdc tradeoff SPEC --k 3..50       sweep k (or --c, --epsilon): plot loss against risk
     duckdb-sdc sql [DB] [-c SQL] [-f FILE]   SQL with every duckdb_sdc function registered, with
                                              DuckDB's dot commands and output modes (duckdb_sdc.shell)
@@ -114,6 +114,10 @@ def _parser() -> argparse.ArgumentParser:
                           "(output.database names the folder; needs pyspark and Java)")
     rel.add_argument("--master", default="local[2]",
                      help="with --engine spark: the Spark master (default local[2]; e.g. yarn, spark://host:7077)")
+    rel.add_argument("--report", metavar="FILE", help="write the release's report as one self-contained HTML page "
+                                                      "(also when the policy refuses it: the would-be release)")
+    rel.add_argument("--tradeoff", metavar="PAGE", help="with --report: include the plot of this page written by "
+                                                        "duckdb-sdc tradeoff")
 
     ev = sub.add_parser("evaluate", help="report every information loss and disclosure risk measure and the "
                                          "k-anonymity of the release written from a spec")
@@ -122,6 +126,10 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.add_argument("--check", action="store_true", help="apply the spec's [policy] to the release: exit 3, "
                                                         "naming each failed limit, when it is breached")
+    ev.add_argument("--html", metavar="FILE", help="also write the report as one self-contained HTML page (charts, "
+                                                   "verdicts, the guarantees, what fails each limit)")
+    ev.add_argument("--tradeoff", metavar="PAGE", help="with --html: include the plot of this page written by "
+                                                       "duckdb-sdc tradeoff")
 
     tr = sub.add_parser("tradeoff", help="sweep k, c or epsilon of the masked columns and plot information "
                                          "loss against disclosure risk (PNG and HTML)")
@@ -203,17 +211,32 @@ def _release(args) -> int:
     from .release.progress import Progress
 
     spec = load_spec(args.spec)
+    page = _page_target(spec, args, "report", "--report")
     if args.dry_run and args.engine != "spark":
         print(dry_run(spec))
         return 0
+    progress = Progress(enabled=False if args.quiet else None)
     try:
         if args.engine == "spark":
+            if page is not None:
+                raise UserError("--report writes the page of a DuckDB release; evaluate a Spark release with "
+                                "duckdb-sdc evaluate")
             result = _release_spark(spec, args)
+        elif page is not None:
+            from .release.html import breach_writer
+
+            result = release(spec, progress=progress, on_breach=breach_writer(spec, page, tradeoff=args.tradeoff))
         else:
-            result = release(spec, progress=Progress(enabled=False if args.quiet else None))
+            result = release(spec, progress=progress)
     except PolicyBreach as e:
         print(f"duckdb-sdc release: {e}", file=sys.stderr)
+        if page is not None:
+            print(f"duckdb-sdc release: the would-be release's report: {page}", file=sys.stderr)
         return POLICY_BREACH
+    if page is not None:
+        from .release.html import evaluate_page
+
+        evaluate_page(spec, page, tradeoff=args.tradeoff, progress=progress)
     if result.not_private:
         # always, also with --quiet: the spec opted in, and the manifest says so too
         print(f"duckdb-sdc release: warning: {', '.join(result.not_private)} released with reproducible noise "
@@ -224,8 +247,20 @@ def _release(args) -> int:
         print(f"released {result.rows} rows x {result.columns} columns ({len(result.masked)} masked: "
               f"{', '.join(result.masked) or 'none'}) {'with Spark ' if args.engine == 'spark' else ''}to "
               f"{result.path} table {result.table!r} in {result.seconds:.1f} s"
-              + (f"; linkage (keep it secret) in {linkage}" if linkage else ""))
+              + (f"; linkage (keep it secret) in {linkage}" if linkage else "")
+              + (f"; report in {page}" if page is not None else ""))
     return 0
+
+
+def _page_target(spec, args, option: str, flag: str):
+    """The HTML page's path of --report / --html, checked before anything runs (None: not asked)."""
+    from .release.html import check_target
+
+    if args.tradeoff is not None and getattr(args, option) is None:
+        raise UserError(f"--tradeoff adds a plot to the page of {flag} FILE; give {flag} too")
+    if getattr(args, option) is None:
+        return None
+    return check_target(spec, Path(getattr(args, option)), flag)
 
 
 def _release_spark(spec, args):
@@ -244,8 +279,17 @@ def _evaluate(args) -> int:
     spec = load_spec(args.spec)
     if args.check and (spec.policy is None or not spec.policy.limits()):
         raise UserError(f"{spec.name}: --check applies the spec's [policy], and it has none")
-    df = report(spec, progress=Progress(enabled=False if args.quiet else None))
+    page = _page_target(spec, args, "html", "--html")
+    progress = Progress(enabled=False if args.quiet else None)
+    if page is None:
+        df = report(spec, progress=progress)
+    else:
+        from .release.html import evaluate_page
+
+        df = evaluate_page(spec, page, tradeoff=args.tradeoff, progress=progress)
     print(df.to_csv(index=False) if args.csv else format_report(df), end="")
+    if page is not None:
+        print(f"duckdb-sdc evaluate: wrote {page}", file=sys.stderr)
     if args.check:
         failed = verdicts(df)
         failed = failed[failed["value"] == 0]

@@ -572,11 +572,13 @@ def _linked(con, spec: Spec, release_id: str, released: exp.Table) -> exp.Select
                   on=exp.EQ(this=column("position", "__sdc_l"), expression=column("__sdc_at", "__sdc_t"))))
 
 
-def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None) -> pd.DataFrame:
+def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None, inspect=None) -> pd.DataFrame:
     """The risk/utility report of the release file written from `spec`, against its source, as a
     tidy DataFrame (COLUMNS); column None means all columns together; each section ends with its
     verdict row against `policy`, the spec's [policy], or the documented defaults. Raises SpecError
-    when the file is missing, was written from a different spec, or cannot be linked to the source."""
+    when the file is missing, was written from a different spec, or cannot be linked to the source.
+    `inspect(ev, df)`, when given, is called with the Evaluation and the report before the
+    connection closes (the release file is attached there as RELEASE_DB: release/html.py)."""
     from .run import check_source, error_message, open_source
 
     check_source(spec)
@@ -598,7 +600,11 @@ def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None) -> pd
         release_id = _check_manifest(con, spec)
         create_views(con, spec, _released_relation(con, spec, release_id))
         try:
-            return evaluate_relations(evaluation(con, spec, policy), progress)
+            ev = evaluation(con, spec, policy)
+            df = evaluate_relations(ev, progress)
+            if inspect is not None:
+                inspect(ev, df)
+            return df
         except duckdb.Error as e:
             raise SpecError(f"{spec.name}: evaluating the release: {error_message(e)}") from None
     finally:

@@ -127,14 +127,18 @@ def _refuse_unopted_seeds(spec: Spec) -> None:
                             "in [masking]) to release it marked \"none: reproducible noise\"")
 
 
-def _gate(spec: Spec) -> Step:
-    """The policy gate: the would-be release (RELEASED) measured against the spec's [policy]."""
+def _gate(spec: Spec, on_breach=None) -> Step:
+    """The policy gate: the would-be release (RELEASED) measured against the spec's [policy].
+    `on_breach(con)`, when given, sees the would-be release (the report's views) before the
+    breach is raised (release/html.py writes its page)."""
     from .report import create_views, evaluation, policy_measures
 
     def action(con):
         create_views(con, spec, table(RELEASED))
         outcomes = judge(spec.policy, policy_measures(evaluation(con, spec)))
         if not all(o.passed for o in outcomes):
+            if on_breach is not None:
+                on_breach(con)
             raise PolicyBreach(spec.name, outcomes)
 
     limits = ", ".join(f"{limit.measure} {limit.sign} {bound:g}" for limit, bound in spec.policy.limits())
@@ -144,10 +148,11 @@ def _gate(spec: Spec) -> Step:
 
 def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str, duckdb_version: str,
           linkage_path: Path | None = None, salt: str | None = None, release_id: str = "",
-          created_at: datetime | None = None) -> list[Step]:
+          created_at: datetime | None = None, on_breach=None) -> list[Step]:
     """The steps after the source is set up: key check, masking and safeguards, the would-be release,
     the policy gate, writing the release file (and the linkage file). `salt` None: a dry run (the
-    salt is a placeholder)."""
+    salt is a placeholder). `on_breach(con, manifest_rows)` is called by the gate on a breach, with
+    the would-be manifest's rows (a callable)."""
     resolve(spec, source_columns)
     _refuse_unopted_seeds(spec)
     created_at = created_at or datetime.now(timezone.utc)
@@ -165,8 +170,11 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
         if rule.centroids_table is not None:
             centroids += safeguards.centroids_steps(spec, rule, i)
     steps.append(released_step(spec, source_columns, salt))
+    manifest_rows = functools.cache(lambda: manifest.rows(spec, source_columns, facts, release_id=release_id,
+                                                          package_version=package_version,
+                                                          duckdb_version=duckdb_version, created_at=created_at))
     if spec.policy is not None and spec.policy.limits():
-        steps.append(_gate(spec))
+        steps.append(_gate(spec, None if on_breach is None else lambda con: on_breach(con, manifest_rows)))
     options = []
     if spec.output.storage_version:
         options.append(exp.AttachOption(this=exp.Var(this="STORAGE_VERSION"),
@@ -175,9 +183,6 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
                         expressions=options or None)
     steps += [Step("opening the release file", attach), Step("writing the release", exp.Transaction()),
               release_table_step(spec, source_columns)] + centroids
-    manifest_rows = functools.cache(lambda: manifest.rows(spec, source_columns, facts, release_id=release_id,
-                                                          package_version=package_version,
-                                                          duckdb_version=duckdb_version, created_at=created_at))
     steps += manifest.steps(manifest_rows)
     steps += view_steps(spec, source_columns)
     steps += manifest.comment_steps(spec, released_columns(spec, source_columns), manifest_rows)
@@ -188,15 +193,15 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
 
 
 def plan_release(con, spec: Spec, attach_path: Path | None = None, *, linkage_path: Path | None = None,
-                 salt: str | None = None, release_id: str = "") -> Plan:
-    """Set up the source on `con` (read-only) and return the whole script."""
+                 salt: str | None = None, release_id: str = "", on_breach=None) -> Plan:
+    """Set up the source on `con` (read-only) and return the whole script (`on_breach`: see build)."""
     _check_paths(spec)
     attach_path = attach_path or _temporary_path(spec.output.database)
     if linkage_path is None and spec.output.linkage is not None:
         linkage_path = _temporary_path(spec.output.linkage)
     setup, source_columns = open_source(con, spec)
     steps = build(spec, source_columns, attach_path, package_version=__version__, duckdb_version=duckdb.__version__,
-                  linkage_path=linkage_path, salt=salt, release_id=release_id)
+                  linkage_path=linkage_path, salt=salt, release_id=release_id, on_breach=on_breach)
     return Plan(spec=spec, source_columns=source_columns, attach_path=attach_path, setup=setup, steps=steps,
                 linkage_path=linkage_path)
 
@@ -226,9 +231,10 @@ def _mkdir(spec: Spec, where: str, out: Path) -> None:
         raise SpecError(f"{spec.name}: {where}: cannot create {str(out.parent)!r} ({e.strerror})") from None
 
 
-def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
+def release(spec: Spec, *, progress: Progress | None = None, on_breach=None) -> ReleaseResult:
     """Write the release file declared by `spec` (and its linkage file, when asked for); raise
-    SpecError or PolicyBreach with nothing written on any failure."""
+    SpecError or PolicyBreach with nothing written on any failure. `on_breach(con, manifest_rows)`
+    sees the would-be release of a breach before it is discarded (see build)."""
     start = time.perf_counter()
     progress = progress or Progress(enabled=False)
     con = connect()
@@ -238,7 +244,8 @@ def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
     written = [attach_path] + ([linkage_path] if linkage_path is not None else [])
     try:
         plan = plan_release(con, spec, attach_path, linkage_path=linkage_path, salt=secrets.token_hex(16),
-                            release_id=str(uuid.UUID(bytes=secrets.token_bytes(16), version=4)))
+                            release_id=str(uuid.UUID(bytes=secrets.token_bytes(16), version=4)),
+                            on_breach=on_breach)
         _mkdir(spec, "output.database", spec.output.database)
         if spec.output.linkage is not None:
             _mkdir(spec, "output.linkage", spec.output.linkage)
