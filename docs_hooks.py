@@ -140,16 +140,16 @@ savings = "drop"
 
 
 def tradeoff_and_report() -> dict[str, bytes]:
-    """The trade-off plot of the demo's people (k = 3 to 30) and the HTML report of the same spec
+    """The trade-off plot of 500 of the demo's people (k = 3, 5, 10, 20, 30) and the HTML report of the same spec
     with a [policy] that refuses it (the would-be release's page, with the trade-off inside)."""
     from duckdb_sdc.cli import main
     from duckdb_sdc.demo import make_microdata
 
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        make_microdata(1000).to_csv(work / "people.csv", index=False)
+        make_microdata(500).to_csv(work / "people.csv", index=False)
         (work / "people.toml").write_text(_SPEC + "\n[policy]\nmin_k = 5\nmax_record_linkage = 0.25\n")
-        if main(["tradeoff", str(work / "people.toml"), "--k", "3..30:3", "--quiet", "--out", str(work)]) != 0:
+        if main(["tradeoff", str(work / "people.toml"), "--k", "3,5,10,20,30", "--quiet", "--out", str(work)]) != 0:
             raise RuntimeError("docs figures: duckdb-sdc tradeoff failed")
         page = work / "report.html"
         code = main(["release", str(work / "people.toml"), "--quiet", "--report", str(page),

@@ -505,6 +505,7 @@ def render(data: dict, tradeoff: dict | None = None) -> str:
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>{_e(title)}</title>
 <style>{CSS}</style>
 </head>
