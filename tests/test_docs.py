@@ -412,13 +412,14 @@ def test_verdict_lines_are_visible_at_1280_px_and_wide_code_says_so(browser, ser
     for i in range(outputs.count()):
         code = outputs.nth(i)
         # the block wraps: nothing of it, the verdict line included, is hidden beyond its right edge
-        assert code.evaluate("c => c.parentElement.scrollWidth <= c.parentElement.clientWidth + 1"), i
+        assert code.evaluate("c => c.scrollWidth <= c.clientWidth + 1 && c.parentElement.scrollWidth <= "
+                             "c.parentElement.clientWidth + 1"), i
     code.scroll_into_view_if_needed()
     page.screenshot(path=str(tmp_path / "verdict.png"))
     page.close()
     cli, more = _open(browser, f"{served}/cli/", tmp_path, "cli")
-    wide = cli.evaluate("() => [...document.querySelectorAll('.md-typeset .highlight pre')]"
-                        ".filter(p => p.scrollWidth > p.clientWidth + 1).length")
+    wide = cli.evaluate("() => [...document.querySelectorAll('.md-typeset .highlight pre > code')]"
+                        ".filter(c => c.scrollWidth > c.clientWidth + 1).length")
     notes = cli.locator(".sdc-scroll-note")
     assert wide >= 1 and notes.count() == wide and notes.first.is_visible()
     cli.close()

@@ -214,3 +214,32 @@ def test_the_failing_classes_are_those_of_a_plain_group_by(pages):
     assert len(classes["min_k"]["rows"]) == 20 and not classes["min_k"]["listed_all"]
     # the page's histogram counts every record once
     assert sum(s * c for s, c in data["charts"]["class_sizes"]) == N
+
+
+def test_the_sensitive_cells_listed_are_those_the_report_counts(pages):
+    """Every cell the report's dominance and p% rules flag, listed once with the rules that flag it."""
+    from duckdb_sdc.release import load_spec, report
+    from duckdb_sdc.release.failures import failures
+
+    folder = pages[0]
+    doc = _passing_doc()
+    doc["policy"] = {"max_sensitive_share": 0.0}
+    # the (2, 0.42) dominance rule flags some groups of 5 to 9 near-equal values and not others
+    doc["evaluation"] = {"dominance_n": 2, "dominance_r": 0.42, "p_percent": 0.5}
+    doc["output"]["database"] = "out/cells.duckdb"
+    doc["output"]["linkage"] = "private/cells.duckdb"
+    spec_path = write_spec(folder, doc, "cells.toml")
+    unpoliced = write_spec(folder, {k: v for k, v in doc.items() if k != "policy"}, "cells_unpoliced.toml")
+    assert main(["release", str(unpoliced), "--quiet"]) == 0
+    spec = load_spec(spec_path)
+    found = []
+    df = report(spec, inspect=lambda ev, frame: found.extend(failures(ev, frame, limit=10**6)))
+    cells = {m: v for m, v, c in zip(df["measure"], df["value"], df["column"]) if not isinstance(c, str)}
+    (listed,) = found
+    assert not listed.passed and listed.listed_all
+    rules = [r[3] for r in listed.rows]
+    assert sum("dominance" in r for r in rules) == cells["dominance_cells"] > 0
+    assert 0 < listed.count < cells["cells"]
+    assert sum("p%" in r for r in rules) == cells["p_percent_cells"]
+    assert listed.count == len(rules) and listed.records == sum(r[-1] for r in listed.rows)
+    assert all(r[0] == "income" and r[1] in ("north", "south", "east") for r in listed.rows)

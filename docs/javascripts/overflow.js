@@ -6,7 +6,8 @@
       var block = pre.closest(".highlight");
       var note = block.nextElementSibling;
       var has = note && note.classList.contains("sdc-scroll-note");
-      var wide = pre.scrollWidth > pre.clientWidth + 1;
+      var code = pre.querySelector("code") || pre;  // Material scrolls the code element, not the pre
+      var wide = code.scrollWidth > code.clientWidth + 1;
       if (wide && !has) {
         note = document.createElement("div");
         note.className = "sdc-scroll-note";
