@@ -41,9 +41,9 @@ def test_release_command_writes_the_file_and_says_so(spec, capsys):
 def test_dry_run_prints_the_script_and_writes_nothing(spec, capsys):
     assert main(["release", str(spec), "--dry-run"]) == 0
     script = capsys.readouterr().out
-    # 20 statements (with the strata counted: small strata) and 34 COMMENT ON: the table and its 5 columns, the
-    # view and its 4, the manifest and its 22
-    assert len(parse_back(script)) == 54
+    # 20 statements (with the strata counted: small strata) and 36 COMMENT ON: the table and its 5 columns, the
+    # view and its 4, the manifest and its 24
+    assert len(parse_back(script)) == 56
     assert not (spec.parent / "out").exists()
 
 
@@ -247,7 +247,7 @@ def big_release(tmp_path_factory):
     (folder / "spec.toml").write_text(
         '[source]\ndatabase = "src.duckdb"\ntable = "people"\nkey = "id"\n'
         '[output]\ndatabase = "out/release.duckdb"\ntable = "people"\n'
-        '[columns]\nid = "keep"\nregion = "keep"\nincome = { method = "ranking_round", k = 5 }\n'
+        '[columns]\nid = { rule = "keep", identifying = false }\nregion = "keep"\nincome = { method = "ranking_round", k = 5 }\n'
         'expenses = { method = "ranking_round", k = 5 }\nsavings = { method = "ranking_round", k = 5 }\n')
     return folder
 

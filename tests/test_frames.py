@@ -82,7 +82,7 @@ def test_a_frame_release_is_the_file_release_of_the_same_records(kind, from_file
 def test_rows_are_in_a_secret_order_and_the_comments_are_written(tmp_path):
     df = people(300)
     doc = _doc(frame="people")
-    doc["columns"]["id"] = "keep"
+    doc["columns"]["id"] = {"rule": "keep", "identifying": False}
     spec = write_spec(tmp_path, doc)
     orders = []
     for _ in range(2):

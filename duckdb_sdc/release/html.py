@@ -62,9 +62,10 @@ def check_target(spec: Spec, path: Path, where: str) -> Path:
     return path
 
 
-def evaluate_page(spec: Spec, path: Path, *, tradeoff: Path | None = None, progress=None) -> pd.DataFrame:
-    """The report of the release file written from `spec` (release.report), written as the page
-    `path`; returns the report."""
+def evaluate_page(spec: Spec, path: Path, *, tradeoff: Path | None = None, progress=None,
+                  resources=None) -> pd.DataFrame:
+    """The report of the release file written from `spec` (release.report, `resources` as there),
+    written as the page `path`; returns the report."""
     from .report import RELEASE_DB, report
 
     extra = read_tradeoff(spec, tradeoff) if tradeoff is not None else None
@@ -77,7 +78,7 @@ def evaluate_page(spec: Spec, path: Path, *, tradeoff: Path | None = None, progr
         manifest = [dict(zip(names, r)) for r in rows]
         pages.append(render(page_data(ev, df, manifest, refused=None), extra))
 
-    df = report(spec, progress=progress, inspect=inspect)
+    df = report(spec, progress=progress, resources=resources, inspect=inspect)
     _write(path, pages[0])
     return df
 
