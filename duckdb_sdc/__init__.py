@@ -7,12 +7,14 @@
 Layers: `duckdb_sdc.methods` (masking on numpy arrays), `duckdb_sdc.measures` (information loss and
 disclosure risk on numpy arrays), `duckdb_sdc.sql` (the SQL binding). `connect` and `register` load
 the binding (and with it every method and measure) when first used, so that `import duckdb_sdc` and
-the command line's --help and --version stay fast (`SdcError` and `__version__` too).
+the command line's --help and --version stay fast (`SdcError`, `__version__` and `release_frame`
+too). `release_frame(frame, spec)` releases a pandas, polars or Arrow frame with a release spec
+(`duckdb_sdc.frames`).
 """
 
 from __future__ import annotations
 
-__all__ = ["SdcError", "__version__", "connect", "register"]
+__all__ = ["SdcError", "__version__", "connect", "register", "release_frame"]
 
 
 def __getattr__(name: str):
@@ -33,4 +35,8 @@ def __getattr__(name: str):
             return version("duckdb-sdc")
         except PackageNotFoundError:  # running from a source tree without installation
             return "0.0.0+unknown"
+    if name == "release_frame":  # a pandas, polars or Arrow frame released with a spec (duckdb_sdc.frames)
+        from .frames import release_frame
+
+        return release_frame
     raise AttributeError(f"module 'duckdb_sdc' has no attribute {name!r}")

@@ -1,10 +1,11 @@
 """The `duckdb-sdc` command.
 
     duckdb-sdc demo [--k 5] [--out DIR]      the README's main job, on generated demo data
-    duckdb-sdc release SPEC [--dry-run]      write the release declared by a TOML spec
-    duckdb-sdc evaluate SPEC [--csv] [--check]  risk/utility report of that release
+    duckdb-sdc release SPEC [--dry-run] [--report FILE]   write the release declared by a TOML spec
+    duckdb-sdc evaluate SPEC [--csv] [--check] [--html FILE]   risk/utility report of that release
     duckdb-sdc tradeoff SPEC --k 3..50       sweep k (or --c, --epsilon): plot loss against risk
-    duckdb-sdc sql [DB] [-c SQL] [-f FILE]   SQL with every duckdb_sdc function registered
+    duckdb-sdc sql [DB] [-c SQL] [-f FILE]   SQL with every duckdb_sdc function registered, with
+                                             DuckDB's dot commands and output modes (duckdb_sdc.shell)
     duckdb-sdc warmup                        compile every kernel into the cache (run once after install)
     duckdb-sdc --version
 
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import sys
 from contextlib import contextmanager
@@ -156,6 +156,10 @@ def _parser() -> argparse.ArgumentParser:
                           "(output.database names the folder; needs pyspark and Java)")
     rel.add_argument("--master", default="local[2]",
                      help="with --engine spark: the Spark master (default local[2]; e.g. yarn, spark://host:7077)")
+    rel.add_argument("--report", metavar="FILE", help="write the release's report as one self-contained HTML page "
+                                                      "(also when the policy refuses it: the would-be release)")
+    rel.add_argument("--tradeoff", metavar="PAGE", help="with --report: include the plot of this page written by "
+                                                        "duckdb-sdc tradeoff")
     _resource_options(rel)
 
     ev = sub.add_parser("evaluate", help="report every information loss and disclosure risk measure and the "
@@ -165,6 +169,10 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.add_argument("--check", action="store_true", help="apply the spec's [policy] to the release: exit 3, "
                                                         "naming each failed limit, when it is breached")
+    ev.add_argument("--html", metavar="FILE", help="also write the report as one self-contained HTML page (charts, "
+                                                   "verdicts, the guarantees, what fails each limit)")
+    ev.add_argument("--tradeoff", metavar="PAGE", help="with --html: include the plot of this page written by "
+                                                       "duckdb-sdc tradeoff")
     _resource_options(ev)
 
     tr = sub.add_parser("tradeoff", help="sweep k, c or epsilon of the masked columns and plot information "
@@ -187,7 +195,17 @@ def _parser() -> argparse.ArgumentParser:
     sql.add_argument("database", nargs="?", default=None, help="DuckDB file to open (default: in memory)")
     sql.add_argument("-c", dest="command_sql", metavar="SQL", help="run these statements and exit")
     sql.add_argument("-f", dest="file", metavar="FILE", help="run the statements of a SQL file and exit")
-    sql.add_argument("--read-only", action="store_true", help="open the database read-only")
+    sql.add_argument("--read-only", "-readonly", dest="read_only", action="store_true",
+                     help="open the database read-only (-readonly as DuckDB's shell spells it)")
+    modes = sql.add_mutually_exclusive_group()
+    for mode in ("box", "csv", "html", "json", "jsonlines", "line", "list", "markdown", "table"):
+        modes.add_argument(f"-{mode}", dest="mode", action="store_const", const=mode,
+                           help=f"output mode {mode} (as .mode {mode})")
+    sql.set_defaults(mode="duckbox")
+    headers = sql.add_mutually_exclusive_group()
+    headers.add_argument("-header", dest="headers", action="store_true", default=True,
+                         help="column names in csv, list and html output (the default)")
+    headers.add_argument("-noheader", dest="headers", action="store_false", help="no column names there")
 
     warm = sub.add_parser("warmup", help="compile every Numba kernel of duckdb_sdc into the on-disk cache, so "
                                          "that no later process compiles (run once after installing)")
@@ -279,17 +297,33 @@ def _release(args) -> int:
 
     spec = load_spec(args.spec)
     resources = _resources(spec, args)
+    page = _page_target(spec, args, "report", "--report")
     if args.dry_run and args.engine != "spark":
         print(dry_run(spec, resources=resources))
         return 0
+    progress = Progress(enabled=False if args.quiet else None)
     try:
         if args.engine == "spark":
+            if page is not None:
+                raise UserError("--report writes the page of a DuckDB release; evaluate a Spark release with "
+                                "duckdb-sdc evaluate")
             result = _release_spark(spec, args)
+        elif page is not None:
+            from .release.html import breach_writer
+
+            result = release(spec, progress=progress, resources=resources,
+                             on_breach=breach_writer(spec, page, tradeoff=args.tradeoff))
         else:
-            result = release(spec, progress=Progress(enabled=False if args.quiet else None), resources=resources)
+            result = release(spec, progress=progress, resources=resources)
     except PolicyBreach as e:
         print(f"duckdb-sdc release: {e}", file=sys.stderr)
+        if page is not None:
+            print(f"duckdb-sdc release: the would-be release's report: {page}", file=sys.stderr)
         return POLICY_BREACH
+    if page is not None:
+        from .release.html import evaluate_page
+
+        evaluate_page(spec, page, tradeoff=args.tradeoff, progress=progress, resources=resources)
     for note in getattr(result, "notes", []):
         # always, also with --quiet: what the spec opted into, as the manifest's notes record it
         print(f"duckdb-sdc release: note: {note}", file=sys.stderr)
@@ -303,8 +337,20 @@ def _release(args) -> int:
         print(f"released {result.rows} rows x {result.columns} columns ({len(result.masked)} masked: "
               f"{', '.join(result.masked) or 'none'}) {'with Spark ' if args.engine == 'spark' else ''}to "
               f"{result.path} table {result.table!r} in {result.seconds:.1f} s"
-              + (f"; linkage (keep it secret) in {linkage}" if linkage else ""))
+              + (f"; linkage (keep it secret) in {linkage}" if linkage else "")
+              + (f"; report in {page}" if page is not None else ""))
     return 0
+
+
+def _page_target(spec, args, option: str, flag: str):
+    """The HTML page's path of --report / --html, checked before anything runs (None: not asked)."""
+    from .release.html import check_target
+
+    if args.tradeoff is not None and getattr(args, option) is None:
+        raise UserError(f"--tradeoff adds a plot to the page of {flag} FILE; give {flag} too")
+    if getattr(args, option) is None:
+        return None
+    return check_target(spec, Path(getattr(args, option)), flag)
 
 
 def _release_spark(spec, args):
@@ -323,8 +369,18 @@ def _evaluate(args) -> int:
     spec = load_spec(args.spec)
     if args.check and (spec.policy is None or not spec.policy.limits()):
         raise UserError(f"{spec.name}: --check applies the spec's [policy], and it has none")
-    df = report(spec, progress=Progress(enabled=False if args.quiet else None), resources=_resources(spec, args))
+    page = _page_target(spec, args, "html", "--html")
+    progress = Progress(enabled=False if args.quiet else None)
+    resources = _resources(spec, args)
+    if page is None:
+        df = report(spec, progress=progress, resources=resources)
+    else:
+        from .release.html import evaluate_page
+
+        df = evaluate_page(spec, page, tradeoff=args.tradeoff, progress=progress, resources=resources)
     print(df.to_csv(index=False) if args.csv else format_report(df), end="")
+    if page is not None:
+        print(f"duckdb-sdc evaluate: wrote {page}", file=sys.stderr)
     if args.check:
         failed = verdicts(df)
         failed = failed[failed["value"] == 0]
@@ -381,13 +437,7 @@ def _warmup(args) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# duckdb-sdc sql
-
-PROMPT, MORE = "sdc> ", "...> "
-_TAIL = re.compile(r";(\s*(--[^\n]*(\n|$)|/\*.*?\*/))*\s*$", re.S)
-_PRINTED = {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "RELATION", "LOGICAL_PLAN"}
-HELP = """Statements end with ';'. Every duckdb_sdc function is registered (see the README's function
-reference). Dot commands: .tables  .read FILE  .help  .quit"""
+# duckdb-sdc sql (duckdb_sdc.shell: the dot commands and output modes)
 
 
 def _open(args):
@@ -405,144 +455,47 @@ def _open(args):
 
 
 def run_sql(con, text: str, out=None) -> None:
-    """Run every statement of `text`, printing the results of queries as DuckDB prints them.
-    Raises UserError at the first failing statement."""
-    import duckdb
+    """Run the statements and dot commands of `text`, printing the results of queries as DuckDB's
+    shell prints them (duckbox mode unless the text sets another). Raises UserError at the first
+    failure."""
+    from .shell import Shell, ShellError
 
-    from .release.run import error_message
-
-    out = out or sys.stdout
     try:
-        statements = con.extract_statements(text)
-    except duckdb.Error as e:
-        raise UserError(error_message(e)) from None
-    for statement in statements:
-        try:
-            if statement.type.name in _PRINTED:
-                # printing wraps the query, so it must end without ';' and trailing comments
-                relation = con.sql(_TAIL.sub("", statement.query))
-                if relation is not None:
-                    print(relation, file=out)
-            else:
-                con.execute(statement.query).fetchall()
-        except duckdb.Error as e:
-            raise UserError(error_message(e)) from None
+        Shell(con, out=out).run(text)
+    except ShellError as e:
+        raise UserError(str(e)) from None
 
 
 def _sql(args) -> int:
+    import duckdb_sdc
+
+    from .shell import Shell, ShellError, decode, read_file
+
     con = _open(args)
     interactive = args.command_sql is None and args.file is None and sys.stdin.isatty()
     con.execute(f"SET enable_progress_bar = {'true' if interactive else 'false'}")
     try:
+        shell = Shell(con, mode=args.mode, headers=args.headers)
+        if interactive:
+            shell.prompt(SIGNALS, _history_file(), f"duckdb_sdc {duckdb_sdc.__version__}: SQL with every duckdb_sdc "
+                                                   "function registered. .help for help")
+            return 0
         if args.command_sql is not None:
-            run_sql(con, args.command_sql)
+            text = args.command_sql
         elif args.file is not None:
-            run_sql(con, _read(args.file))
-        elif interactive:
-            _prompt(con)
+            text = read_file(args.file)
         else:
-            run_sql(con, decode(sys.stdin.buffer.read(), "standard input"))
+            text = decode(sys.stdin.buffer.read(), "standard input")
+        shell.run(text)
+    except ShellError as e:
+        raise UserError(str(e)) from None
     finally:
         con.close()
     return 0
 
 
-def _read(path: str) -> str:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise UserError(f"cannot read {path!r}: {e.strerror}") from None
-    return decode(data, repr(path))
-
-
-def decode(data: bytes, what: str) -> str:
-    """UTF-8 text (a byte order mark is dropped); a UserError that names `what` otherwise."""
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise UserError(f"cannot read {what}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
-                        "save it as UTF-8") from None
-
-
 def _history_file() -> Path:
     return Path(os.environ.get("DUCKDB_SDC_HISTORY", Path.home() / ".duckdb_sdc_history"))
-
-
-def _prompt(con) -> None:
-    import duckdb_sdc
-
-    try:
-        import readline
-    except ImportError:  # not on every platform
-        readline = None
-    history = _history_file()
-    if readline is not None:
-        try:
-            readline.read_history_file(history)
-        except OSError:
-            pass
-    print(f"duckdb_sdc {duckdb_sdc.__version__}: SQL with every duckdb_sdc function registered. .help for help")
-    buffer: list[str] = []
-    try:
-        while True:
-            try:
-                line = input(MORE if buffer else PROMPT)
-            except EOFError:
-                print()
-                break
-            except KeyboardInterrupt:  # Ctrl-C cancels the statement being typed; SIGTERM ends the prompt
-                if SIGNALS.received == signal.SIGTERM:
-                    raise
-                SIGNALS.take()
-                print()
-                buffer = []
-                continue
-            if not buffer and line.strip().startswith("."):
-                if not _dot_command(con, line.strip()):
-                    break
-                continue
-            buffer.append(line)
-            text = "\n".join(buffer).strip()
-            if not text or not text.endswith(";"):
-                continue
-            buffer = []
-            try:
-                run_sql(con, text)
-            except BaseException as e:  # Ctrl-C interrupts the statement, whatever DuckDB raises then
-                if SIGNALS.received == signal.SIGTERM:
-                    raise
-                if SIGNALS.take() is not None:
-                    print("interrupted", file=sys.stderr)
-                elif isinstance(e, UserError):
-                    print(f"Error: {e}", file=sys.stderr)
-                else:
-                    raise
-    finally:
-        if readline is not None:
-            try:
-                readline.set_history_length(2000)
-                readline.write_history_file(history)
-            except OSError:
-                pass
-
-
-def _dot_command(con, line: str) -> bool:
-    """Run a dot command; False means quit."""
-    name, _, arg = line.partition(" ")
-    try:
-        if name in (".quit", ".exit", ".q"):
-            return False
-        if name == ".help":
-            print(HELP)
-        elif name == ".tables":
-            run_sql(con, "SHOW TABLES;")
-        elif name == ".read" and arg.strip():
-            run_sql(con, _read(arg.strip()))
-        else:
-            print(f"unknown command {line!r}; .help lists the commands", file=sys.stderr)
-    except UserError as e:
-        print(f"Error: {e}", file=sys.stderr)
-    return True
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ def test_release_command_writes_the_file_and_says_so(spec, capsys):
 def test_dry_run_prints_the_script_and_writes_nothing(spec, capsys):
     assert main(["release", str(spec), "--dry-run"]) == 0
     script = capsys.readouterr().out
-    assert len(parse_back(script)) == 20  # with the strata counted (small strata)
+    # 20 statements (with the strata counted: small strata) and 36 COMMENT ON: the table and its 5 columns, the
+    # view and its 4, the manifest and its 24
+    assert len(parse_back(script)) == 56
     assert not (spec.parent / "out").exists()
 
 
@@ -320,3 +322,97 @@ def test_a_long_step_is_redrawn_so_the_time_moves():
     assert len(draws) >= 3 and all("measures" in d for d in draws)
     times = [float(re.search(r"1/1\s+([\d.]+)s", d).group(1)) for d in draws]
     assert times == sorted(times) and times[-1] >= 0.9
+
+
+# ---------------------------------------------------------------------------------------------
+# duckdb-sdc sql: DuckDB's dot commands and output modes (duckdb_sdc.shell)
+
+MODE_QUERY = ("SELECT 1 AS a, 'x,\"y' AS \"b c\", NULL::INTEGER AS n, 2.5::DOUBLE AS d, 'long text' AS t "
+              "UNION ALL SELECT 22, 'z', 3, 1e20, '' ORDER BY a;")
+
+
+@pytest.mark.parametrize("mode", ["box", "table", "markdown", "csv", "tabs", "list", "line", "json", "jsonlines",
+                                  "html"])
+def test_each_output_mode_prints_what_duckdbs_own_shell_prints(mode):
+    """The real DuckDB shell (the 1.x CLI of .venv-compat) is the reference, byte for byte."""
+    from test_compat import compat_venv
+
+    script = f".mode {mode}\n{MODE_QUERY}\n"
+    theirs = subprocess.run([str(compat_venv() / "bin" / "duckdb"), "-batch"], input=script.encode(),
+                            capture_output=True, timeout=60)
+    ours = subprocess.run([sys.executable, "-m", "duckdb_sdc", "sql", "-c", script], capture_output=True, timeout=60)
+    assert ours.returncode == 0, ours.stderr
+    assert theirs.returncode == 0, theirs.stderr
+    assert ours.stdout == theirs.stdout
+
+
+def test_mode_flags_headers_and_readonly_as_duckdb_spells_them(tmp_path):
+    db = tmp_path / "t.duckdb"
+    duckdb.connect(str(db)).execute("CREATE TABLE t AS SELECT 1 AS a, 'b' AS b").close()
+    done = _cli("sql", str(db), "-readonly", "-csv", "-noheader", "-c", "SELECT * FROM t")
+    assert (done.returncode, done.stdout) == (0, "1,b\n"), done.stderr  # \r\n read as text
+    assert _cli("sql", str(db), "-json", "-c", "SELECT * FROM t").stdout == '[{"a":1,"b":"b"}]\n'
+    refused = _cli("sql", str(db), "-readonly", "-c", "CREATE TABLE u (x INT)")
+    assert refused.returncode == 2 and "read-only" in refused.stderr
+    assert _cli("sql", str(db), "--read-only", "-line", "-c", "SELECT a FROM t").stdout == "    a = 1\n"
+
+
+def test_tables_schema_databases_and_read(tmp_path):
+    db = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute('CREATE TABLE people (id INTEGER PRIMARY KEY, "the name" VARCHAR); CREATE VIEW v AS SELECT id FROM '
+                "people; CREATE TABLE alpha (x DOUBLE); CREATE SCHEMA s2; CREATE TABLE s2.other (y INTEGER)")
+    con.close()
+    script = tmp_path / "s.sql"
+    script.write_text(".mode csv\nSELECT 'read' AS r;\n.mode duckbox\n")
+    done = _cli("sql", str(db), "-c", f".tables\n.tables p%\n.schema people\n.read {script}\n.mode\n"
+                                      "SELECT 1 AS one;\n.quit\nSELECT 'never' AS x;")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:5] == [
+        "alpha     people    v         s2.other", "people",
+        'CREATE TABLE people(id INTEGER PRIMARY KEY, "the name" VARCHAR);', "r", "read"]
+    assert "current output mode: duckbox" in done.stdout and "│     1 │" in done.stdout and "never" not in done.stdout
+    listed = _cli("sql", str(db), "-c", f"ATTACH '{tmp_path / 'other.duckdb'}' AS o;\n.databases")
+    assert "│ o       │ " in listed.stdout and "other.duckdb" in listed.stdout, listed.stdout
+
+
+@pytest.mark.parametrize("script, message", [
+    (".mode nonsense", "unknown mode 'nonsense'; the modes: duckbox, box, table"),
+    (".frobnicate", "unknown command '.frobnicate'; .help lists the commands"),
+    (".headers maybe", ".headers takes on or off, got 'maybe'"),
+    (".read", ".read needs a file name"),
+    (".read /no/such/file.sql", "cannot read '/no/such/file.sql': No such file or directory"),
+])
+def test_a_bad_dot_command_in_a_script_is_one_line_and_exit_2(script, message):
+    done = _cli("sql", "-c", f"SELECT 1;\n{script}\nSELECT 2;")
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"duckdb-sdc sql: error: {message}") and done.stderr.count("\n") == 1
+
+
+def test_semicolons_in_strings_and_comments_do_not_end_a_statement():
+    done = _cli("sql", "-list", stdin="SELECT 'a;b' AS s -- c;\n, 2 AS n;\n.tables\nSELECT /* ; */ 3 AS m\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "s|n\na;b|2\nm\n3\n"
+
+
+def test_dot_commands_at_the_prompt_and_errors_that_do_not_end_it(tmp_path):
+    env = {**os.environ, "DUCKDB_SDC_HISTORY": str(tmp_path / "history")}
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(sys.executable, [sys.executable, "-m", "duckdb_sdc", "sql"], env)
+    try:
+        assert b"sdc> " in _read_until(fd, b"sdc> ")
+        os.write(fd, b".mode nonsense\n")
+        assert b"Error: unknown mode 'nonsense'" in _read_until(fd, b"sdc> ")
+        os.write(fd, b".mode csv\n")
+        _read_until(fd, b"sdc> ")
+        os.write(fd, b"SELECT 'a;b' AS s,\n 42 AS answer;\n")
+        assert b"s,answer\r\na;b,42" in _read_until(fd, b"sdc> ").replace(b"\r\r\n", b"\r\n")
+        os.write(fd, b".help\n")
+        assert b".schema ?PATTERN?" in _read_until(fd, b"sdc> ")
+        os.write(fd, b".exit\n")
+        _read_until(fd, b"\x00", timeout=20)
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0

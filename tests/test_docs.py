@@ -234,7 +234,7 @@ def site(tmp_path_factory):
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
                           str(ROOT / "mkdocs.yml"), "--site-dir", str(out)],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)  # figures drawn: docs_hooks.py
     assert run.returncode == 0, f"mkdocs build --strict failed:\n{run.stdout}\n{run.stderr}"
     assert "WARNING" not in run.stderr, run.stderr
     return out
@@ -359,3 +359,68 @@ def test_search_works_offline_in_chromium(browser, served, tmp_path):
     page.screenshot(path=str(tmp_path / "search.png"))
     page.close()
     assert problems == []
+
+
+# ---------------------------------------------------------------------------------------------
+# what readers see: figures from real runs, wide blocks, no harness titles
+
+FIGURES = {"tradeoff.png": "releases/tradeoff/", "microaggregation.svg": "methods/microaggregation/",
+           "boxes.svg": "methods/boxes/", "report-classes.svg": "releases/evaluate/"}
+
+
+def test_the_build_draws_the_figures_from_real_runs(site):
+    for name in [*FIGURES, "report.html"]:
+        assert (site / "figures" / name).stat().st_size > 2_000, name
+    assert not (DOCS / "figures").exists()  # generated into the site, never into docs/
+    report = (site / "figures" / "report.html").read_text(encoding="utf-8")
+    assert "REFUSED: the release breaches its policy" in report and '<div class="tradeoff"><svg' in report
+
+
+def test_the_harness_titles_are_not_shown(site):
+    assert sum("not executed:" in p.read_text(encoding="utf-8") for p in DOCS.rglob("*.md")) >= 5
+    shown = [p.relative_to(site) for p in site.rglob("*.html") if "not executed:" in p.read_text(encoding="utf-8")]
+    assert shown == []
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_each_figure_renders_on_its_page_in_chromium(browser, served, tmp_path, name):
+    page, problems = _open(browser, f"{served}/{FIGURES[name]}", tmp_path, name.split(".")[0])
+    image = page.locator(f"img.sdc-figure[src$='figures/{name}']")
+    image.scroll_into_view_if_needed()
+    assert image.count() == 1
+    width = image.evaluate("img => img.complete ? img.naturalWidth : 0")
+    box = image.bounding_box()
+    page.screenshot(path=str(tmp_path / f"{name}.png"))
+    page.close()
+    assert problems == []
+    assert width > 300 and box["width"] > 300 and box["height"] > 100
+
+
+def test_the_report_page_of_the_site_opens_without_errors(browser, served, tmp_path):
+    page, problems = _open(browser, f"{served}/figures/report.html", tmp_path, "report")
+    assert page.locator(".status").inner_text().startswith("REFUSED")
+    assert page.locator("svg.chart rect.bar").count() > 10
+    page.screenshot(path=str(tmp_path / "report_full.png"), full_page=True)
+    page.close()
+    assert problems == []
+
+
+def test_verdict_lines_are_visible_at_1280_px_and_wide_code_says_so(browser, served, tmp_path):
+    page, problems = _open(browser, f"{served}/getting-started/", tmp_path, "getting-started")
+    outputs = page.locator(".language-text pre > code", has_text="verdict (")
+    assert outputs.count() >= 1
+    for i in range(outputs.count()):
+        code = outputs.nth(i)
+        # the block wraps: nothing of it, the verdict line included, is hidden beyond its right edge
+        assert code.evaluate("c => c.scrollWidth <= c.clientWidth + 1 && c.parentElement.scrollWidth <= "
+                             "c.parentElement.clientWidth + 1"), i
+    code.scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / "verdict.png"))
+    page.close()
+    cli, more = _open(browser, f"{served}/cli/", tmp_path, "cli")
+    wide = cli.evaluate("() => [...document.querySelectorAll('.md-typeset .highlight pre > code')]"
+                        ".filter(c => c.scrollWidth > c.clientWidth + 1).length")
+    notes = cli.locator(".sdc-scroll-note")
+    assert wide >= 1 and notes.count() == wide and notes.first.is_visible()
+    cli.close()
+    assert problems == [] and more == []

@@ -23,34 +23,44 @@ from .safeguards import Facts
 from .spec import MANIFEST_TABLE, Rule, Spec, weight_of
 
 MANIFEST_COLUMNS = (
-    ("release_table", "VARCHAR"),  # the table the column is in (a centroids table for dp_um centroids)
-    ("column_name", "VARCHAR"),    # the released column (the source column where it is dropped)
-    ("source_column", "VARCHAR"),  # the source column it comes from; NULL for a box id
-    ("released_as", "VARCHAR"),    # 'value', 'lower' / 'upper' (a box's bounds), 'box' (box id),
-                                   # 'centroids' (unlinked cluster means); NULL if dropped
-    ("position", "INTEGER"),       # position in the release table; NULL for a dropped column
-    ("rule", "VARCHAR"),           # 'key', 'keep', 'drop' or 'mask'
-    ("method", "VARCHAR"),         # SQL function of a masked column
-    ("parameters", "VARCHAR"),     # JSON object of every parameter used (seeds are never written),
-                                   # 'resolved' (what 'auto' chose), 'decimals', 'cells'
-    ("strata", "VARCHAR[]"),       # columns within whose groups the column was masked
-    ("masked_with", "VARCHAR[]"),  # the group of columns a multivariate method masked together
-    ("epsilon", "DOUBLE"),         # privacy budget spent by a differentially private column
-    ("privacy_model", "VARCHAR"),  # duckdb_sdc.guarantees: k-anonymity, epsilon-DP, ..., none
-    ("guarantee", "VARCHAR"),      # what holds for this column, in words a steward can quote
-    ("source_type", "VARCHAR"),    # NULL for a box id
-    ("released_type", "VARCHAR"),
-    ("source", "VARCHAR"),         # the source, with file names relative to the spec's folder
-    ("quasi_identifier", "BOOLEAN"),  # whether the policy gate and the report count the source column as a
-                                   # quasi-identifier (false: exempted, see notes); NULL if not in the table
-    ("epsilon_total", "DOUBLE"),   # the release's total: sum over its DP columns
-    ("release_id", "VARCHAR"),     # random, per release: a linkage file names the release it belongs to
-    ("package_version", "VARCHAR"),
-    ("duckdb_version", "VARCHAR"),
-    ("created_at", "TIMESTAMP"),   # UTC (TIMESTAMPTZ would need pytz in Python clients)
-    ("spec", "VARCHAR"),           # the spec as written (JSON), without seeds, linkage or absolute paths
-    ("notes", "VARCHAR[]"),        # what the release says of itself as a whole (`release_notes`), on every row
+    ("release_table", "VARCHAR"), ("column_name", "VARCHAR"), ("source_column", "VARCHAR"),
+    ("released_as", "VARCHAR"), ("position", "INTEGER"), ("rule", "VARCHAR"), ("method", "VARCHAR"),
+    ("parameters", "VARCHAR"), ("strata", "VARCHAR[]"), ("masked_with", "VARCHAR[]"), ("epsilon", "DOUBLE"),
+    ("privacy_model", "VARCHAR"), ("guarantee", "VARCHAR"), ("source_type", "VARCHAR"), ("released_type", "VARCHAR"),
+    ("source", "VARCHAR"), ("quasi_identifier", "BOOLEAN"), ("epsilon_total", "DOUBLE"), ("release_id", "VARCHAR"),
+    ("package_version", "VARCHAR"), ("duckdb_version", "VARCHAR"), ("created_at", "TIMESTAMP"), ("spec", "VARCHAR"),
+    ("notes", "VARCHAR[]"),
 )
+# what each manifest column holds: the release writes these as the manifest's column comments
+MANIFEST_DESCRIPTIONS = {
+    "release_table": "the table the column is in (a centroids table for dp_um centroids)",
+    "column_name": "the released column (the source column where it is dropped)",
+    "source_column": "the source column it comes from; NULL for a box id",
+    "released_as": "'value', 'lower' / 'upper' (a box's bounds), 'box' (box id), 'centroids' (unlinked cluster "
+                   "means); NULL if dropped",
+    "position": "position in the release table; NULL for a dropped column",
+    "rule": "'key', 'keep', 'drop' or 'mask'",
+    "method": "SQL function of a masked column",
+    "parameters": "JSON object of every parameter used (seeds are never written), 'resolved' (what 'auto' chose), "
+                  "'decimals', 'cells'",
+    "strata": "columns within whose groups the column was masked",
+    "masked_with": "the group of columns a multivariate method masked together",
+    "epsilon": "privacy budget spent by a differentially private column",
+    "privacy_model": "k-anonymity, epsilon-DP, ..., none (duckdb_sdc.guarantees)",
+    "guarantee": "what holds for this column, in words a steward can quote",
+    "source_type": "the column's type in the source; NULL for a box id",
+    "released_type": "the column's type in the release",
+    "source": "the source, with file names relative to the spec's folder",
+    "quasi_identifier": "whether the policy gate and the report count the source column as a quasi-identifier "
+                        "(false: exempted, see notes); NULL if not in the table",
+    "epsilon_total": "the release's total privacy budget: the sum over its DP columns",
+    "release_id": "random, per release: a linkage file names the release it belongs to",
+    "package_version": "the duckdb-sdc version that wrote the release",
+    "duckdb_version": "the DuckDB version that wrote the release",
+    "created_at": "when the release was written, UTC (TIMESTAMPTZ would need pytz in Python clients)",
+    "spec": "the spec as written (JSON), without seeds, linkage or absolute paths",
+    "notes": "what the release says of itself as a whole (release_notes), on every row",
+}
 CENTROIDS = "centroids"
 NOT_RELEASED = "not released"
 
@@ -242,4 +252,69 @@ def steps(make_rows, target: exp.Table | None = None) -> list[Step]:
     return [Step("writing the manifest", create), Step("writing the manifest", insert)]
 
 
-__all__ = ["CENTROIDS", "MANIFEST_COLUMNS", "guarantee", "rows", "steps"]
+def column_comment(row: dict) -> str:
+    """A released column's comment: the manifest's guarantee, after the method and privacy model
+    of a masked column."""
+    if row["method"] is None:
+        return row["guarantee"]
+    return f"{row['method']} ({row['privacy_model']}): {row['guarantee']}"
+
+
+def table_comment(spec: Spec, rows: list[dict]) -> str:
+    """The release table's comment: where it comes from, who wrote it, what is masked, and where
+    each column's guarantee is."""
+    first = rows[0]
+    masked = list(dict.fromkeys(r["source_column"] for r in rows if r["rule"] == "mask" and r["source_column"] is not None))
+    budget = f"; total epsilon {first['epsilon_total']:g}" if first["epsilon_total"] is not None else ""
+    return (f"Masked release of {first['source']}, written by duckdb-sdc {first['package_version']} "
+            f"(DuckDB {first['duckdb_version']}) at {first['created_at'][:19]} UTC"
+            f"{', release ' + first['release_id'] if first['release_id'] else ''}; "
+            f"masked: {', '.join(masked) or 'none'}{budget}. Rows are in a secret random order. Each column's "
+            f"method, parameters and guarantee: table {MANIFEST_TABLE}.")
+
+
+def comment_steps(spec: Spec, released: list[ReleasedColumn], make_rows) -> list[Step]:
+    """COMMENT ON the release's relations in the manifest's words, inside the release transaction:
+    the release table and each of its columns (`column_comment`), the view without the key and its
+    columns, each centroids table, and the manifest and its columns (MANIFEST_DESCRIPTIONS). DuckDB
+    1.x clients read them (duckdb_tables(), duckdb_columns(), information_schema's COLUMN_COMMENT);
+    `released` is the release table's columns in order, `make_rows()` the manifest's rows."""
+    def comment(kind: str, target: exp.Expression, words) -> exp.Comment:
+        return exp.Comment(this=target, kind=kind, expression=literal(words))
+
+    def on_column(relation: str, name: str) -> exp.Column:
+        return exp.Column(this=ident(name), table=ident(relation), db=ident("main"), catalog=ident(RELEASE_DB))
+
+    def row_of(name: str):
+        return next(r for r in make_rows() if r["release_table"] == spec.output.table and r["column_name"] == name)
+
+    out = [Step("writing comments", lambda: comment("TABLE", table(spec.output.table, "main", RELEASE_DB),
+                                                    table_comment(spec, make_rows())))]
+    out += [Step("writing comments", lambda c=c: comment("COLUMN", on_column(spec.output.table, c.name),
+                                                         column_comment(row_of(c.name)))) for c in released]
+    view = spec.output.view_without_key
+    if view:
+        words = (f"The release table {spec.output.table} without its key column {spec.source.key}; each column's "
+                 f"guarantee: table {MANIFEST_TABLE}.")
+        out.append(Step("writing comments", comment("VIEW", table(view, "main", RELEASE_DB), words)))
+        out += [Step("writing comments", lambda c=c: comment("COLUMN", on_column(view, c.name),
+                                                             column_comment(row_of(c.name))))
+                for c in released if c.name != spec.source.key]
+    for rule in spec.masked():
+        if rule.centroids_table is not None:
+            def words(rule=rule):
+                row = next(r for r in make_rows() if r["release_table"] == rule.centroids_table)
+                return f"Unlinked noisy cluster means of {rule.column}, {column_comment(row)}"
+
+            out.append(Step("writing comments", lambda rule=rule, words=words: comment(
+                "TABLE", table(rule.centroids_table, "main", RELEASE_DB), words())))
+    out.append(Step("writing comments", comment("TABLE", table(MANIFEST_TABLE, "main", RELEASE_DB),
+                                                "One row per column of the release (released or dropped): what "
+                                                "was done to it and what that guarantees.")))
+    out += [Step("writing comments", comment("COLUMN", on_column(MANIFEST_TABLE, n), MANIFEST_DESCRIPTIONS[n]))
+            for n, _ in MANIFEST_COLUMNS]
+    return out
+
+
+__all__ = ["CENTROIDS", "MANIFEST_COLUMNS", "MANIFEST_DESCRIPTIONS", "column_comment", "comment_steps", "guarantee",
+           "rows", "steps", "table_comment"]

@@ -125,6 +125,10 @@ def source_steps(spec: Spec, files: tuple[str, ...] | None = None) -> list[Step]
     matched when the release started (`run.Snapshot`), read instead of the patterns, so that a file
     added to the folder meanwhile is not read."""
     src = spec.source
+    if src.frame is not None:  # copied once into a temporary table (duckdb_sdc.frames)
+        from ..frames import source_step
+
+        return [source_step(spec, RAW)]
     if src.database is not None:
         attach = exp.Attach(this=exp.Alias(this=literal(str(src.database)), alias=ident(SOURCE_DB)),
                             expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])

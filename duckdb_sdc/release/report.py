@@ -568,13 +568,16 @@ def _linked(con, spec: Spec, release_id: str, released: exp.Table) -> exp.Select
                   on=exp.EQ(this=column("position", "__sdc_l"), expression=column("__sdc_at", "__sdc_t"))))
 
 
-def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None, resources=None) -> pd.DataFrame:
+def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None, resources=None,
+           inspect=None) -> pd.DataFrame:
     """The risk/utility report of the release file written from `spec`, against its source, as a
     tidy DataFrame (COLUMNS); column None means all columns together; each section ends with its
     verdict row against `policy`, the spec's [policy], or the documented defaults. Raises SpecError
     when the file is missing, was written from a different spec, or cannot be linked to the source.
     It reads the source as a release does: in a private workspace (`resources`: the spec's
-    [resources], or these instead)."""
+    [resources], or these instead). `inspect(ev, df)`, when given, is called with the Evaluation and
+    the report before the connection closes (the release file is attached there as RELEASE_DB:
+    release/html.py)."""
     from ..workspace import Workspace
     from .run import Snapshot, private_connection
 
@@ -587,12 +590,12 @@ def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None, resou
     with Workspace(resources.temp_directory) as workspace:
         con = private_connection(workspace, resources)
         try:
-            return _report(con, spec, path, snapshot, policy, progress)
+            return _report(con, spec, path, snapshot, policy, progress, inspect)
         finally:
             con.close()
 
 
-def _report(con, spec: Spec, path, snapshot, policy, progress) -> pd.DataFrame:
+def _report(con, spec: Spec, path, snapshot, policy, progress, inspect) -> pd.DataFrame:
     from .run import error_message, open_source
 
     _, source_columns = open_source(con, spec, snapshot)
@@ -606,7 +609,11 @@ def _report(con, spec: Spec, path, snapshot, policy, progress) -> pd.DataFrame:
     release_id = _check_manifest(con, spec)
     create_views(con, spec, _released_relation(con, spec, release_id))
     try:
-        return evaluate_relations(evaluation(con, spec, policy), progress)
+        ev = evaluation(con, spec, policy)
+        df = evaluate_relations(ev, progress)
+        if inspect is not None:
+            inspect(ev, df)
+        return df
     except duckdb.Error as e:
         raise SpecError(f"{spec.name}: evaluating the release: {error_message(e)}") from None
 

@@ -16,7 +16,7 @@ not a previous release of the same table (`check_outputs`).
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import os
 import re
 import secrets
@@ -76,6 +76,11 @@ class Snapshot:
 
     @classmethod
     def take(cls, spec: Spec, con=None) -> Snapshot:
+        if spec.source.frame is not None:  # a frame in memory (duckdb_sdc.frames): no file to watch
+            from ..frames import check_bound
+
+            check_bound(spec)
+            return cls((), ())
         if spec.source.database is not None:
             if not spec.source.database.is_file():
                 raise SpecError(f"{spec.name}: source.database: no such file {str(spec.source.database)!r}")
@@ -110,7 +115,7 @@ class Snapshot:
 
 
 def check_source(spec: Spec) -> None:
-    """The source file, or at least one file of each pattern, exists."""
+    """The source file, or at least one file of each pattern, exists; a frame source has its frame."""
     Snapshot.take(spec)
 
 
@@ -249,14 +254,18 @@ def _refuse_unopted_seeds(spec: Spec) -> None:
                             "in [masking]) to release it marked \"none: reproducible noise\"")
 
 
-def _gate(spec: Spec) -> Step:
-    """The policy gate: the would-be release (RELEASED) measured against the spec's [policy]."""
+def _gate(spec: Spec, on_breach=None) -> Step:
+    """The policy gate: the would-be release (RELEASED) measured against the spec's [policy].
+    `on_breach(con)`, when given, sees the would-be release (the report's views) before the
+    breach is raised (release/html.py writes its page)."""
     from .report import create_views, evaluation, policy_measures
 
     def action(con):
         create_views(con, spec, table(RELEASED))
         outcomes = judge(spec.policy, policy_measures(evaluation(con, spec)))
         if not all(o.passed for o in outcomes):
+            if on_breach is not None:
+                on_breach(con)
             raise PolicyBreach(spec.name, outcomes)
 
     limits = ", ".join(f"{limit.measure} {limit.sign} {bound:g}" for limit, bound in spec.policy.limits())
@@ -265,13 +274,13 @@ def _gate(spec: Spec) -> Step:
 
 
 def prepare(spec: Spec, source_columns, *, salt: str | None = None, gate: bool = True,
-            facts: safeguards.Facts | None = None) -> tuple[list[Step], safeguards.Facts, list[Step]]:
+            facts: safeguards.Facts | None = None, on_breach=None) -> tuple[list[Step], safeguards.Facts, list[Step]]:
     """The steps after the source is set up and before anything is written: the rules checked
     against the source, key check, masking and safeguards, the would-be release RELEASED, the policy
-    gate (unless `gate` is False). Returns them, the safeguards' facts (`facts`, or new ones: what
-    the steps measure, the manifest's numbers) and the steps that write the centroids tables. `build`
-    writes a release file after them; the dbt materialization (duckdb_sdc.dbt_plugin) writes
-    warehouse tables."""
+    gate (unless `gate` is False; `on_breach(con)` is called by it on a breach). Returns them, the
+    safeguards' facts (`facts`, or new ones: what the steps measure, the manifest's numbers) and the
+    steps that write the centroids tables. `build` writes a release file after them; the dbt
+    materialization (duckdb_sdc.dbt_plugin) writes warehouse tables."""
     resolve(spec, source_columns)
     _refuse_unopted_seeds(spec)
     facts = facts if facts is not None else safeguards.Facts()
@@ -289,18 +298,25 @@ def prepare(spec: Spec, source_columns, *, salt: str | None = None, gate: bool =
             centroids += safeguards.centroids_steps(spec, rule, i)
     steps.append(released_step(spec, source_columns, salt))
     if gate and spec.policy is not None and spec.policy.limits():
-        steps.append(_gate(spec))
+        steps.append(_gate(spec, on_breach))
     return steps, facts, centroids
 
 
 def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str, duckdb_version: str,
           linkage_path: Path | None = None, salt: str | None = None, release_id: str = "",
-          created_at: datetime | None = None, facts: safeguards.Facts | None = None) -> list[Step]:
+          created_at: datetime | None = None, facts: safeguards.Facts | None = None,
+          on_breach=None) -> list[Step]:
     """The steps after the source is set up: `prepare`'s, then writing the release file (and the
     linkage file). `salt` None: a dry run (the salt is a placeholder). `facts` collects what the
-    steps measure (the manifest's numbers)."""
-    steps, facts, centroids = prepare(spec, source_columns, salt=salt, facts=facts)
+    steps measure (the manifest's numbers). `on_breach(con, manifest_rows)` is called by the gate on
+    a breach, with the would-be manifest's rows (a callable)."""
     created_at = created_at or datetime.now(timezone.utc)
+    facts = facts if facts is not None else safeguards.Facts()
+    manifest_rows = functools.cache(lambda: manifest.rows(spec, source_columns, facts, release_id=release_id,
+                                                          package_version=package_version,
+                                                          duckdb_version=duckdb_version, created_at=created_at))
+    steps, facts, centroids = prepare(spec, source_columns, salt=salt, facts=facts,
+                                      on_breach=None if on_breach is None else lambda con: on_breach(con, manifest_rows))
     options = []
     if spec.output.storage_version:
         options.append(exp.AttachOption(this=exp.Var(this="STORAGE_VERSION"),
@@ -309,10 +325,9 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
                         expressions=options or None)
     steps += [Step("opening the release file", attach), Step("writing the release", exp.Transaction()),
               release_table_step(spec, source_columns)] + centroids
-    steps += manifest.steps(lambda: manifest.rows(spec, source_columns, facts, release_id=release_id,
-                                                  package_version=package_version, duckdb_version=duckdb_version,
-                                                  created_at=created_at))
+    steps += manifest.steps(manifest_rows)
     steps += view_steps(spec, source_columns)
+    steps += manifest.comment_steps(spec, released_columns(spec, source_columns), manifest_rows)
     steps += [Step("committing", exp.Commit()), Step("closing the release file", exp.Detach(this=ident(RELEASE_DB)))]
     if linkage_path is not None:
         steps += linkage_steps(spec, linkage_path, release_id)
@@ -320,8 +335,9 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
 
 
 def plan_release(con, spec: Spec, attach_path: Path | None = None, *, linkage_path: Path | None = None,
-                 salt: str | None = None, release_id: str = "", snapshot: Snapshot | None = None) -> Plan:
-    """Set up the source on `con` (read-only) and return the whole script."""
+                 salt: str | None = None, release_id: str = "", snapshot: Snapshot | None = None,
+                 on_breach=None) -> Plan:
+    """Set up the source on `con` (read-only) and return the whole script (`on_breach`: see build)."""
     snapshot = snapshot or Snapshot.take(spec, con)
     check_outputs(spec, snapshot)
     attach_path = attach_path or _temporary_path(spec.output.database)
@@ -330,7 +346,7 @@ def plan_release(con, spec: Spec, attach_path: Path | None = None, *, linkage_pa
     setup, source_columns = open_source(con, spec, snapshot)
     facts = safeguards.Facts()
     steps = build(spec, source_columns, attach_path, package_version=__version__, duckdb_version=duckdb.__version__,
-                  linkage_path=linkage_path, salt=salt, release_id=release_id, facts=facts)
+                  linkage_path=linkage_path, salt=salt, release_id=release_id, facts=facts, on_breach=on_breach)
     return Plan(spec=spec, source_columns=source_columns, attach_path=attach_path, setup=setup, steps=steps,
                 linkage_path=linkage_path, facts=facts)
 
@@ -379,10 +395,12 @@ def _mkdir(spec: Spec, where: str, out: Path) -> None:
         raise SpecError(f"{spec.name}: {where}: cannot create {str(out.parent)!r} ({e.strerror})") from None
 
 
-def release(spec: Spec, *, progress: Progress | None = None, resources: Resources | None = None) -> ReleaseResult:
+def release(spec: Spec, *, progress: Progress | None = None, resources: Resources | None = None,
+            on_breach=None) -> ReleaseResult:
     """Write the release file declared by `spec` (and its linkage file, when asked for); raise
     SpecError or PolicyBreach with nothing written on any failure. `resources` overrides the spec's
-    [resources] (memory limit, threads, where the private workspace is made)."""
+    [resources] (memory limit, threads, where the private workspace is made). `on_breach(con,
+    manifest_rows)` sees the would-be release of a breach before it is discarded (see build)."""
     start = time.perf_counter()
     progress = progress or Progress(enabled=False)
     resources = resources or spec.resources
@@ -394,7 +412,7 @@ def release(spec: Spec, *, progress: Progress | None = None, resources: Resource
             linkage_path = None if spec.output.linkage is None else workspace.temporary(spec.output.linkage)
             plan = plan_release(con, spec, attach_path, linkage_path=linkage_path, salt=secrets.token_hex(16),
                                 release_id=str(uuid.UUID(bytes=secrets.token_bytes(16), version=4)),
-                                snapshot=snapshot)
+                                snapshot=snapshot, on_breach=on_breach)
             _mkdir(spec, "output.database", spec.output.database)
             if spec.output.linkage is not None:
                 _mkdir(spec, "output.linkage", spec.output.linkage)

@@ -7,6 +7,8 @@
                                   # without one, a surrogate key (rank in the order of every column's
                                   # values) matches records for masking and evaluation, never released
     # files = ["data/*.parquet"]  # ... or Parquet / CSV files (format inferred, or format = "csv")
+    # frame = "people"            # ... or a pandas / polars / Arrow frame given to
+                                  # duckdb_sdc.release_frame (duckdb_sdc.frames); the name is recorded
 
     [output]
     database = "release/people.duckdb"   # a separate file, replaced atomically
@@ -144,11 +146,17 @@ class Source:
     format: str | None = None
     weight: str | None = None  # the sampling-weight column (see `check_weights`), or None
     relation: str | None = None  # a relation the caller reads as the source (parse_spec's `relation`)
+    frame: str | None = None  # [source] frame: the name of a data frame the caller passes (duckdb_sdc.frames)
+    data: object = field(default=None, compare=False, repr=False)  # that frame, once bound (frames.frame_spec)
 
     def describe(self, base: Path) -> str:
         """The source as the manifest records it: file names relative to the spec's folder."""
         if self.relation is not None:
             return self.relation
+        if self.frame is not None:
+            from ..frames import describe
+
+            return describe(self)
         if self.database is not None:
             return f"{public_path(self.database, base)} table {self.schema}.{self.table}"
         return f"{self.format} files {', '.join(public_path(f, base) for f in self.files)}"
@@ -727,8 +735,14 @@ def load_spec(path: str | Path) -> Spec:
 
 
 def _source(c: _Checker, s: dict, base: Path) -> Source:
-    c.keys("source", s, ("database", "schema", "table", "files", "format", "key", WEIGHT))
+    c.keys("source", s, ("database", "schema", "table", "files", "format", "key", WEIGHT, "frame"))
     key = c.name_value("source.key", s["key"]) if "key" in s else None
+    if "frame" in s:  # a data frame given to duckdb_sdc.release_frame (duckdb_sdc.frames)
+        other = [k for k in ("database", "schema", "table", "files", "format") if k in s]
+        if other:
+            raise c.error("source", f"a frame source reads the frame it is given; {', '.join(other)} apply to "
+                                    "tables and files")
+        return Source(key=key, frame=c.name_value("source.frame", s["frame"]))
     if ("table" in s) == ("files" in s):
         raise c.error("source", "give either database and table, or files")
     if "table" in s:
