@@ -204,6 +204,73 @@ GUARANTEES: dict[str, Guarantee] = {
 }
 
 
+# ---------------------------------------------------------------------------------------------
+# cell protection (a rule's `cells` setting): what it adds to the method's guarantee
+
+
+@dataclass(frozen=True)
+class CellGuarantee:
+    action: str  # the `cells` setting's action
+    statement: str  # the general words (docs)
+    sentence: str  # the manifest's words: str.format(rule=..., levels=..., and the release's counts)
+    source: str = ""
+
+
+_LEVELS = {
+    "dominance": "(c(1) + ... + c(n)) / r - T",
+    "p_percent": "p c(1) - (T - c(1) - c(2))",
+    "pq": "(p / q) c(1) - (T - c(1) - c(2))",
+    "threshold": "safety T",
+}  # the protection levels of a cell with contributions c(1) >= c(2) >= ... and total T (tau-ARGUS)
+
+_NOT_COVERED = ("It does not cover an intruder who knows more than the signs of the contributions (bounds on "
+                "individual values), relations between attributes (accounting identities), coalitions of "
+                "contributors from different cells, or the structure of the masking method (univariate clusters "
+                "are intervals of the sorted values).")
+
+CELLS: dict[str, CellGuarantee] = {
+    "suppress": CellGuarantee(
+        "suppress",
+        "No released cell is sensitive under the rule named. A cell is the set of records of a stratum sharing a "
+        "released value (or combination), for one attribute; its contributions are their original values. Every "
+        "sensitive cell is released as NULL, and further cells of its attribute are, so that from the published "
+        "cells and the stratum's total of the attribute, knowing the sign of every contribution, no suppressed "
+        "sensitive cell's total can be estimated more precisely than its protection level, upwards and downwards "
+        "(tau-ARGUS's levels: p% rule p c(1) - (T - c(1) - c(2)), pq rule (p / q) c(1) - (T - c(1) - c(2)), "
+        "(n, r) dominance rule (c(1) + ... + c(n)) / r - T, threshold rule safety T; downwards at most down to "
+        "what the signs already tell). Audited exactly: the minimum and maximum of every suppressed sensitive "
+        "cell over the tables that agree with the release, in rational arithmetic; a stratum where no pattern "
+        "can protect a cell is refused. " + _NOT_COVERED,
+        "no released cell is sensitive under {rule}: {primary} sensitive cells are suppressed with {secondary} "
+        "further cells, and from the published cells and each stratum's total, knowing the signs of the "
+        "contributions, none can be estimated more precisely than its protection level ({levels}, upwards and "
+        "downwards)",
+        "duckdb_sdc.methods.protection (the audit's closed form; audit_suppression solves its linear programmes)"),
+    "merge": CellGuarantee(
+        "merge",
+        "No released cell is sensitive under the rule named: a cluster with a sensitive cell is merged with its "
+        "nearest cluster until none is (dynamic k), and a merged cluster is released as the mean of its original "
+        "values; clusters only grow, so the method's k still holds. The stratum's total of an attribute is the "
+        "sum of published cells, none of them sensitive.",
+        "no released cell is sensitive under {rule}: {merged} clusters were merged with their nearest cluster",
+        "duckdb_sdc.methods.sensitivity.merge_sensitive"),
+}
+
+
+def cells_sentence(action: str, **facts) -> str:
+    """The manifest's words for a rule's cell protection (facts: rule, levels, counts)."""
+    if "levels" not in facts and "kind" in facts:
+        facts["levels"] = _LEVELS[facts["kind"]]
+    return CELLS[action].sentence.format(**facts)
+
+
+def cells_markdown() -> str:
+    """The table of the cells setting on docs/releases/guarantees.md."""
+    lines = ["| cells action | what it adds |", "|---|---|"]
+    lines += [f"| `{g.action}` | {g.statement} |" for g in CELLS.values()]
+    return "\n".join(lines) + "\n"
+
+
 def of(subject: str) -> Guarantee:
     """The guarantee of a method (its SQL name) or of KEEP, KEY, REPRODUCIBLE, CENTROIDS, BOX_ID.
     A method without an entry guarantees nothing that is stated: the caller must refuse it."""

@@ -2,8 +2,9 @@
 
 * `auto_step`: the k or c that 'auto' resolves to, per stratum (the SQL aggregates fd_group_size and
   fd_intervals, which equal the numpy rule the list functions apply), for the manifest;
-* `protect_steps`: a rule's `cells` setting (spec.CellProtection): suppression with secondary cells,
-  or merging, of the cells the dominance or p% rule flags;
+* `protect_steps`: a rule's `cells` setting (spec.CellProtection): suppression with secondary cells
+  that meet the protection levels, or merging, of the cells the rule (dominance, p%, pq, threshold)
+  flags;
 * `smallest_set_step`: for every deterministic rule, the smallest number of records of a stratum
   that share a released value (a set of attraction; for a group, a combination; for boxes, a box).
   A set of one record releases that record's masked value as its own: refused, naming the column,
@@ -136,6 +137,8 @@ def protect_steps(spec: Spec, rule: Rule, i: int, facts: Facts) -> list[Step]:
     name = f"{cells.rule}_{cells.action}"
     args = [_each("__sdc_l", "o"), _each("__sdc_l", "c"), *(literal(a) for a in cells.arguments()),
             exp.PropertyEQ(this=exp.to_identifier("absolute"), expression=literal(True))]
+    if cells.action == "suppress":
+        args.append(exp.PropertyEQ(this=exp.to_identifier("cost"), expression=literal(cells.cost)))
     clusters = exp.Anonymous(this="list_max", expressions=[_each("__sdc_l", "c")])
     body = exp.select(exp.Star(), exp.Anonymous(this=name, expressions=args).as_(ident("__sdc_p")),
                       clusters.as_(ident("__sdc_g"))).from_(lists.subquery(ident("__sdc_ls")))
@@ -151,23 +154,28 @@ def protect_steps(spec: Spec, rule: Rule, i: int, facts: Facts) -> list[Step]:
 
 
 def _suppression_check(spec: Spec, rule: Rule, i: int, facts: Facts) -> Step:
-    """Per stratum: primary and secondary cells and clusters. A stratum with one cluster and a
-    sensitive cell is refused: no other cell of it can hide the suppressed one from its total."""
+    """Per stratum: primary, secondary and unprotected cells and the clusters. A stratum with a
+    sensitive cell that no pattern can protect is refused (one cluster: no other cell can hide it; or
+    a stratum dominated as a whole: even every cell suppressed, its total bounds the cell too tightly)."""
     strata = spec.strata_of(rule)
     result = column("__sdc_p")
-    query = exp.select(*(column(c) for c in strata),
-                       exp.StructExtract(this=result.copy(), expression=exp.Literal.string("primary_cells")),
-                       exp.StructExtract(this=result, expression=exp.Literal.string("secondary_cells")),
-                       column("__sdc_g")).from_(table(_cells_name(i)))
+    counts = [exp.StructExtract(this=result.copy(), expression=exp.Literal.string(name))
+              for name in ("primary_cells", "secondary_cells", "unprotected_cells")]
+    query = exp.select(*(column(c) for c in strata), *counts, column("__sdc_g")).from_(table(_cells_name(i)))
 
     def check(rows):
         f = facts.of(rule)
         for row in rows:
-            *values, primary, secondary, clusters = row
-            if primary and clusters == 1:
-                raise SpecError(f"{spec.name}: {rule.where}: cells: {_stratum_text(strata, values)} has a single "
-                                f"cluster with a sensitive cell: suppressing it cannot hide it from the stratum's "
-                                "total; use action = \"merge\", a smaller k, or other strata")
+            *values, primary, secondary, unprotected, clusters = row
+            where = f"{spec.name}: {rule.where}: cells: {_stratum_text(strata, values)}"
+            if unprotected and clusters == 1:
+                raise SpecError(f"{where} has a single cluster with a sensitive cell: suppressing it cannot hide it "
+                                "from the stratum's total; use action = \"merge\", a smaller k, or other strata")
+            if unprotected:
+                raise SpecError(f"{where} has {unprotected} sensitive cell(s) of {', '.join(rule.columns)} that no "
+                                "suppression can protect: even with every other cell of the attribute suppressed, "
+                                "the stratum's total bounds them more tightly than their protection levels (the "
+                                "stratum is itself dominated); use action = \"merge\", or coarser strata")
             f.primary_cells += int(primary)
             f.secondary_cells += int(secondary)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .. import masking
 from ..methods import multivariate as mv
 from ..methods import sensitivity as sv
+from ..methods.protection import COST
 from ..params import (
     COLS_PARAM,
     COLUMN,
@@ -40,7 +41,7 @@ _N = Param("n", INTEGER_1, doc="the number of largest contributions, >= 1")
 _R = Param("r", FRACTION, doc="the dominance threshold, 0 < r <= 1 (taken to 9 decimals)")
 _P = Param("p", P_PERCENT)
 _ABSOLUTE = Param("absolute", FLAG, "false", doc="apply the rule to absolute values instead of refusing negatives")
-_SECONDARY = Param("secondary", FLAG, "true", doc="also suppress the same attribute in the nearest cluster")
+_SECONDARY = Param("secondary", FLAG, "true", doc="also suppress the further cells that protect the sensitive ones")
 _VALUE = Param("value", COLUMN_VALUES, doc="the contribution of each record of the cell (an aggregate's argument)")
 
 _NULLS = ("A record that is NULL or has a NULL attribute joins no cluster and comes back NULL; an empty list, or "
@@ -134,15 +135,21 @@ def _rule(kind: str, params: list):
     if kind == "dominance":
         n, r, absolute, *rest = params
         return sv.dominance_rule(n, r, absolute=absolute), rest
+    if kind == "pq":
+        p, q, absolute, *rest = params
+        return sv.pq_rule(p, q, absolute=absolute), rest
+    if kind == "threshold":
+        n, safety, absolute, *rest = params
+        return sv.threshold_rule(n, safety, absolute=absolute), rest
     p, absolute, *rest = params
     return sv.p_percent_rule(p, absolute=absolute), rest
 
 
 def _suppress(kind: str):
     def compute(X, clusters, *params):
-        rule, (secondary,) = _rule(kind, list(params))
-        out = sv.suppress(X, clusters, rule, secondary=secondary)
-        return out.release, int(out.primary.sum()), int(out.secondary.sum())
+        rule, (secondary, cost) = _rule(kind, list(params))
+        out = sv.suppress(X, clusters, rule, secondary=secondary, cost=cost)
+        return out.release, int(out.primary.sum()), int(out.secondary.sum()), int(out.unprotected.sum())
 
     return compute
 
@@ -155,27 +162,40 @@ def _merge(kind: str):
     return compute
 
 
-_SUPPRESSION = "STRUCT(release DOUBLE[][], primary_cells BIGINT, secondary_cells BIGINT)"
-_RULE_PARAMS = {"dominance": (_N, _R, _ABSOLUTE), "p_percent": (_P, _ABSOLUTE)}
-_RULE_TEXT = {"dominance": "the (n, r) dominance rule", "p_percent": "the p% rule"}
-_RULE_EXAMPLE = {"dominance": "2, 0.7", "p_percent": "0.1"}
+_SUPPRESSION = "STRUCT(release DOUBLE[][], primary_cells BIGINT, secondary_cells BIGINT, unprotected_cells BIGINT)"
+_PQ_P = Param("p", sv.PQ_P, example="0.1")
+_Q = Param("q", sv.PQ_Q, example="0.5")
+_MIN_COUNT = Param("n", INTEGER_1, doc="the least number of contributors a cell must have, >= 1")
+_SAFETY = Param("safety", sv.SAFETY, doc=sv.SAFETY.doc)
+_COST = Param("cost", COST, "'cells'", doc=COST.doc)
+_RULE_PARAMS = {"dominance": (_N, _R, _ABSOLUTE), "p_percent": (_P, _ABSOLUTE), "pq": (_PQ_P, _Q, _ABSOLUTE),
+                "threshold": (_MIN_COUNT, _SAFETY, _ABSOLUTE)}
+_RULE_TEXT = {"dominance": "the (n, r) dominance rule", "p_percent": "the p% rule", "pq": "the pq rule",
+              "threshold": "the threshold (minimum frequency) rule"}
+_RULE_EXAMPLE = {"dominance": "2, 0.7", "p_percent": "0.1", "pq": "0.1, 0.5", "threshold": "3, 0.2"}
+_LEVELS = {"dominance": "(c(1) + ... + c(n)) / r - T", "p_percent": "p c(1) - (T - c(1) - c(2))",
+           "pq": "(p / q) c(1) - (T - c(1) - c(2))", "threshold": "safety T"}
 
 
 def _mitigation_rows(kind: str) -> list[SqlFunction]:
     rule_params = _RULE_PARAMS[kind]
     text = _RULE_TEXT[kind]
-    suppress = (ROWS_PARAM, _CLUSTERS, *rule_params, _SECONDARY)
+    suppress = (ROWS_PARAM, _CLUSTERS, *rule_params, _SECONDARY, _COST)
     merge = (ROWS_PARAM, _CLUSTERS, *rule_params)
     return [
         SqlFunction(
             name=f"{kind}_suppress", kind="scalar", params=suppress, returns=_SUPPRESSION, group=GROUP,
-            scale={"release": 1, "primary_cells": 0, "secondary_cells": 0},
-            doc=(f"Cell suppression under {text}: release is every record's cluster centroid with the sensitive "
-                 "cells (cluster, attribute) NULL (primary suppression) and, for each of them, the same attribute of "
-                 "the nearest cluster (centroids on the standardised attributes) whose cell is not itself sensitive "
-                 "NULL too (secondary suppression), so that no suppressed value follows from a published total; "
-                 "primary_cells and secondary_cells count "
-                 f"the cells each step suppressed. Contributions are the original values in rows. {_NULLS}"),
+            scale={"release": 1, "primary_cells": 0, "secondary_cells": 0, "unprotected_cells": 0},
+            doc=(f"Cell suppression under {text} with protection levels, as tau-ARGUS: release is every record's "
+                 "cluster centroid with the sensitive cells (cluster, attribute) NULL (primary suppression) and "
+                 "further cells NULL (secondary suppression) so that no sensitive cell's total can be estimated from "
+                 "the published cells and its attribute's total (over rows) more precisely than its protection level "
+                 f"({_LEVELS[kind]}, of the contributions c(1) >= c(2) >= ... with total T, upwards and downwards), "
+                 "knowing the sign of every contribution; cost 'cells' suppresses the fewest further cells, 'value' "
+                 "the least total value. primary_cells, secondary_cells and unprotected_cells count the cells "
+                 "suppressed by each step and the sensitive cells no pattern could protect (all cells of their "
+                 "attribute are then NULL: do not publish it); secondary := false suppresses the sensitive cells "
+                 f"only. Contributions are the original values in rows. {_NULLS}"),
             example=(f"SELECT {kind}_suppress(r, mdav_multi_labels(r, 5), {_RULE_EXAMPLE[kind]}) "
                      "FROM (SELECT list([income, expenses]) AS r FROM people)"),
             udf=Udf(rows_udf(f"{kind}_suppress", _suppress(kind), "suppression", len(suppress) - 2, with_clusters=True),
@@ -237,6 +257,24 @@ FUNCTIONS += [
         example=("SELECT * FROM sensitivity_report('clustered', ['income', 'expenses'], ['region', 'cluster'], "
                  "2, 0.7, 0.1)"),
     ),
+    SqlFunction(
+        name="pq_sensitive", kind="aggregate", params=(_VALUE, _PQ_P, _Q, _ABSOLUTE), returns="BOOLEAN",
+        group=GROUP, source=_SENSITIVITY_SQL, scale=0,
+        doc=("pq rule (prior-posterior rule) over one cell's contributions: every contribution is known beforehand "
+             "to within q of its value; true when q (T - c(1) - c(2)) < p c(1), the second largest contributor "
+             "could estimate the largest to within p. 0 < p < q <= 1 (q = 1: the p% rule), taken to 9 decimals. NULL "
+             "without contributions; negative contributions as for dominance_sensitive."),
+        example="SELECT cluster, pq_sensitive(income, 0.1, 0.5) FROM clustered GROUP BY cluster",
+    ),
+    SqlFunction(
+        name="threshold_sensitive", kind="aggregate", params=(_VALUE, _MIN_COUNT), returns="BOOLEAN",
+        group=GROUP, source=_SENSITIVITY_SQL, scale=0,
+        doc=("Threshold (minimum frequency) rule over one cell's contributions: true when the cell has fewer than n "
+             "contributions (NULL values are none); NULL without contributions."),
+        example="SELECT cluster, threshold_sensitive(income, 3) FROM clustered GROUP BY cluster",
+    ),
     *_mitigation_rows("dominance"),
     *_mitigation_rows("p_percent"),
+    *_mitigation_rows("pq"),
+    *_mitigation_rows("threshold"),
 ]
