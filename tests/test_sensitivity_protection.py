@@ -138,7 +138,7 @@ def _random_table(rng, signs: bool):
     g = int(rng.integers(2, 7))
     sizes = rng.integers(1, 5, g)
     labels = np.repeat(np.arange(g), sizes)
-    x = rng.integers(0, 6, labels.size) * rng.choice([1, 1, 1, 20], labels.size)  # ties, zeros, dominants
+    x = rng.integers(0, 6, labels.size) * rng.choice([1, 1, 1, 20, 60], labels.size)  # ties, zeros, dominants
     if signs:
         x = x * rng.choice([1, 1, 1, -1], labels.size)
     perm = rng.permutation(labels.size)
@@ -157,6 +157,13 @@ def test_levels_patterns_and_intervals_equal_the_references(rule):
         levels = {c: level_reference(np.abs(cells[c]), ref_rule) for c in range(len(cells)) if flags[c]}
         primary = [c for c in range(len(cells)) if flags[c]]
         best_count, best_value = cheapest_reference(cells, primary, levels)
+        alone = sv.suppress(X, labels, rule, secondary=False)  # the primary cells alone, audited too
+        for a in primary:
+            lo, hi = interval_reference(cells, primary, a)
+            assert (alone.low[a, 0], alone.high[a, 0]) == (float(lo), float(hi))
+        assert [not v for v in protected_reference(cells, primary, primary, levels).values()] == \
+            alone.unprotected[primary, 0].tolist()
+        audited(X, labels, alone, True)
         for cost in ("cells", "value"):
             out = sv.suppress(X, labels, rule, cost=cost)
             assert out.primary[:, 0].tolist() == flags
@@ -192,6 +199,19 @@ def test_a_pattern_exactly_at_its_protection_level_is_protected():
         assert out.upper[0, 0] == 30.0 and out.primary[:, 0].tolist() == [True, False, False, False]
         assert np.flatnonzero(out.secondary[:, 0]).tolist() == expected
         audited(X, labels, out, False)
+    # the fewest cells: 25 + 10 covers 30, where the smallest first would take 10 + 10 + 10
+    X = np.array([120, 0, 0, 25, 0, 0, 4, 3, 3, 4, 3, 3, 4, 3, 3], float)[:, None]
+    X[3:6, 0] = [10, 8, 7]
+    out = sv.suppress(X, np.repeat([0, 1, 2, 3, 4], 3), sv.p_percent_rule(0.25))
+    assert np.flatnonzero(out.secondary[:, 0]).tolist() == [1, 2] and out.secondary.sum() == 2
+    # of the sets with the fewest cells: the m - 1 largest and the smallest that completes (25 + 6, not
+    # 25 + 20); one cell alone: the smallest that covers (35, not 40)
+    X = np.array([120, 0, 0, 10, 8, 7, 8, 6, 6, 3, 3, 2, 2, 2, 2], float)[:, None]
+    out = sv.suppress(X, np.repeat([0, 1, 2, 3, 4], 3), sv.p_percent_rule(0.25))
+    assert np.flatnonzero(out.secondary[:, 0]).tolist() == [1, 4]
+    X = np.array([120, 0, 0, 20, 15, 5, 15, 10, 10, 4, 3, 3], float)[:, None]
+    out = sv.suppress(X, np.repeat([0, 1, 2, 3], 3), sv.p_percent_rule(0.25))
+    assert np.flatnonzero(out.secondary[:, 0]).tolist() == [2]
     # exact, not floating point: p = 0.2 of 5.5 is 1.1, and 0.5 + 0.3 + 0.3 is 1.0999999999999999778 in
     # binary (its double sum rounds to 1.1000000000000000888, the double 0.2 * 5.5 rounds to): short
     assert Fraction(0.5) + 2 * Fraction(0.3) < Fraction(11, 10) and 0.5 + 0.3 + 0.3 == 0.2 * 5.5
@@ -218,6 +238,29 @@ def test_sensitive_cells_protect_each_other_and_the_cost_changes_the_choice():
     assert np.flatnonzero(value.secondary[:, 0]).tolist() == [2, 3]
     for out in (cells, value):
         audited(X, labels, out, False)
+    # least value: one cell of 31 beats the two smaller ones (20 + 15) that also cover 30
+    X = np.array([100, 0, 0, 11, 10, 10, 8, 6, 6, 6, 5, 4], float)[:, None]
+    value = sv.suppress(X, labels, sv.p_percent_rule(0.3), cost="value")
+    assert np.flatnonzero(value.secondary[:, 0]).tolist() == [1]
+
+
+def test_the_lower_protection_level_stops_at_the_a_priori_bound():
+    # (1, 0.3) dominance: [10, 0, 0] needs 10 / 0.3 - 10 = 23.3 upwards, but downwards the cell cannot go
+    # below 0, so the lower level is 10: met by any further cell with a positive contribution
+    X = np.array([10, 0, 0, 5, 5, 5, 6, 6, 6, 7, 7, 7], float)[:, None]
+    labels = np.repeat([0, 1, 2, 3], 3)
+    out = sv.suppress(X, labels, sv.dominance_rule(1, 0.3))
+    assert out.primary[:, 0].tolist() == [True, True, True, True]  # every cell: 1 / 3 > 0.3
+    assert out.upper[0, 0] == pytest.approx(10 / 0.3 - 10) and out.lower[0, 0] == 10.0
+    assert not out.unprotected.any()
+    audited(X, labels, out, False)
+    # a cell of zeros absorbs nothing: with [0, 0] (sensitive: t <= n) as the only other suppressed cell,
+    # [-119, 0, 0] is known exactly
+    X = np.array([-119, 0, 0, 0, 0], float)[:, None]
+    out = sv.suppress(X, [0, 0, 0, 1, 1], sv.dominance_rule(2, 0.75, absolute=True), secondary=False)
+    assert out.primary[:, 0].tolist() == [True, True] and out.upper[1, 0] == 0.0
+    assert (out.low[0, 0], out.high[0, 0]) == (-119.0, -119.0) and out.unprotected[:, 0].tolist() == [True, False]
+    audited(X, [0, 0, 0, 1, 1], out, True)
 
 
 def test_a_cell_of_both_signs_covers_without_bound():
@@ -227,6 +270,17 @@ def test_a_cell_of_both_signs_covers_without_bound():
     assert np.flatnonzero(out.secondary[:, 0]).tolist() == [1]
     assert out.high[0, 0] == np.inf and out.low[0, 0] == 0.0
     audited(X, np.repeat([0, 1, 2], 3), out, True)
+
+
+def test_a_cell_of_the_other_sign_covers_one_direction_without_bound():
+    # [100, 0, 0] needs 20 up and 20 down; cells >= 0 give any room downwards, cells <= 0 any room
+    # upwards: the positive cells alone need three (8 + 7 + 6), one of each sign does with two
+    X = np.array([100, 0, 0, 3, 3, 2, 3, 2, 2, 2, 2, 2, -5, -5, -5], float)[:, None]
+    labels = np.repeat([0, 1, 2, 3, 4], 3)
+    out = sv.suppress(X, labels, sv.p_percent_rule(0.2, absolute=True))
+    assert np.flatnonzero(out.secondary[:, 0]).tolist() == [3, 4]  # the smallest positive one and [-5, -5, -5]
+    assert (out.low[0, 0], out.high[0, 0]) == (0.0, np.inf)
+    audited(X, labels, out, True)
 
 
 def test_a_dominated_stratum_cannot_be_protected():

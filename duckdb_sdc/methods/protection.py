@@ -58,8 +58,9 @@ upwards and one downwards, the largest of the sensitive cells' needs. The cost, 
   sensitive cell, covers without bound in one direction: one such cell can be the whole pattern.
 * 'value': the least total value suppressed (the sum of |c| over the secondary cells), as
   tau-ARGUS's default cost: a subset-sum problem, solved by HiGHS's branch and bound
-  (scipy.optimize.milp, relative gap 0); the chosen cells are then checked exactly and, if the
-  solver's tolerance left the amount a hair short, completed with the smallest cell that covers it.
+  (scipy.optimize.milp, relative gap 0, at most MILP_NODES nodes: beyond, the best set found); the
+  chosen cells are then checked exactly and, if the solver's tolerance left the amount a hair short,
+  completed with the smallest cell that covers it.
 
 Ties between cells of equal value go to the cluster that comes first. When even every cell of the
 attribute suppressed cannot protect a sensitive cell (its stratum is itself dominated), all are
@@ -86,6 +87,7 @@ from .sensitivity import DECIMALS, Rule, _compact, _contributions, sensitive_cel
 COST = choice("cells", "value", doc="the cost of the secondary cells: 'cells' (the fewest) or 'value' (the least "
                                     "total value suppressed)")
 INF = float("inf")
+MILP_NODES = 10_000  # branch-and-bound nodes of cost 'value' (deterministic, unlike a time limit)
 ZERO, POS, NEG, MIXED = 0, 1, 2, 3  # the sign classes of a cell's contributions
 _DEC = int(DECIMALS)
 
@@ -242,7 +244,7 @@ def _least_value(cands: list[tuple[int, int]], need) -> list[int] | None:
     w = np.array([float(Fraction(v, scale)) for v, _ in pool])
     target = float(Fraction(need) / scale)
     res = milp(w, constraints=LinearConstraint(w[None, :], lb=target), integrality=np.ones(len(pool)),
-               bounds=Bounds(0, 1), options={"mip_rel_gap": 0.0, "presolve": True})
+               bounds=Bounds(0, 1), options={"mip_rel_gap": 0.0, "presolve": True, "node_limit": MILP_NODES})
     chosen = [] if res.x is None else [pool[i] for i in np.flatnonzero(res.x > 0.5)]
     have = sum(v for v, _ in chosen)
     if have < need:  # the solver's tolerance: complete with the smallest cell that covers the rest
@@ -251,8 +253,7 @@ def _least_value(cands: list[tuple[int, int]], need) -> list[int] | None:
             chosen.append(min(rest, key=lambda t: (t[0], t[1])))
         else:
             chosen = [(v, c) for v, c in pool]
-    value = sum(v for v, _ in chosen)
-    if best is not None and best[0] <= value:
+    if best is not None and best[0] <= sum(v for v, _ in chosen):
         return [best[1]]
     return sorted(c for _, c in chosen)
 
