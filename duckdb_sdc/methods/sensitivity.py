@@ -375,4 +375,13 @@ def _merge_loop(count, total, top, exponent, zsum, flags, alive, root, rule: Rul
         flags[keep] = rule.flags(count[keep], total[keep], top[keep]).any()
 
 
-from .protection import Suppression, audit_suppression, protection_levels, suppress  # noqa: E402  (uses this module)
+_PROTECTION = ("Suppression", "suppress", "audit_suppression", "protection_levels")
+
+
+def __getattr__(name: str):
+    """suppress and the audit live in methods.protection (which imports this module)."""
+    if name in _PROTECTION:
+        from . import protection
+
+        return getattr(protection, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
