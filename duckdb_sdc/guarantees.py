@@ -105,6 +105,16 @@ _MULTIVARIATE = Guarantee(
     "least {k} records",
     "the method's groups have at least k records (Domingo-Ferrer & Mateo-Sanz 2002; LeFevre et al. 2006)")
 
+_MULTIVARIATE_CELLS = Guarantee(
+    "multivariate microaggregation under a sensitivity rule", K_ANONYMITY,
+    "Every released combination of the group's values is shared by at least k records of its stratum "
+    "(k >= 2), and no released cell (the records sharing a combination, one column) is sensitive under the "
+    "method's rule (its parameters in the manifest): k-anonymity over the group's columns together, and no "
+    "cell whose released mean lets a contributor estimate another's value more precisely than the rule allows.",
+    "{k}-anonymity of {columns} together within {strata}: every released combination is shared by at least "
+    "{k} records, and no released cell is sensitive under {method}'s rule",
+    "duckdb_sdc.methods.dominance.mdav_cells_partition (groups grown until no cell is sensitive)")
+
 _BOXES = Guarantee(
     "box_release", K_ANONYMITY,
     "Every released box (the lower and upper bounds of the group's columns) is shared by at least k "
@@ -186,6 +196,7 @@ GUARANTEES: dict[str, Guarantee] = {
     **{m: _UNIVARIATE for m in ("mdav_round", "vmdav_round", "oma_round", "ranking_round")},
     **{m: _DISCRETISATION for m in ("ewd_round", "efd_round", "kmd_round", "rbd_round")},
     **{m: _MULTIVARIATE for m in ("mdav_multi_round", "mondrian_round")},
+    **{m: _MULTIVARIATE_CELLS for m in ("mdav_dominance_round", "mdav_p_percent_round")},
     "base_round": _BASE_ROUNDING,
     **{m: _NOISE for m in ("add_noise", "add_noise_multi")},
     "rank_swap": _RANK_SWAP,
@@ -254,6 +265,21 @@ CELLS: dict[str, CellGuarantee] = {
         "sum of published cells, none of them sensitive.",
         "no released cell is sensitive under {rule}: {merged} clusters were merged with their nearest cluster",
         "duckdb_sdc.methods.sensitivity.merge_sensitive"),
+    "remove": CellGuarantee(
+        "remove",
+        "No released cell is sensitive under the rule named: the records that make a cell sensitive (the largest "
+        "contributor of a cell sensitive by dominance) are removed from their clusters and released without their "
+        "values of the rule's columns; a cell sensitive for its few contributors, and a cluster left smaller than "
+        "the stratum's smallest one, is merged with its nearest cluster (so the method's k still holds), and a "
+        "changed cluster is released as the mean of its records' original values. The removed records of a "
+        "stratum are a cell whose total follows from the stratum's total: when it is sensitive, it is protected "
+        "as `suppress` protects a cell (its protection levels met, audited exactly); a stratum where that is "
+        "impossible is refused. " + _NOT_COVERED,
+        "no released cell is sensitive under {rule}: {removed} records that made a cell sensitive are released "
+        "without their values, and the removed records of each stratum, whose total follows from the stratum's "
+        "total, cannot be estimated more precisely than their protection level ({levels}; {secondary} further "
+        "cells suppressed)",
+        "duckdb_sdc.methods.dominance.remove_sensitive"),
 }
 
 

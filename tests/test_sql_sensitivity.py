@@ -281,3 +281,33 @@ def test_new_rules_work_in_a_plain_duckdb_connection():
                         "FROM (VALUES (100), (20), (30)) t(x)").fetchone()
     assert got == (True, True)
     plain.close()
+
+
+def test_removal_and_mdav_under_a_rule_equal_the_numpy_layer(con):
+    from duckdb_sdc.methods.dominance import mdav_cells_partition, remove_sensitive
+
+    rng = np.random.default_rng(8)
+    X = np.round(rng.lognormal(4, 1.5, size=(90, 2)))
+    lab = mv.mdav_multi_partition(X, 3)
+    args = [X.tolist(), lab.tolist()]
+    got = con.execute("SELECT p_percent_remove(?::DOUBLE[][], ?::BIGINT[], 0.2)", args).fetchone()[0]
+    out = remove_sensitive(X, lab, sv.p_percent_rule(0.2))
+    assert got["clusters"] == [None if c < 0 else c for c in out.labels.tolist()]
+    assert (got["removed_records"], got["primary_cells"], got["secondary_cells"], got["unprotected_cells"]) == \
+        (out.removed.sum(), out.suppression.primary.sum(), out.suppression.secondary.sum(), 0)
+    released = np.array([[np.nan if v is None else v for v in r] for r in got["release"]])
+    np.testing.assert_allclose(released, out.release, rtol=1e-12)
+    assert out.removed.sum() > 0
+    got = con.execute("SELECT dominance_remove(?::DOUBLE[][], ?::BIGINT[], 1, 0.5, min_size := 4)", args).fetchone()[0]
+    out = remove_sensitive(X, lab, sv.dominance_rule(1, 0.5), min_size=4)
+    assert got["clusters"] == [None if c < 0 else c for c in out.labels.tolist()]
+    for sql, rule in (("mdav_p_percent_labels(?::DOUBLE[][], 3, 0.2)", sv.p_percent_rule(0.2)),
+                      ("mdav_dominance_labels(?::DOUBLE[][], 3, 2, 0.7)", sv.dominance_rule(2, 0.7))):
+        labels = con.execute(f"SELECT {sql}", [X.tolist()]).fetchone()[0]
+        assert labels == mdav_cells_partition(X, 3, rule).tolist()
+    rounded = con.execute("SELECT mdav_p_percent_round(?::DOUBLE[][], 3, 0.2)", [X.tolist()]).fetchone()[0]
+    from duckdb_sdc.methods.dominance import mdav_p_percent_round
+
+    np.testing.assert_allclose(np.array(rounded), mdav_p_percent_round(X, 3, 0.2), rtol=1e-12)
+    with pytest.raises(duckdb.Error, match="mdav_p_percent_round: rows contains -1"):
+        con.execute("SELECT mdav_p_percent_round([[1], [-1], [3]], 2, 0.2)").fetchall()

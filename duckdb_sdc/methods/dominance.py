@@ -20,15 +20,17 @@ part's n largest; threshold: counts add), so merging clusters that comply keeps 
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 from .._validate import named
 from ..params import CLUSTER_SIZE, FLAG, Integer
-from .multivariate import as_records, standardised
+from .multivariate import as_records, centroids, standardised
 from .protection import COST, Suppression, suppress
-from .sensitivity import Rule, _compact, _contributions, merge_sensitive
+from .sensitivity import Rule, _compact, _contributions, dominance_rule, merge_sensitive, p_percent_rule
 
 MIN_SIZE = Integer(1, nullable=True, doc="the least size of a released cluster (NULL: the smallest cluster given)")
 
@@ -66,13 +68,6 @@ class Removal:
         out = self.suppression.release.copy()
         out[self.removed] = np.nan
         return out
-
-
-def _nearest(Z: np.ndarray, lab: np.ndarray, a: int, others: np.ndarray) -> int:
-    """The cluster of `others` whose centroid (rows of Z) is nearest to a's; ties: the first."""
-    ca = Z[lab == a].mean(axis=0)
-    d = np.array([((Z[lab == b].mean(axis=0) - ca) ** 2).sum() for b in others])
-    return int(others[np.argmin(d)])
 
 
 def _count_limit(rule: Rule) -> int:
@@ -118,34 +113,55 @@ def remove_sensitive(X, labels, rule: Rule, *, min_size=None, cost: str = "cells
     limit = _count_limit(rule)
     new = lab.copy()
     removed = np.zeros(n, bool)
+    g = int(lab.max()) + 1 if n else 0
     Z = standardised(A) if n else A
+    members = {c: list(np.flatnonzero(lab == c)) for c in range(g)}  # in record order
+    zsum = np.zeros((g, A.shape[1]))
+    np.add.at(zsum, lab, Z)
+    count = np.bincount(lab, minlength=g).astype(np.float64)
+    alive = np.ones(g, bool)
 
-    def merge(a: int) -> None:
-        others = np.unique(new[new >= 0])
+    def sensitive(c: int) -> bool:
+        return bool(_flags(rule, C[members[c]]).any())
+
+    def merge(a: int) -> int | None:
+        """Merge a into its nearest live cluster (the lower id survives); None when it was removed."""
+        others = np.flatnonzero(alive)
         others = others[others != a]
         if others.size == 0:  # nothing left to merge with: removed whole
-            removed[new == a] = True
-            new[new == a] = -1
-            return
-        b = _nearest(Z, new, a, others)
-        new[new == max(a, b)] = min(a, b)
+            removed[members[a]] = True
+            new[members[a]] = -1
+            alive[a] = False
+            return None
+        d = ((zsum[others] / count[others, None] - zsum[a] / count[a]) ** 2).sum(axis=1)
+        b = int(others[np.argmin(d)])  # first minimum: the cluster that comes first
+        keep, gone = min(a, b), max(a, b)
+        members[keep] = sorted(members[keep] + members[gone])
+        new[members[gone]] = keep
+        zsum[keep] += zsum[gone]
+        count[keep] += count[gone]
+        alive[gone] = False
+        return keep
 
-    while True:
-        alive = np.unique(new[new >= 0])
-        a = next((int(c) for c in alive if _flags(rule, C[new == c]).any()), None)
-        if a is None:
-            break
-        members = np.flatnonzero(new == a)
-        flags = _flags(rule, C[members])
-        if members.size > limit:
-            j = int(np.argmax(flags))
-            top = members[np.argmax(C[members, j])]  # first maximum: the record that comes first
+    heap = [c for c in range(g) if sensitive(c)]  # ascending: a heap already
+    while heap:
+        a = heapq.heappop(heap)
+        if not alive[a] or not sensitive(a):
+            continue
+        rows = members[a]
+        if len(rows) > limit:
+            j = int(np.argmax(_flags(rule, C[rows])))
+            top = rows[int(np.argmax(C[rows, j]))]  # first maximum: the record that comes first
             removed[top] = True
             new[top] = -1
-            if members.size - 1 < least:
-                merge(a)
+            rows.remove(top)
+            zsum[a] -= Z[top]
+            count[a] -= 1
+            changed = merge(a) if len(rows) < least else a
         else:
-            merge(a)
+            changed = merge(a)
+        if changed is not None and sensitive(changed):
+            heapq.heappush(heap, changed)
     kept = new >= 0
     final = np.full(n, -1, np.int64)
     if kept.any():
@@ -157,6 +173,79 @@ def remove_sensitive(X, labels, rule: Rule, *, min_size=None, cost: str = "cells
 
 # ---------------------------------------------------------------------------------------------
 # MDAV whose groups have no sensitive cell
+
+
+@nb.njit(cache=True, nogil=True)
+def _distances(Z, remaining, point):
+    """Squared Euclidean distance of every remaining record to point; inf for the others."""
+    n, p = Z.shape
+    d = np.full(n, np.inf)
+    for i in range(n):
+        if remaining[i]:
+            s = 0.0
+            for j in range(p):
+                u = Z[i, j] - point[j]
+                s += u * u
+            d[i] = s
+    return d
+
+
+@nb.njit(cache=True, nogil=True)
+def _nearest_m(Z, remaining, point, m):
+    """The m remaining records nearest to point, nearest first, ties: the record that comes first
+    (fewer when fewer remain): one pass keeping the m best so far, in order."""
+    n, p = Z.shape
+    best_d = np.empty(m)
+    best_i = np.empty(m, np.int64)
+    count = 0
+    for i in range(n):
+        if not remaining[i]:
+            continue
+        s = 0.0
+        for j in range(p):
+            u = Z[i, j] - point[j]
+            s += u * u
+        if count == m and not s < best_d[m - 1]:  # a tie with the m-th comes later: not better
+            continue
+        pos = count if count < m else m - 1
+        while pos > 0 and s < best_d[pos - 1]:
+            if pos < m:
+                best_d[pos] = best_d[pos - 1]
+                best_i[pos] = best_i[pos - 1]
+            pos -= 1
+        best_d[pos] = s
+        best_i[pos] = i
+        if count < m:
+            count += 1
+    return best_i[:count]
+
+
+@nb.njit(cache=True, nogil=True)
+def _farthest(Z, remaining, point, from_centroid):
+    """The remaining record farthest from point (first maximum), or, with from_centroid, from the
+    remaining records' centroid, found as the largest |m z - sum of z|^2 (exact for integer data)."""
+    n, p = Z.shape
+    scale = 1.0
+    centre = point.copy()
+    if from_centroid:
+        centre[:] = 0.0
+        m = 0
+        for i in range(n):
+            if remaining[i]:
+                m += 1
+                for j in range(p):
+                    centre[j] += Z[i, j]
+        scale = float(m)
+    best, arg = -1.0, -1
+    for i in range(n):
+        if remaining[i]:
+            s = 0.0
+            for j in range(p):
+                u = scale * Z[i, j] - centre[j]
+                s += u * u
+            if s > best:
+                best, arg = s, i
+    return arg
 
 
 @named
@@ -186,14 +275,33 @@ def mdav_cells_partition(X, k, rule: Rule, *, standardise: bool = True) -> np.nd
     remaining = np.ones(n, bool)
     g = 0
 
+    def nearest(d: np.ndarray, m: int, left: int) -> np.ndarray:
+        """The m remaining records nearest (d: inf for the others), nearest first, ties: the record that
+        comes first; all `left` of them when m >= left. Every record as near as the m-th is kept
+        before cutting, so the order is that of a full sort."""
+        m = min(m, left)
+        if m == 0:
+            return np.empty(0, np.int64)
+        cut = np.partition(d, m - 1)[m - 1]
+        idx = np.flatnonzero(d <= cut)
+        return idx[np.lexsort((idx, d[idx]))][:m]
+
     def grow(r: int) -> None:
         nonlocal g
-        idx = np.flatnonzero(remaining & (np.arange(n) != r))
-        d = ((Z[idx] - Z[r]) ** 2).sum(axis=1)
-        order = np.concatenate([[r], idx[np.lexsort((idx, d))]])  # r, then nearest first (ties: first)
-        take = min(k, order.size)
-        group = list(order[:take])
-        while take < order.size and _flags(rule, C[group]).any():
+        remaining[r] = False
+        left = int(remaining.sum())
+        m = k - 1
+        order = np.concatenate([[r], _nearest_m(Z, remaining, Z[r], m)])  # r, then its k - 1 nearest
+        group = list(order)
+        take = len(group)
+        d = None
+        while _flags(rule, C[group]).any():
+            if take == len(order):  # the next nearest ones, twice as many each time
+                if len(order) - 1 >= left:
+                    break
+                m = 2 * m + 1
+                d = _distances(Z, remaining, Z[r]) if d is None else d
+                order = np.concatenate([[r], nearest(d, m, left)])
             group.append(order[take])
             take += 1
         labels[group] = g
@@ -202,12 +310,7 @@ def mdav_cells_partition(X, k, rule: Rule, *, standardise: bool = True) -> np.nd
 
     def farthest(point: np.ndarray | None) -> int:
         """The remaining record farthest from `point`, or from their centroid (None); first maximum."""
-        idx = np.flatnonzero(remaining)
-        if point is None:
-            d = ((idx.size * Z[idx] - Z[idx].sum(axis=0)) ** 2).sum(axis=1)
-        else:
-            d = ((Z[idx] - point) ** 2).sum(axis=1)
-        return int(idx[np.argmax(d)])
+        return _farthest(Z, remaining, point if point is not None else np.zeros(Z.shape[1]), point is None)
 
     while remaining.sum() >= 3 * k:
         r = farthest(None)
@@ -228,3 +331,23 @@ def mdav_cells_partition(X, k, rule: Rule, *, standardise: bool = True) -> np.nd
     if n == 0:
         return labels
     return merge_sensitive(A, labels, rule)  # the last group, if sensitive (keeps the order of formation)
+
+
+def mdav_cells_round(X, k, rule: Rule, *, standardise: bool = True) -> np.ndarray:
+    """Every record replaced by the centroid (attribute means, original units) of its group of
+    `mdav_cells_partition`: k-anonymous, and no released cell is sensitive under `rule`."""
+    A = as_records("mdav_cells_round", X)
+    lab = mdav_cells_partition(A, k, rule, standardise=standardise)
+    return centroids(A, lab)[lab]
+
+
+@named
+def mdav_dominance_round(X, k, n, r, *, absolute: bool = False, standardise: bool = True) -> np.ndarray:
+    """mdav_cells_round under the (n, r) dominance rule."""
+    return mdav_cells_round(X, k, dominance_rule(n, r, absolute=absolute), standardise=standardise)
+
+
+@named
+def mdav_p_percent_round(X, k, p, *, absolute: bool = False, standardise: bool = True) -> np.ndarray:
+    """mdav_cells_round under the p% rule."""
+    return mdav_cells_round(X, k, p_percent_rule(p, absolute=absolute), standardise=standardise)

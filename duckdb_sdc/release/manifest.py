@@ -125,7 +125,7 @@ def guarantee(spec: Spec, rule: Rule, facts: Facts, *, released_as: str | None =
     if rule.cells is not None:
         f = facts.of(rule)
         words += "; " + rule.cells.describe(primary=f.primary_cells, secondary=f.secondary_cells,
-                                            merged=f.merged_clusters)
+                                            merged=f.merged_clusters, removed=f.removed_records)
     if spec.decimals_of(rule) is not None:
         words += f"; values rounded to {spec.decimals_of(rule)} decimals after masking"
     return g.of(subject).model, words
@@ -167,9 +167,12 @@ def rows(spec: Spec, source_columns, facts: Facts, *, release_id: str, package_v
             if rule.cells is not None:
                 f = facts.of(rule)
                 params["cells"] = {"rule": rule.cells.rule, "action": rule.cells.action, **rule.cells.settings(),
-                                   **({"cost": rule.cells.cost, "primary_cells": f.primary_cells,
-                                       "secondary_cells": f.secondary_cells, "protection_levels": "met"}
-                                      if rule.cells.action == "suppress" else {"merged_clusters": f.merged_clusters})}
+                                   **({"merged_clusters": f.merged_clusters} if rule.cells.action == "merge" else
+                                      {"cost": rule.cells.cost,
+                                       **({"removed_records": f.removed_records} if rule.cells.action == "remove"
+                                          else {}),
+                                       "primary_cells": f.primary_cells, "secondary_cells": f.secondary_cells,
+                                       "protection_levels": "met"})}
         is_key = source_column is not None and source_column == spec.source.key
         model, words = guarantee(spec, rule, facts, released_as=released_as, is_key=is_key)
         out.append({

@@ -160,6 +160,10 @@ class CellProtection:
     * 'merge': a cluster with a sensitive cell is merged with its nearest cluster until no cell is
       sensitive (`methods.sensitivity.merge_sensitive`); a merged cluster is released as the mean of
       its records' original values (its centroid), the others keep the method's values.
+    * 'remove': the records that make a cell sensitive are removed from their clusters and released
+      without their values; small clusters are merged (`methods.dominance.remove_sensitive`); a
+      changed cluster is released as its centroid, the others keep the method's values; the removed
+      records' cell is protected as 'suppress' protects one (`cost`), or the stratum refused.
     The words the manifest states are duckdb_sdc.guarantees.CELLS."""
     rule: str
     action: str
@@ -750,10 +754,10 @@ def _cells(c: _Checker, where: str, value) -> CellProtection:
     if rule not in CellProtection.PARAMS:
         raise c.error(f"{where}.rule", f"must be \"dominance\", \"p_percent\", \"pq\" or \"threshold\", got {show(rule)}")
     action = value.get("action")
-    if action not in ("suppress", "merge"):
-        raise c.error(f"{where}.action", f"must be \"suppress\" or \"merge\", got {show(action)}")
+    if action not in ("suppress", "merge", "remove"):
+        raise c.error(f"{where}.action", f"must be \"suppress\", \"merge\" or \"remove\", got {show(action)}")
     params = CellProtection.PARAMS[rule]
-    c.keys(where, value, ("rule", "action", *params) + (("cost",) if action == "suppress" else ()))
+    c.keys(where, value, ("rule", "action", *params) + (("cost",) if action != "merge" else ()))
     required = {"pq": ("q",), "threshold": ("n", "safety")}.get(rule, ())
     missing = [k for k in required if k not in value]
     if missing:
@@ -845,8 +849,9 @@ def check_weights(c: _Checker, source: Source, rules: dict[str, Rule]) -> None:
                 raise c.error(f"{rule.where}.{WEIGHTED}", "the source has no sampling weights: set [source] "
                                                            "weight = \"<column>\"")
             continue
-        if rule.weighted is not False and rule.cells is not None and rule.cells.action == "merge":
-            raise c.error(f"{rule.where}.{CELLS}", "action = \"merge\" releases a merged cluster as the unweighted "
+        if rule.weighted is not False and rule.cells is not None and rule.cells.action in ("merge", "remove"):
+            raise c.error(f"{rule.where}.{CELLS}", f"action = \"{rule.cells.action}\" releases a "
+                                                   f"{'merged' if rule.cells.action == 'merge' else 'changed'} cluster as the unweighted "
                                                    "mean of its records; with sampling weights use action = "
                                                    "\"suppress\", or set weighted = false in this rule")
         if rule.weighted is not False and weighted_function(rule) is None:

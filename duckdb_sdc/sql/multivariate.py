@@ -9,8 +9,12 @@ their argument with `__sdc_numeric_rows` instead of the univariate `__sdc_numeri
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
+
 from .. import masking
 from ..methods import multivariate as mv
+from ..methods import dominance
 from ..methods import sensitivity as sv
 from ..methods.protection import COST
 from ..params import (
@@ -30,7 +34,8 @@ from ..params import (
     Param,
 )
 from .registry import SqlFunction, Udf
-from .rows import record_macro, rows_udf
+from .rows import _rows_array as rows_array
+from .rows import record_macro, records_list, rows_udf
 
 
 GROUP = "Multivariate k-anonymity and attribute disclosure"
@@ -121,9 +126,27 @@ _MDAV_WHAT = ("multivariate MDAV (Domingo-Ferrer & Mateo-Sanz 2002) on the stand
 _MONDRIAN_WHAT = ("Mondrian (LeFevre, DeWitt & Ramakrishnan 2006): recursive median cuts on the attribute with the "
                   "widest normalised range")
 
+def _cells_labels(kind: str):
+    def labels(X, k, *params):
+        rule, (standardise,) = _rule(kind, list(params))
+        return dominance.mdav_cells_partition(X, k, rule, standardise=standardise)
+
+    return labels
+
+
+_CELLS_WHAT = ("multivariate MDAV whose every group is formed so that none of its cells is sensitive under {rule}: "
+               "a group starts as MDAV's (a record and its k - 1 nearest, on the standardised attributes) and takes the "
+               "next nearest remaining record while one of its cells (the group's contributions to one attribute) is "
+               "sensitive; a last group that is still sensitive is merged with its nearest group. Contributions are "
+               "the original values; negative ones are an error unless absolute := true")
+
 FUNCTIONS: list[SqlFunction] = [
     *_method_rows("mdav_multi", "MDAV", _MDAV_WHAT, _mdav_labels),
     *_method_rows("mondrian", "Mondrian", _MONDRIAN_WHAT, _mondrian_labels),
+    *_method_rows("mdav_dominance", "MDAV under the (n, r) dominance rule",
+                  _CELLS_WHAT.format(rule="the (n, r) dominance rule"), _cells_labels("dominance")),
+    *_method_rows("mdav_p_percent", "MDAV under the p% rule", _CELLS_WHAT.format(rule="the p% rule"),
+                  _cells_labels("p_percent")),
 ]
 
 
@@ -154,6 +177,46 @@ def _suppress(kind: str):
     return compute
 
 
+def _remove(kind: str):
+    def compute(X, clusters, *params):
+        rule, (min_size, cost) = _rule(kind, list(params))
+        out = dominance.remove_sensitive(X, clusters, rule, min_size=min_size, cost=cost)
+        s = out.suppression
+        counts = (int(out.removed.sum()), int(s.primary.sum()), int(s.secondary.sum()), int(s.unprotected.sum()))
+        return out.release, out.labels, counts
+
+    return compute
+
+
+_REMOVAL_COUNTS = ("removed_records", "primary_cells", "secondary_cells", "unprotected_cells")
+_REMOVAL = ("STRUCT(release DOUBLE[][], clusters BIGINT[], "
+            + ", ".join(f"{c} BIGINT" for c in _REMOVAL_COUNTS) + ")")
+
+
+def _removal_array(chunk, results) -> pa.Array:
+    """STRUCT(release, clusters (NULL for a removed record), counts) per row of the chunk."""
+    release = rows_array(chunk, [None if r is None else (r[0], r[1][0]) for r in results])
+    n = chunk.n_records
+    labels = np.zeros(n, np.int64)
+    valid = np.zeros(n, bool)
+    counts = np.zeros((chunk.n_rows, len(_REMOVAL_COUNTS)), np.int64)
+    null = np.zeros(chunk.n_rows, bool)
+    for r, res in enumerate(results):
+        if res is None:
+            null[r] = chunk.is_null(r)
+            continue
+        complete, (_, lab, c) = res
+        idx = chunk.rec_off[r] + np.flatnonzero(complete)
+        labels[idx] = lab
+        valid[idx] = lab >= 0
+        counts[r] = c
+    clusters = records_list(chunk, pa.array(labels, pa.int64(), mask=~valid))
+    return pa.StructArray.from_arrays([release, clusters, *(pa.array(counts[:, i], pa.int64())
+                                                            for i in range(counts.shape[1]))],
+                                      names=["release", "clusters", *_REMOVAL_COUNTS],
+                                      mask=pa.array(null) if null.any() else None)
+
+
 def _merge(kind: str):
     def compute(X, clusters, *params):
         rule, _ = _rule(kind, list(params))
@@ -168,6 +231,7 @@ _Q = Param("q", sv.PQ_Q, example="0.5")
 _MIN_COUNT = Param("n", INTEGER_1, doc="the least number of contributors a cell must have, >= 1")
 _SAFETY = Param("safety", sv.SAFETY, doc=sv.SAFETY.doc)
 _COST = Param("cost", COST, "'cells'", doc=COST.doc)
+_MIN_SIZE = Param("min_size", dominance.MIN_SIZE, "NULL", doc=dominance.MIN_SIZE.doc)
 _RULE_PARAMS = {"dominance": (_N, _R, _ABSOLUTE), "p_percent": (_P, _ABSOLUTE), "pq": (_PQ_P, _Q, _ABSOLUTE),
                 "threshold": (_MIN_COUNT, _SAFETY, _ABSOLUTE)}
 _RULE_TEXT = {"dominance": "the (n, r) dominance rule", "p_percent": "the p% rule", "pq": "the pq rule",
@@ -182,6 +246,7 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
     text = _RULE_TEXT[kind]
     suppress = (ROWS_PARAM, _CLUSTERS, *rule_params, _SECONDARY, _COST)
     merge = (ROWS_PARAM, _CLUSTERS, *rule_params)
+    remove = (ROWS_PARAM, _CLUSTERS, *rule_params, _MIN_SIZE, _COST)
     return [
         SqlFunction(
             name=f"{kind}_suppress", kind="scalar", params=suppress, returns=_SUPPRESSION, group=GROUP,
@@ -213,6 +278,25 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
             udf=Udf(rows_udf(f"{kind}_merge", _merge(kind), "labels", len(merge) - 2, with_clusters=True),
                     ("DOUBLE[][]", "BIGINT[]") + ("VARCHAR",) * (len(merge) - 2), "BIGINT[]"),
             body=record_macro(f"{kind}_merge", merge),
+        ),
+        SqlFunction(
+            name=f"{kind}_remove", kind="scalar", params=remove, returns=_REMOVAL, group=GROUP,
+            scale={"release": 1, "clusters": 0, **{c: 0 for c in _REMOVAL_COUNTS}},
+            doc=(f"Dynamic k by removing the records that make a cell sensitive, under {text}: while a cluster has "
+                 "a sensitive cell, the record with the largest contribution to it is removed from its cluster "
+                 "(released without its values), or, when the cell is sensitive for having few contributors, the "
+                 "cluster is merged with its nearest one; a cluster left smaller than min_size (NULL: the smallest "
+                 "cluster given) is merged with its nearest. The removed records are one more cell, whose total "
+                 "follows from the published ones: when it is sensitive it is suppressed with further cells that "
+                 "meet its protection levels, as in the _suppress function (cost). release is every kept record's "
+                 "new cluster centroid (NULL for removed records and suppressed cells), clusters the new cluster "
+                 "ids 0..g'-1 (NULL for a removed record); the counts say what each step did (unprotected_cells > "
+                 f"0: the removed records cannot be protected, do not publish). {_NULLS}"),
+            example=(f"SELECT {kind}_remove(r, mdav_multi_labels(r, 5), {_RULE_EXAMPLE[kind]}) "
+                     "FROM (SELECT list([income, expenses]) AS r FROM people)"),
+            udf=Udf(rows_udf(f"{kind}_remove", _remove(kind), _removal_array, len(remove) - 2, with_clusters=True),
+                    ("DOUBLE[][]", "BIGINT[]") + ("VARCHAR",) * (len(remove) - 2), _REMOVAL),
+            body=record_macro(f"{kind}_remove", remove),
         ),
     ]
 
