@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference import _centroid, _d2, _exact, _first_max, _first_min, as_matrix, merge_reference, \
-    nearest_cluster_reference
+from reference import _centroid, _d2, _exact, _first_max, _first_min, as_matrix, merge_reference, standardized
 from reference_protection import sensitive_reference
 
 
@@ -74,9 +73,8 @@ def remove_reference(X, labels, rule: dict, min_size=None):
             removed[labels == a] = True
             labels[labels == a] = -1
             return
-        kept = labels >= 0
         # nearest on the z-scores of every record (removed ones too), as the numpy layer standardises
-        b = others[_nearest_kept(X, labels, a, others, kept)]
+        b = others[_nearest_kept(X, labels, a, others)]
         labels[labels == max(a, b)] = min(a, b)
 
     while True:
@@ -103,13 +101,10 @@ def remove_reference(X, labels, rule: dict, min_size=None):
     return final, removed
 
 
-def _nearest_kept(X, labels, a, others, kept):
-    from reference import standardized
-
+def _nearest_kept(X, labels, a, others):
+    """The index in others of the kept cluster whose centroid is nearest to a's (first minimum)."""
     Z = standardized(X)
     ca = Z[labels == a].mean(axis=0)
     d = [float(((Z[labels == b].mean(axis=0) - ca) ** 2).sum()) for b in others]
     return _first_min(d)
 
-
-__all__ = ["mdav_cells_reference", "remove_reference", "nearest_cluster_reference"]

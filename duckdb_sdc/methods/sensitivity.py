@@ -47,7 +47,7 @@ import numpy as np
 
 from .._validate import fail, finite_values, named
 from ..params import FLAG, FRACTION, INTEGER_1, P_PERCENT, Number
-from .multivariate import as_records, centroids, standardised
+from .multivariate import as_records, standardised
 
 DECIMALS = 1e9
 
