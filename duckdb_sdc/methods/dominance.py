@@ -30,7 +30,8 @@ from .._validate import named
 from ..params import CLUSTER_SIZE, FLAG, Integer
 from .multivariate import as_records, centroids, standardised
 from .protection import COST, Suppression, suppress
-from .sensitivity import Rule, _compact, _contributions, dominance_rule, merge_sensitive, p_percent_rule
+from .sensitivity import (Rule, _compact, _contributions, dominance_rule, merge_sensitive, p_percent_rule,
+                          sensitive_cells)
 
 MIN_SIZE = Integer(1, nullable=True, doc="the least size of a released cluster (NULL: the smallest cluster given)")
 
@@ -115,7 +116,8 @@ def remove_sensitive(X, labels, rule: Rule, *, min_size=None, cost: str = "cells
     removed = np.zeros(n, bool)
     g = int(lab.max()) + 1 if n else 0
     Z = standardised(A) if n else A
-    members = {c: list(np.flatnonzero(lab == c)) for c in range(g)}  # in record order
+    by_cluster = np.argsort(lab, kind="stable")
+    members = dict(enumerate(a.tolist() for a in np.split(by_cluster, np.cumsum(np.bincount(lab, minlength=g))[:-1])))
     zsum = np.zeros((g, A.shape[1]))
     np.add.at(zsum, lab, Z)
     count = np.bincount(lab, minlength=g).astype(np.float64)
@@ -143,7 +145,7 @@ def remove_sensitive(X, labels, rule: Rule, *, min_size=None, cost: str = "cells
         alive[gone] = False
         return keep
 
-    heap = [c for c in range(g) if sensitive(c)]  # ascending: a heap already
+    heap = np.flatnonzero(sensitive_cells(C, lab, rule).any(axis=1)).tolist() if n else []  # ascending: a heap
     while heap:
         a = heapq.heappop(heap)
         if not alive[a] or not sensitive(a):
