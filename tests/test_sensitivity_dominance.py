@@ -121,3 +121,16 @@ def test_removal_parameters_and_a_stratum_removed_whole():
     out = remove_sensitive(X, [0, 0, 0], sv.p_percent_rule(0.2))
     assert out.removed.all() and (out.labels == -1).all()
     assert out.suppression.unprotected.all()
+
+
+def test_extreme_scales_give_the_same_clusters():
+    rng = np.random.default_rng(9)
+    X = np.round(rng.lognormal(4, 1.5, (60, 2)))
+    labels = mv.mdav_multi_partition(X, 3)
+    rule = sv.p_percent_rule(0.2)
+    formed, out = mdav_cells_partition(X, 3, rule), remove_sensitive(X, labels, rule)
+    for scale in (2.0**1000, 2.0**-1040):
+        np.testing.assert_array_equal(mdav_cells_partition(X * scale, 3, rule), formed)
+        scaled = remove_sensitive(X * scale, labels, rule)
+        np.testing.assert_array_equal(scaled.labels, out.labels)
+        np.testing.assert_array_equal(scaled.suppression.suppressed, out.suppression.suppressed)

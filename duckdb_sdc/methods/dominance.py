@@ -71,6 +71,23 @@ class Removal:
         return out
 
 
+@nb.njit(cache=True, nogil=True)
+def _nearest_alive(zsum, count, alive, a):
+    """The live cluster other than a whose centroid (zsum / count) is nearest to a's; first minimum."""
+    g, p = zsum.shape
+    best, arg = np.inf, -1
+    for b in range(g):
+        if b == a or not alive[b]:
+            continue
+        s = 0.0
+        for j in range(p):
+            u = zsum[b, j] / count[b] - zsum[a, j] / count[a]
+            s += u * u
+        if s < best:
+            best, arg = s, b
+    return arg
+
+
 def _count_limit(rule: Rule) -> int:
     """The most contributors a cell can have and still be sensitive for its number alone: removing
     records cannot help it (dominance: t <= n; p% and pq: t <= 2, whose remainder is 0; threshold:
@@ -128,15 +145,12 @@ def remove_sensitive(X, labels, rule: Rule, *, min_size=None, cost: str = "cells
 
     def merge(a: int) -> int | None:
         """Merge a into its nearest live cluster (the lower id survives); None when it was removed."""
-        others = np.flatnonzero(alive)
-        others = others[others != a]
-        if others.size == 0:  # nothing left to merge with: removed whole
+        if alive.sum() == 1:  # nothing left to merge with: removed whole
             removed[members[a]] = True
             new[members[a]] = -1
             alive[a] = False
             return None
-        d = ((zsum[others] / count[others, None] - zsum[a] / count[a]) ** 2).sum(axis=1)
-        b = int(others[np.argmin(d)])  # first minimum: the cluster that comes first
+        b = _nearest_alive(zsum, count, alive, a)  # first minimum: the cluster that comes first
         keep, gone = min(a, b), max(a, b)
         members[keep] = sorted(members[keep] + members[gone])
         new[members[gone]] = keep

@@ -74,6 +74,7 @@ intervals of the sorted values).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -147,50 +148,60 @@ class _Table:
 
     count: np.ndarray
     cls: np.ndarray
-    A: list
-    top: list  # per cell, the list of its largest |c| (as many as the rule looks at)
+    A: list  # exact |total| of every cell, in units of 2^base / D
+    top: dict  # per sensitive cell, the list of its largest |c| (as many as the rule looks at), units 2^base
     base: int
+    D: int
     y: np.ndarray
 
 
-def _table(v: np.ndarray, lab: np.ndarray, g: int, m: int, absolute: bool) -> _Table:
-    """The exact table of attribute values v (signed; the rule sees |v| with absolute, else v >= 0)."""
+def _table(v: np.ndarray, lab: np.ndarray, g: int, m: int, absolute: bool, cells, D: int) -> _Table:
+    """The exact table of attribute values v (signed; the rule sees |v| with absolute, else v >= 0);
+    the largest contributions only of `cells` (the sensitive ones: only their levels are needed)."""
     a = np.abs(v) if absolute else v
     ints, base = _exact_ints(a)
     order = np.lexsort((-a, lab))
     sl = lab[order]
     starts = np.searchsorted(sl, np.arange(g))
     count = np.bincount(lab, minlength=g)
-    sums = np.add.reduceat(ints[order], starts) if v.size else np.zeros(0, np.int64)
-    A = [int(s) for s in sums]
-    top = []
     sorted_ints = ints[order]
-    for c in range(g):
+    sums = np.add.reduceat(sorted_ints, starts) if v.size else np.zeros(0, np.int64)
+    A = [int(x) * D for x in (sums.tolist() if sums.dtype != object else sums)]
+    top = {}
+    for c in cells:
         s = int(starts[c])
-        top.append([int(x) for x in sorted_ints[s:s + min(m, int(count[c]))]] + [0] * max(0, m - int(count[c])))
+        have = min(m, int(count[c]))
+        top[c] = [int(x) for x in sorted_ints[s:s + have]] + [0] * (m - have)
     mn = np.full(g, np.inf)
     mx = np.full(g, -np.inf)
     np.minimum.at(mn, lab, v)
     np.maximum.at(mx, lab, v)
     cls = np.where((mn >= 0) & (mx <= 0), ZERO, np.where(mn >= 0, POS, np.where(mx <= 0, NEG, MIXED)))
     y = np.bincount(lab, weights=v, minlength=g)
-    return _Table(count, cls, A, top, base, y)
+    return _Table(count, cls, A, top, base, D, y)
 
 
-def _level(rule: Rule, table: _Table, c: int) -> Fraction:
-    """The protection level of cell c (in units of 2^base), >= 0: the rule's formula (module docstring)."""
-    A, top = table.A[c], table.top[c]
+def _denominator(rule: Rule) -> int:
+    """D: every protection level is an integer multiple of 2^base / D (r, q and safety are taken to 9
+    decimals), so the tables' totals are kept in units of 2^base / D and all arithmetic is integer."""
+    if rule.kind == "dominance":
+        return round(rule.r * DECIMALS)
     if rule.kind == "threshold":
-        pl = Fraction(round(rule.safety * DECIMALS) * A, _DEC)
+        return _DEC
+    return round(rule.q * DECIMALS)
+
+
+def _level(rule: Rule, table: _Table, c: int) -> int:
+    """The protection level of cell c in units of 2^base / D, >= 0: the rule's formula (module
+    docstring) times D, from the cell's exact |total| and largest contributions (units of 2^base)."""
+    A, top = table.A[c] // table.D, table.top[c]
+    if rule.kind == "threshold":
+        pl = round(rule.safety * DECIMALS) * A
     elif rule.kind == "dominance":
-        ra = round(rule.r * DECIMALS)
-        pl = Fraction(_DEC * sum(top[: rule.n]) - ra * A, ra)
+        pl = _DEC * sum(top[: rule.n]) - round(rule.r * DECIMALS) * A
     else:
-        pa = round(rule.p * DECIMALS)
-        qa = round(rule.q * DECIMALS)
-        rest = A - top[0] - top[1]
-        pl = Fraction(pa * top[0] - qa * rest, qa)
-    return max(pl, Fraction(0))
+        pl = round(rule.p * DECIMALS) * top[0] - round(rule.q * DECIMALS) * (A - top[0] - top[1])
+    return max(pl, 0)
 
 
 # the slack a cell adds to another suppressed cell of its attribute, upwards (y - lb) and downwards
@@ -315,10 +326,21 @@ def _needs(table: _Table, P: list[int], levels: dict) -> tuple:
     return need_up, need_dn
 
 
-def _float(x, base: int) -> float:
+def _float(x, table: _Table) -> float:
+    """An amount in the table's units (2^base / D) as the nearest double (inf beyond)."""
     if x == INF:
         return INF
-    return float(Fraction(x) * Fraction(2) ** base)
+    if abs(x) < 2**53:  # x / D rounds once; scaling by 2^base is exact unless it leaves the normal range
+        try:
+            r = math.ldexp(x / table.D, table.base)
+        except OverflowError:
+            r = INF
+        if x == 0 or 2.0**-1022 <= abs(r) < INF:
+            return r
+    try:
+        return float(Fraction(x, table.D) * Fraction(2) ** table.base)
+    except OverflowError:
+        return INF if x > 0 else -INF
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,13 +376,13 @@ def suppress(X, labels, rule: Rule, *, secondary: bool = True, cost: str = "cell
         P = np.flatnonzero(primary[:, j]).tolist()
         if not P:
             continue
-        table = _table(A[:, j], lab, g, max(rule.top, 2), rule.absolute)
+        table = _table(A[:, j], lab, g, max(rule.top, 2), rule.absolute, P, _denominator(rule))
         levels = {}
         for a in P:
             pl = _level(rule, table, a)
             levels[a] = (min(pl, _slack(_OWN_UP, table, a)), min(pl, _slack(_OWN_DOWN, table, a)))
-            upper[a, j] = _float(pl, table.base)
-            lower[a, j] = _float(levels[a][1], table.base)
+            upper[a, j] = _float(pl, table)
+            lower[a, j] = _float(levels[a][1], table)
         S = list(P)
         if secondary:
             need_up, need_dn = _needs(table, P, levels)
@@ -374,8 +396,8 @@ def suppress(X, labels, rule: Rule, *, secondary: bool = True, cost: str = "cell
         for a in S:
             dn = min(_slack(_OWN_DOWN, table, a), dns.without(a))
             up = min(_slack(_OWN_UP, table, a), ups.without(a))
-            low[a, j] = table.y[a] - _float(dn, table.base)
-            high[a, j] = table.y[a] + _float(up, table.base)
+            low[a, j] = table.y[a] - _float(dn, table)
+            high[a, j] = table.y[a] + _float(up, table)
             if primary[a, j]:
                 unprotected[a, j] = up < levels[a][0] or dn < levels[a][1]
     release = centroids(A, lab)

@@ -301,7 +301,7 @@ def sensitivity_section(ev: Evaluation) -> list[Row]:
             cells, dominant, p_cells = _sensitive_cells(ev, attribute, clusters, strata)
             totals = [totals[0] + cells, totals[1] + dominant, totals[2] + p_cells]
             rows += _sensitivity_rows(attribute, cells, dominant, p_cells)
-            if rule.cells is not None and rule.cells.action == "suppress":
+            if rule.cells is not None and rule.cells.action in ("suppress", "remove"):
                 rows.append(_suppressed_records(ev, rule, attribute))
     if not rows:
         return []
@@ -321,7 +321,8 @@ def _suppressed_records(ev: Evaluation, rule: Rule, attribute: str) -> Row:
              .join(exp.Table(this=ident(MASKED), alias=exp.TableAlias(this=ident("__sdc_m"))), using=[ident(KEY)])
              .where(exp.and_(exp.Not(this=exp.Is(this=column(attribute, "__sdc_o"), expression=exp.Null())),
                              exp.Is(this=column(attribute, "__sdc_m"), expression=exp.Null()))))
-    note = (f"cells of {', '.join(rule.columns)} suppressed under {rule.cells.method_rule().describe()}: protection "
+    what = "suppressed" if rule.cells.action == "suppress" else "removed or suppressed"
+    note = (f"cells of {', '.join(rule.columns)} {what} under {rule.cells.method_rule().describe()}: protection "
             "levels met, audited when the release was written (see its manifest)")
     return Row(SENSITIVE, "suppressed_records", attribute, float(ev.fetch(query)[0][0]), note)
 

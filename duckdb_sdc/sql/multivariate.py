@@ -72,7 +72,7 @@ def _mondrian_labels(X, k, mode):
     return mv.mondrian_partition(X, k, mode)
 
 
-def _method_rows(method: str, title: str, what: str, labels_fn) -> list:
+def _method_rows(method: str, title: str, what: str, labels_fn, rule_args: str = "") -> list:
     round_name, labels_name = f"{method}_round", f"{method}_labels"
     tail = masking.METHODS[round_name].params  # k, options
     n_opts = len(tail)
@@ -83,7 +83,8 @@ def _method_rows(method: str, title: str, what: str, labels_fn) -> list:
             doc=(f"k-anonymous masking by {title}: {what}. Every record is replaced by its cluster's centroid "
                  f"(the mean of every attribute); the result is aligned with rows. {_NULLS} Use it with GROUP BY "
                  "to mask strata separately; a stratum with fewer than k complete records is an error."),
-            example=(f"SELECT region, {round_name}(list([income, expenses, savings]), 5) FROM people GROUP BY region"),
+            example=(f"SELECT region, {round_name}(list([income, expenses, savings]), 5{rule_args}) FROM people "
+                     "GROUP BY region"),
             udf=Udf(rows_udf(round_name, _masked(round_name), "rows", n_opts), ("DOUBLE[][]",) + ("VARCHAR",) * n_opts,
                     "DOUBLE[][]"),
             body=record_macro(round_name, (ROWS_PARAM, *tail)),
@@ -91,7 +92,7 @@ def _method_rows(method: str, title: str, what: str, labels_fn) -> list:
         SqlFunction(
             name=labels_name, kind="scalar", params=(ROWS_PARAM, *tail), returns="BIGINT[]", group=GROUP, scale=0,
             doc=(f"The clusters of {round_name}: cluster ids 0..g-1 aligned with rows ({'in order of formation' if method.startswith('mdav') else 'numbered left to right, the records at or below every cut first'}); NULL for a record with a NULL attribute."),
-            example=f"SELECT {labels_name}([[1, 1], [9, 9], [1, 2], [8, 9]], 2)",
+            example=f"SELECT {labels_name}([[1, 1], [9, 9], [1, 2], [8, 9]], 2{rule_args})",
             udf=Udf(rows_udf(labels_name, labels_fn, "labels", n_opts), ("DOUBLE[][]",) + ("VARCHAR",) * n_opts,
                     "BIGINT[]"),
             body=record_macro(labels_name, (ROWS_PARAM, *tail)),
@@ -104,7 +105,8 @@ def _method_rows(method: str, title: str, what: str, labels_fn) -> list:
                  "of them gets NULL in all), optionally clustering each stratum separately. Each stratum's records "
                  "reach the method in the order of the rows' whole content, so ties are broken alike in every run. "
                  "Rows come back in no particular order."),
-            example=f"SELECT * FROM {round_name}_table('people', ['income', 'expenses', 'savings'], 5, strata := 'region')",
+            example=(f"SELECT * FROM {round_name}_table('people', ['income', 'expenses', 'savings'], 5{rule_args}, "
+                     "strata := 'region')"),
             body=f"FROM query(__sdc_mask_columns_sql('{round_name}', tbl, cols, [{arg_list}], strata, {POOLING_ARGS}))",
         ),
         SqlFunction(
@@ -113,7 +115,7 @@ def _method_rows(method: str, title: str, what: str, labels_fn) -> list:
             doc=(f"The rows of tbl unchanged plus a column label_col with their {labels_name} cluster id (NULL for a "
                  "row with a NULL in cols; ids are numbered within each stratum, so (strata, cluster) identifies a "
                  "cluster). A column of that name is replaced. Input of sensitivity_report."),
-            example=f"SELECT * FROM {labels_name}_table('people', ['income', 'savings'], 5, strata := 'region')",
+            example=f"SELECT * FROM {labels_name}_table('people', ['income', 'savings'], 5{rule_args}, strata := 'region')",
             body=(f"FROM query(__sdc_label_columns_sql('{labels_name}', tbl, cols, [{arg_list}], strata, label_col, "
                   f"{POOLING_ARGS}))"),
         ),
@@ -144,9 +146,9 @@ FUNCTIONS: list[SqlFunction] = [
     *_method_rows("mdav_multi", "MDAV", _MDAV_WHAT, _mdav_labels),
     *_method_rows("mondrian", "Mondrian", _MONDRIAN_WHAT, _mondrian_labels),
     *_method_rows("mdav_dominance", "MDAV under the (n, r) dominance rule",
-                  _CELLS_WHAT.format(rule="the (n, r) dominance rule"), _cells_labels("dominance")),
+                  _CELLS_WHAT.format(rule="the (n, r) dominance rule"), _cells_labels("dominance"), ", 2, 0.9"),
     *_method_rows("mdav_p_percent", "MDAV under the p% rule", _CELLS_WHAT.format(rule="the p% rule"),
-                  _cells_labels("p_percent")),
+                  _cells_labels("p_percent"), ", 0.2"),
 ]
 
 
