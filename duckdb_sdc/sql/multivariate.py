@@ -146,9 +146,10 @@ FUNCTIONS: list[SqlFunction] = [
     *_method_rows("mdav_multi", "MDAV", _MDAV_WHAT, _mdav_labels),
     *_method_rows("mondrian", "Mondrian", _MONDRIAN_WHAT, _mondrian_labels),
     *_method_rows("mdav_dominance", "MDAV under the (n, r) dominance rule",
-                  _CELLS_WHAT.format(rule="the (n, r) dominance rule"), _cells_labels("dominance"), ", 2, 0.9"),
+                  _CELLS_WHAT.format(rule="the (n, r) dominance rule"), _cells_labels("dominance"),
+                  ", 2, 0.9, absolute := true"),
     *_method_rows("mdav_p_percent", "MDAV under the p% rule", _CELLS_WHAT.format(rule="the p% rule"),
-                  _cells_labels("p_percent"), ", 0.2"),
+                  _cells_labels("p_percent"), ", 0.2, absolute := true"),
 ]
 
 
