@@ -327,7 +327,7 @@ def test_a_tarragona_release_meets_the_protection_levels(tmp_path):
     write_db(tmp_path / "src.duckdb", "firms", df)
     doc = {"source": {"database": "src.duckdb", "table": "firms", "key": "id"},
            "output": {"database": "out.duckdb", "table": "firms"}, "masking": {"strata": ["half"]},
-           "columns": {"id": "keep", "half": "keep", "SALES": "drop",
+           "columns": {"id": {"rule": "keep", "identifying": False}, "half": "keep", "SALES": "drop",
                        "DEPRECIATION": {"method": "mdav_round", "k": 3,
                                         "cells": {"rule": "p_percent", "p": 0.2, "action": "suppress"}}}}
     release(load_spec(write_spec(tmp_path, doc)))
