@@ -106,6 +106,16 @@ _MULTIVARIATE = Guarantee(
     "least {k} records",
     "the method's groups have at least k records (Domingo-Ferrer & Mateo-Sanz 2002; LeFevre et al. 2006)")
 
+_MULTIVARIATE_CELLS = Guarantee(
+    "multivariate microaggregation under a sensitivity rule", K_ANONYMITY,
+    "Every released combination of the group's values is shared by at least k records of its stratum "
+    "(k >= 2), and no released cell (the records sharing a combination, one column) is sensitive under the "
+    "method's rule (its parameters in the manifest): k-anonymity over the group's columns together, and no "
+    "cell whose released mean lets a contributor estimate another's value more precisely than the rule allows.",
+    "{k}-anonymity of {columns} together within {strata}: every released combination is shared by at least "
+    "{k} records, and no released cell is sensitive under {method}'s rule",
+    "duckdb_sdc.methods.dominance.mdav_cells_partition (groups grown until no cell is sensitive)")
+
 _BOXES = Guarantee(
     "box_release", K_ANONYMITY,
     "Every released box (the lower and upper bounds of the group's columns) is shared by at least k "
@@ -237,6 +247,7 @@ GUARANTEES: dict[str, Guarantee] = {
     **{m: _UNIVARIATE for m in ("mdav_round", "vmdav_round", "oma_round", "ranking_round")},
     **{m: _DISCRETISATION for m in ("ewd_round", "efd_round", "kmd_round", "rbd_round")},
     **{m: _MULTIVARIATE for m in ("mdav_multi_round", "mondrian_round")},
+    **{m: _MULTIVARIATE_CELLS for m in ("mdav_dominance_round", "mdav_p_percent_round")},
     "base_round": _BASE_ROUNDING,
     **{m: _NOISE for m in ("add_noise", "add_noise_multi")},
     "rank_swap": _RANK_SWAP,
@@ -258,6 +269,88 @@ GUARANTEES: dict[str, Guarantee] = {
     POOLED_STRATA: _POOLED_STRATA,
     UNSTATED: _UNSTATED,
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# cell protection (a rule's `cells` setting): what it adds to the method's guarantee
+
+
+@dataclass(frozen=True)
+class CellGuarantee:
+    action: str  # the `cells` setting's action
+    statement: str  # the general words (docs)
+    sentence: str  # the manifest's words: str.format(rule=..., levels=..., and the release's counts)
+    source: str = ""
+
+
+_LEVELS = {
+    "dominance": "(c(1) + ... + c(n)) / r - T",
+    "p_percent": "p c(1) - (T - c(1) - c(2))",
+    "pq": "(p / q) c(1) - (T - c(1) - c(2))",
+    "threshold": "safety T",
+}  # the protection levels of a cell with contributions c(1) >= c(2) >= ... and total T (tau-ARGUS)
+
+_NOT_COVERED = ("It does not cover an intruder who knows more than the signs of the contributions (bounds on "
+                "individual values), relations between attributes (accounting identities), coalitions of "
+                "contributors from different cells, or the structure of the masking method (univariate clusters "
+                "are intervals of the sorted values).")
+
+CELLS: dict[str, CellGuarantee] = {
+    "suppress": CellGuarantee(
+        "suppress",
+        "No released cell is sensitive under the rule named. A cell is the set of records of a stratum sharing a "
+        "released value (or combination), for one attribute; its contributions are their original values. Every "
+        "sensitive cell is released as NULL, and further cells of its attribute are, so that from the published "
+        "cells and the stratum's total of the attribute, knowing the sign of every contribution, no suppressed "
+        "sensitive cell's total can be estimated more precisely than its protection level, upwards and downwards "
+        "(tau-ARGUS's levels: p% rule p c(1) - (T - c(1) - c(2)), pq rule (p / q) c(1) - (T - c(1) - c(2)), "
+        "(n, r) dominance rule (c(1) + ... + c(n)) / r - T, threshold rule safety T; downwards at most down to "
+        "what the signs already tell). Audited exactly: the minimum and maximum of every suppressed sensitive "
+        "cell over the tables that agree with the release, in rational arithmetic; a stratum where no pattern "
+        "can protect a cell is refused. " + _NOT_COVERED,
+        "no released cell is sensitive under {rule}: {primary} sensitive cells are suppressed with {secondary} "
+        "further cells, and from the published cells and each stratum's total, knowing the signs of the "
+        "contributions, none can be estimated more precisely than its protection level ({levels}, upwards and "
+        "downwards)",
+        "duckdb_sdc.methods.protection (the audit's closed form; audit_suppression solves its linear programmes)"),
+    "merge": CellGuarantee(
+        "merge",
+        "No released cell is sensitive under the rule named: a cluster with a sensitive cell is merged with its "
+        "nearest cluster until none is (dynamic k), and a merged cluster is released as the mean of its original "
+        "values; clusters only grow, so the method's k still holds. The stratum's total of an attribute is the "
+        "sum of published cells, none of them sensitive.",
+        "no released cell is sensitive under {rule}: {merged} clusters were merged with their nearest cluster",
+        "duckdb_sdc.methods.sensitivity.merge_sensitive"),
+    "remove": CellGuarantee(
+        "remove",
+        "No released cell is sensitive under the rule named: the records that make a cell sensitive (the largest "
+        "contributor of a cell sensitive by dominance) are removed from their clusters and released without their "
+        "values of the rule's columns; a cell sensitive for its few contributors, and a cluster left smaller than "
+        "the stratum's smallest one, is merged with its nearest cluster (so the method's k still holds), and a "
+        "changed cluster is released as the mean of its records' original values. The removed records of a "
+        "stratum are a cell whose total follows from the stratum's total: when it is sensitive, it is protected "
+        "as `suppress` protects a cell (its protection levels met, audited exactly); a stratum where that is "
+        "impossible is refused. " + _NOT_COVERED,
+        "no released cell is sensitive under {rule}: {removed} records that made a cell sensitive are released "
+        "without their values, and the removed records of each stratum, whose total follows from the stratum's "
+        "total, cannot be estimated more precisely than their protection level ({levels}; {secondary} further "
+        "cells suppressed)",
+        "duckdb_sdc.methods.dominance.remove_sensitive"),
+}
+
+
+def cells_sentence(action: str, **facts) -> str:
+    """The manifest's words for a rule's cell protection (facts: rule, levels, counts)."""
+    if "levels" not in facts and "kind" in facts:
+        facts["levels"] = _LEVELS[facts["kind"]]
+    return CELLS[action].sentence.format(**facts)
+
+
+def cells_markdown() -> str:
+    """The table of the cells setting on docs/releases/guarantees.md."""
+    lines = ["| cells action | what it adds |", "|---|---|"]
+    lines += [f"| `{g.action}` | {g.statement} |" for g in CELLS.values()]
+    return "\n".join(lines) + "\n"
 
 
 def of(subject: str) -> Guarantee:

@@ -35,7 +35,8 @@ import numpy as np
 
 from . import methods
 from ._validate import fail
-from .methods import base_rounding, boxes, dp, multivariate, noise_addition, rank_swap, weights
+from .methods import base_rounding, boxes, dominance, dp, multivariate, noise_addition, rank_swap, weights
+from .methods import sensitivity
 from .methods import discretisation as disc
 from .params import (
     ATTRIBUTE_NAMES,
@@ -110,6 +111,10 @@ CENTROID_PARAM = Param("centroid", CENTROID, "'mean'")
 CLUSTER_K = Param("k", CLUSTER_SIZE)
 REMAINDER_PARAM = Param("remainder", REMAINDER, "'group'")
 STANDARDISE = Param("standardise", FLAG, "true", doc="MDAV on z-scores (population sd) of every attribute")
+RULE_N = Param("n", sensitivity.INTEGER_1, doc="the dominance rule's number of largest contributions, >= 1")
+RULE_R = Param("r", sensitivity.FRACTION, doc="the dominance threshold, 0 < r <= 1 (taken to 9 decimals)")
+RULE_P = Param("p", sensitivity.P_PERCENT)
+ABSOLUTE = Param("absolute", FLAG, "false", doc="apply the rule to absolute values instead of refusing negatives")
 MODE = Param("mode", MONDRIAN_MODE, "'strict'")
 DP_K = Param("k", DP_CLUSTER_SIZE)
 CBLS_K = Param("k", CBLS_CLUSTER_SIZE)
@@ -176,6 +181,12 @@ METHODS: dict[str, MaskingMethod] = {m.name: m for m in [
                   lambda X, k, remainder, standardise: multivariate.mdav_multi_round(
                       X, k, remainder=remainder, standardise=standardise)),
     MaskingMethod("mondrian_round", RECORDS, (CLUSTER_K, MODE), multivariate.mondrian_round),
+    MaskingMethod("mdav_dominance_round", RECORDS, (CLUSTER_K, RULE_N, RULE_R, ABSOLUTE, STANDARDISE),
+                  lambda X, k, n, r, absolute, standardise: dominance.mdav_dominance_round(
+                      X, k, n, r, absolute=absolute, standardise=standardise)),
+    MaskingMethod("mdav_p_percent_round", RECORDS, (CLUSTER_K, RULE_P, ABSOLUTE, STANDARDISE),
+                  lambda X, k, p, absolute, standardise: dominance.mdav_p_percent_round(
+                      X, k, p, absolute=absolute, standardise=standardise)),
     *(_dp(m) for m in dp.MECHANISMS),
     MaskingMethod("box_release", RECORDS, (BOX_K, CHARACTERISTIC, DIVERSITY, EPS, NAMES),
                   lambda X, k, characteristic, l, eps, names: boxes.box_release(X, characteristic, k, l, eps, names)),

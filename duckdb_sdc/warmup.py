@@ -54,6 +54,9 @@ LARGE_QUERIES = (  # the functions whose kernels take a parallel path on a large
     # cells sensitive under (1, 0.6): secondary suppression and merging run
     "SELECT dominance_suppress(r, mdav_multi_labels(r, 3), 1, 0.6), dominance_merge(r, mdav_multi_labels(r, 3), 1, 0.6) "
     "FROM (SELECT list([income, savings]) AS r FROM people WHERE income IS NOT NULL AND savings IS NOT NULL)",
+    # MDAV whose groups grow until no cell is sensitive
+    "SELECT mdav_p_percent_labels(r, 3, 0.2) "
+    "FROM (SELECT list([income, savings]) AS r FROM people WHERE income IS NOT NULL AND savings IS NOT NULL)",
     # heavy unequal ties: equal-frequency cuts need the exact balanced search, not the nearest gaps
     "SELECT efd_round(list(floor(-ln(((hash(i) % 1000003) + 0.5) / 1000003) * 30)), 50) FROM range(5000) r(i)",
 )

@@ -116,7 +116,8 @@ def mitigation(con, cols) -> None:
         print(f"{label:>14} {s['primary_cells']:>8} {s['secondary_cells']:>9} "
               f"{1 - (s['primary_cells'] + s['secondary_cells']) / (cells * len(cols)):>9.1%} | "
               f"{sizes.size:>8} {f'{sizes.min()}..{sizes.max()}':>9} {il(X, labels):>9.3f} {il(X, merged):>9.3f}")
-    print("(primary: sensitive cells made NULL; secondary: the same attribute of the nearest cluster; released: "
+    print("(primary: sensitive cells made NULL; secondary: further cells made NULL so that every primary one keeps "
+          "its protection level; released: "
           "share of cells still published.\n dynamic k: clusters after merging every cluster with a sensitive cell "
           "into its nearest one, their sizes, and 100 SSE/SST before and after)")
 

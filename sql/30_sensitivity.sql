@@ -164,3 +164,31 @@ CREATE OR REPLACE MACRO __sdc_sensitivity_report_sql(tbl, cols, clusters, n, r, 
 -- Number and share of sensitive cells per attribute and overall ('(all)') of a clustered table.
 CREATE OR REPLACE MACRO sensitivity_report(tbl, cols, clusters, n, r, p, absolute := false) AS TABLE
     FROM query(__sdc_sensitivity_report_sql(tbl, cols, clusters, n, r, p, absolute));
+
+-- pq rule: true when q (T - c(1) - c(2)) < p c(1), c(1) >= c(2) the two largest contributions and T their
+-- total: with every contribution known beforehand to within q, the second largest contributor could
+-- estimate the largest to within p. 0 < p < q <= 1 (q = 1: the p% rule), both taken to 9 decimals.
+CREATE OR REPLACE MACRO __sdc_pq_sensitive(value, p, q, absolute) AS
+    CASE
+        WHEN NOT (round(p::DOUBLE * 1e9) < round(q::DOUBLE * 1e9))
+            THEN error('pq_sensitive: p must be less than q, got p = ' || p || ' and q = ' || q)
+        WHEN NOT __sdc_contributions_ok(value, absolute, 'pq_sensitive') THEN NULL
+        WHEN count(value) = 0 THEN NULL
+        ELSE list_transform([__sdc_cell(__sdc_contribution(value, absolute), 2)], lambda __sdc_cell_of:
+                 list_transform([__sdc_cell_top(__sdc_cell_of) || [0::DOUBLE, __sdc_cell_total(__sdc_cell_of)]],
+                                lambda __sdc_z: __sdc_product_gt(round(p::DOUBLE * 1e9), __sdc_z[1],
+                                                                 __sdc_z[-1] - __sdc_z[1] - __sdc_z[2],
+                                                                 round(q::DOUBLE * 1e9)))[1])[1]
+    END;
+
+CREATE OR REPLACE MACRO pq_sensitive(value, p, q, absolute := false) AS
+    __sdc_pq_sensitive(__sdc_check_value(value, 'pq_sensitive', 'value'),
+                       __sdc_check_number(p, 'pq_sensitive', 'p', 0, 1),
+                       __sdc_check_number(q, 'pq_sensitive', 'q', 0, 1),
+                       __sdc_check_flag(absolute, 'pq_sensitive', 'absolute'));
+
+-- Threshold (minimum frequency) rule: true when the cell has fewer than n contributions; NULL without any.
+CREATE OR REPLACE MACRO threshold_sensitive(value, n) AS
+    CASE WHEN count(__sdc_check_value(value, 'threshold_sensitive', 'value')) = 0 THEN NULL
+         ELSE count(value) < __sdc_check_integer(n, 'threshold_sensitive', 'n', 1)
+    END;

@@ -295,7 +295,7 @@ def _cell_sources(tmp_path):
 
 
 def test_11_cells_are_suppressed_from_the_spec_with_secondary_cells_as_seed_002_states(tmp_path):
-    from test_sensitivity import secondary_reference
+    from test_sensitivity_protection import audited
 
     from duckdb_sdc.methods import sensitivity as sv
 
@@ -310,20 +310,21 @@ def test_11_cells_are_suppressed_from_the_spec_with_secondary_cells_as_seed_002_
     plain.close()
     released, parts = _clusters_by_region(df, "income", 3)
     expected, primary_total, secondary_total = dict(released), 0, 0
+    rule = sv.dominance_rule(1, 0.45, absolute=True)
     for ids, x, labels, _ in parts.values():
-        X = x.reshape(-1, 1)
-        primary = np.array([[sv.cell_sensitive(np.abs(x[labels == c]), sv.dominance_rule(1, 0.45))]
-                            for c in range(labels.max() + 1)])
-        secondary = secondary_reference(X, labels, primary)
-        primary_total, secondary_total = primary_total + primary.sum(), secondary_total + secondary.sum()
-        for c in np.flatnonzero(primary[:, 0] | secondary[:, 0]):
+        out = sv.suppress(x.reshape(-1, 1), labels, rule)  # protection levels met, as the LP audit confirms
+        audited(x.reshape(-1, 1), labels, out, True)
+        assert not out.unprotected.any()
+        primary_total, secondary_total = primary_total + out.primary.sum(), secondary_total + out.secondary.sum()
+        for c in np.flatnonzero(out.suppressed[:, 0]):
             expected.update({int(i): None for i in ids[labels == c]})
     assert primary_total > 3 and secondary_total > 0  # the data have sensitive cells
     for i, v in got.items():
         if i in expected:
             assert (v is None) == (expected[i] is None) and (v is None or v == pytest.approx(expected[i], rel=1e-12)), i
-    assert params["cells"] == {"rule": "dominance", "action": "suppress", "n": 1, "r": 0.45,
-                               "primary_cells": primary_total, "secondary_cells": secondary_total}
+    assert params["cells"] == {"rule": "dominance", "action": "suppress", "n": 1, "r": 0.45, "cost": "cells",
+                               "primary_cells": primary_total, "secondary_cells": secondary_total,
+                               "protection_levels": "met"}
 
 
 def test_11_cells_are_merged_from_the_spec_until_none_is_sensitive(tmp_path):

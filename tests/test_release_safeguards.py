@@ -136,10 +136,28 @@ def test_decimals_round_released_values_after_masking(source):
                                            {"rule": "dominance", "action": "suppress"}}),
      r"columns\.income\.cells: dp_laplace adds noise"),
     (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "cells": {"rule": "p%"}}),
-     r"columns\.income\.cells\.rule: must be \"dominance\" or \"p_percent\""),
+     r"columns\.income\.cells\.rule: must be \"dominance\", \"p_percent\", \"pq\" or \"threshold\""),
     (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "cells": {"rule": "dominance",
                                                                                   "action": "hide"}}),
-     r"columns\.income\.cells\.action: must be \"suppress\" or \"merge\""),
+     r"columns\.income\.cells\.action: must be \"suppress\", \"merge\" or \"remove\""),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "cells": {"rule": "pq", "p": 0.2,
+                                                                                  "action": "suppress"}}),
+     r"columns\.income\.cells: rule = \"pq\" needs q"),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "cells": {"rule": "pq", "p": 0.5, "q": 0.4,
+                                                                                  "action": "suppress"}}),
+     r"columns\.income\.cells\.p: p must be less than q, got p = 0.5 and q = 0.4"),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "cells": {"rule": "threshold", "n": 3,
+                                                                                  "action": "suppress"}}),
+     r"columns\.income\.cells: rule = \"threshold\" needs safety"),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "cells": {"rule": "dominance", "r": 1.5,
+                                                                                  "action": "suppress"}}),
+     r"columns\.income\.cells\.r: r must be in \(0, 1\], got 1.5"),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "cells": {"rule": "p_percent",
+                                                                                  "action": "suppress", "cost": "few"}}),
+     r"columns\.income\.cells\.cost: must be \"cells\" or \"value\", got 'few'"),
+    (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "cells": {"rule": "p_percent",
+                                                                                  "action": "merge", "cost": "cells"}}),
+     r"columns\.income\.cells: unknown key 'cost'"),
     (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "centroids_table": "x"}),
      r"columns\.income\.centroids_table: only dp_um releases its cluster means unlinked"),
     (lambda d: d["columns"].update(income={"method": "mdav_round", "k": 5, "reproducible_noise": "yes"}),
@@ -269,3 +287,198 @@ def test_every_released_column_states_its_guarantee_in_the_words_of_the_module(s
 def test_docs_state_the_guarantees_of_the_module():
     page = (Path(__file__).resolve().parents[1] / "docs" / "releases" / "guarantees.md").read_text(encoding="utf-8")
     assert guarantees.markdown() in page, "docs/releases/guarantees.md: paste guarantees.markdown() again"
+
+
+# ---------------------------------------------------------------------------------------------
+# cells: suppression with protection levels (issue 33)
+
+DATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "data"
+if not DATA.exists():
+    DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def _stratum_patterns(df, strata_col, column, k, rule):
+    """Per stratum: (ids, originals, labels by released mdav_round value, numpy suppression)."""
+    from duckdb_sdc import methods
+    from duckdb_sdc.methods import sensitivity as sv
+
+    out = {}
+    for s, part in df.sort_values("id").groupby(strata_col):
+        part = part[part[column].notna()]
+        x = part[column].to_numpy(float)
+        labels = np.unique(methods.mdav_round(x, k), return_inverse=True)[1]
+        out[s] = (part["id"].to_numpy(), x, labels, sv.suppress(x[:, None], labels, rule))
+    return out
+
+
+@pytest.mark.skipif(not (DATA / "Tarragona.csv").exists(), reason="needs ../shared/data")
+def test_a_tarragona_release_meets_the_protection_levels(tmp_path):
+    # the release of the issue: DEPRECIATION by mdav_round (k = 3) in two strata (the first and the
+    # second half of the firms), p% rule at 0.2; stratum b's cell [120, 0, 0] had a cell of zeros as
+    # its secondary and so no protection at all; now every sensitive cell's feasible total, audited by
+    # linear programming on the written release's pattern, covers its protection levels
+    from test_sensitivity_protection import audited
+
+    from duckdb_sdc.methods import sensitivity as sv
+
+    df = pd.read_csv(DATA / "Tarragona.csv")[["DEPRECIATION", "SALES"]]
+    df.insert(0, "id", np.arange(1, len(df) + 1))
+    df.insert(1, "half", np.where(np.arange(len(df)) < len(df) // 2, "a", "b"))
+    write_db(tmp_path / "src.duckdb", "firms", df)
+    doc = {"source": {"database": "src.duckdb", "table": "firms", "key": "id"},
+           "output": {"database": "out.duckdb", "table": "firms"}, "masking": {"strata": ["half"]},
+           "columns": {"id": {"rule": "keep", "identifying": False}, "half": "keep", "SALES": "drop",
+                       "DEPRECIATION": {"method": "mdav_round", "k": 3,
+                                        "cells": {"rule": "p_percent", "p": 0.2, "action": "suppress"}}}}
+    release(load_spec(write_spec(tmp_path, doc)))
+    got = _table(tmp_path / "out.duckdb", "SELECT id, DEPRECIATION FROM firms").set_index("id")["DEPRECIATION"]
+    manifest = _manifest(tmp_path / "out.duckdb", "parameters", "guarantee")["DEPRECIATION"]
+    rule = sv.p_percent_rule(0.2, absolute=True)
+    primary = secondary = 0
+    for s, (ids, x, labels, out) in _stratum_patterns(df, "half", "DEPRECIATION", 3, rule).items():
+        released = got.loc[ids].to_numpy()
+        np.testing.assert_array_equal(np.isnan(released), np.isnan(out.release[:, 0]))  # the same pattern
+        pattern = np.array([[np.isnan(released[labels == c]).all()] for c in range(labels.max() + 1)])
+        assert (pattern == out.suppressed).all()
+        low, high = audited(x[:, None], labels, out, True)
+        for a in np.flatnonzero(out.primary[:, 0]):
+            y = x[labels == a].sum()
+            assert high[a, 0] >= min(y + out.upper[a, 0], 0 if y < 0 else np.inf) and low[a, 0] <= y - out.lower[a, 0]
+        primary, secondary = primary + out.primary.sum(), secondary + out.secondary.sum()
+        if s == "b":
+            (a,) = np.flatnonzero(out.primary[:, 0])
+            assert sorted(x[labels == a]) == [0.0, 0.0, 120.0] and high[a, 0] - 120 >= 24
+    params = json.loads(manifest[0])["cells"]
+    assert params == {"rule": "p_percent", "action": "suppress", "p": 0.2, "cost": "cells",
+                      "primary_cells": primary, "secondary_cells": secondary, "protection_levels": "met"}
+    assert manifest[1].endswith(guarantees.cells_sentence("suppress", rule="the p% rule with p = 0.2",
+                                                          kind="p_percent", primary=2, secondary=2))
+    assert "none can be estimated more precisely than its protection level (p c(1) - (T - c(1) - c(2))" in manifest[1]
+
+
+def _heavy(tmp_path):
+    df = people(240, seed=11)
+    rng = np.random.default_rng(11)
+    present = df["income"].notna()
+    df.loc[present, "income"] = np.round(np.exp(rng.normal(8, 2.5, int(present.sum()))), 4)
+    write_db(tmp_path / "src.duckdb", "people", df)
+    return df
+
+
+@pytest.mark.parametrize("cells, rule", [
+    ({"rule": "pq", "p": 0.2, "q": 0.5, "action": "suppress", "cost": "value"}, ("pq", 0.2, 0.5)),
+    ({"rule": "threshold", "n": 4, "safety": 0.3, "action": "suppress"}, ("threshold", 4, 0.3)),
+])
+def test_the_pq_and_threshold_rules_protect_a_release(tmp_path, cells, rule):
+    from test_sensitivity_protection import audited
+
+    from duckdb_sdc.methods import sensitivity as sv
+
+    df = _heavy(tmp_path)
+    doc = base_doc()
+    doc["columns"]["income"] = {"method": "mdav_round", "k": 3, "cells": cells}
+    release(load_spec(write_spec(tmp_path, doc)))
+    got = _table(tmp_path / "out" / "release.duckdb", "SELECT id, income FROM people").set_index("id")["income"]
+    method_rule = (sv.pq_rule(rule[1], rule[2], absolute=True) if rule[0] == "pq"
+                   else sv.threshold_rule(rule[1], rule[2], absolute=True))
+    primary = 0
+    for _, (ids, x, labels, _) in _stratum_patterns(df, "region", "income", 3, method_rule).items():
+        out = sv.suppress(x[:, None], labels, method_rule, cost=cells.get("cost", "cells"))
+        np.testing.assert_array_equal(np.isnan(got.loc[ids].to_numpy()), np.isnan(out.release[:, 0]))
+        audited(x[:, None], labels, out, True)
+        primary += out.primary.sum()
+    assert primary > 0
+    params = json.loads(_manifest(tmp_path / "out" / "release.duckdb", "parameters")["income"][0])["cells"]
+    assert params["primary_cells"] == primary and params["protection_levels"] == "met"
+    rep = report(load_spec(tmp_path / "spec.toml"))
+    row = rep[(rep["measure"] == "suppressed_records") & (rep["column"] == "income")].iloc[0]
+    assert row["value"] == (got.isna() & df.set_index("id")["income"].notna()).sum() > 0
+    assert row["note"].endswith("protection levels met, audited when the release was written (see its manifest)")
+    assert {k: params[k] for k in ("rule", "action", "cost")} == {"rule": rule[0], "action": "suppress",
+                                                                  "cost": cells.get("cost", "cells")}
+
+
+def test_a_stratum_that_no_suppression_can_protect_is_refused(tmp_path):
+    # stratum a: one firm holds nearly all of the stratum's total, so even with every cell suppressed
+    # the total gives its cell away to within 20%
+    df = pd.DataFrame({"id": np.arange(1, 10), "region": ["a"] * 6 + ["b"] * 3,
+                       "income": [9000.5, 1.5, 2.5, 3.5, 4.5, 5.5, 10.5, 11.5, 12.25]})
+    write_db(tmp_path / "src.duckdb", "people", df)
+    doc = {"source": {"database": "src.duckdb", "table": "people", "key": "id"},
+           "output": {"database": "out.duckdb", "table": "people"}, "masking": {"strata": ["region"]},
+           "columns": {"id": "drop", "region": "keep",
+                       "income": {"method": "mdav_round", "k": 3,
+                                  "cells": {"rule": "p_percent", "p": 0.2, "action": "suppress"}}}}
+    with pytest.raises(SpecError, match=r"columns\.income: cells: stratum region = 'a' has 1 sensitive cell\(s\) of "
+                                        r"income that no suppression can protect"):
+        release(load_spec(write_spec(tmp_path, doc)))
+    assert not (tmp_path / "out.duckdb").exists()
+
+
+def test_docs_state_the_cell_guarantees_of_the_module():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "releases" / "guarantees.md").read_text(encoding="utf-8")
+    assert guarantees.cells_markdown() in page, "docs/releases/guarantees.md: paste guarantees.cells_markdown() again"
+
+
+def test_cells_removed_from_the_spec_equal_the_numpy_layer(tmp_path):
+    from test_sensitivity_protection import audited
+
+    from duckdb_sdc import methods
+    from duckdb_sdc.methods import sensitivity as sv
+    from duckdb_sdc.methods.dominance import remove_sensitive
+
+    df = _heavy(tmp_path)
+    doc = base_doc()
+    doc["columns"]["income"] = {"method": "mdav_round", "k": 3,
+                                "cells": {"rule": "dominance", "n": 1, "r": 0.45, "action": "remove"}}
+    release(load_spec(write_spec(tmp_path, doc)))
+    got = _table(tmp_path / "out" / "release.duckdb", "SELECT id, income FROM people").set_index("id")["income"]
+    rule = sv.dominance_rule(1, 0.45, absolute=True)
+    removed = primary = secondary = 0
+    for _, part in df.sort_values("id").groupby("region"):
+        part = part[part["income"].notna()]
+        x = part["income"].to_numpy(float)
+        masked = methods.mdav_round(x, 3)
+        labels = np.unique(masked, return_inverse=True)[1]
+        out = remove_sensitive(x[:, None], labels, rule)
+        audited(x[:, None], np.where(out.removed, out.labels.max() + 1, out.labels), out.suppression, True)
+        expected = np.where(np.isnan(out.release[:, 0]), np.nan, masked)
+        for c in np.unique(out.labels[~out.removed]):  # a changed cluster: its centroid
+            members = out.labels == c
+            if len(np.unique(labels[members])) > 1 or members.sum() != (labels == labels[members][0]).sum():
+                expected[members] = out.release[members, 0]
+        np.testing.assert_allclose(got.loc[part["id"]].to_numpy(), expected, rtol=1e-12)
+        removed, primary = removed + out.removed.sum(), primary + out.suppression.primary.sum()
+        secondary += out.suppression.secondary.sum()
+    assert removed > 3
+    params = json.loads(_manifest(tmp_path / "out" / "release.duckdb", "parameters")["income"][0])["cells"]
+    assert params == {"rule": "dominance", "action": "remove", "n": 1, "r": 0.45, "cost": "cells",
+                      "removed_records": removed, "primary_cells": primary, "secondary_cells": secondary,
+                      "protection_levels": "met"}
+
+
+def test_mdav_under_a_rule_releases_groups_without_sensitive_cells(tmp_path):
+    from duckdb_sdc.methods import sensitivity as sv
+    from duckdb_sdc.methods.dominance import mdav_cells_partition
+
+    df = _heavy(tmp_path)
+    doc = base_doc()
+    del doc["columns"]["income"], doc["columns"]["expenses"]
+    spec = write_spec(tmp_path, doc)  # [[groups]] by hand: the helpers write no arrays of tables
+    spec.write_text(spec.read_text() + '\n[[groups]]\ncolumns = ["income", "expenses"]\n'
+                    'method = "mdav_p_percent_round"\nk = 3\np = 0.2\nabsolute = true\n')
+    release(load_spec(spec))
+    got = _table(tmp_path / "out" / "release.duckdb", "SELECT id, income, expenses FROM people").set_index("id")
+    rule = sv.p_percent_rule(0.2, absolute=True)
+    for _, part in df.sort_values("id").groupby("region"):
+        part = part[part["income"].notna() & part["expenses"].notna()]
+        X = part[["income", "expenses"]].to_numpy(float)
+        labels = mdav_cells_partition(X, 3, rule)
+        assert not sv.sensitive_cells(X, labels, rule).any() and np.bincount(labels).min() >= 3
+        released = got.loc[part["id"], ["income", "expenses"]].to_numpy()
+        cells = np.unique(released, axis=0, return_inverse=True)[1].ravel()
+        assert not sv.sensitive_cells(X, cells, rule).any()  # the released cells themselves
+        np.testing.assert_allclose(released, np.array([X[labels == c].mean(axis=0) for c in labels]), rtol=1e-12)
+    manifest = _manifest(tmp_path / "out" / "release.duckdb", "guarantee")["income"][0]
+    assert manifest == guarantees.sentence("mdav_p_percent_round", k=3, columns=["income", "expenses"],
+                                           strata=["region"], method="mdav_p_percent_round")

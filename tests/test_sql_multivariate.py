@@ -10,6 +10,7 @@ import pytest
 
 from duckdb_sdc.methods import multivariate as mv
 from duckdb_sdc.methods import sensitivity as sv
+from test_sensitivity_protection import audited
 
 COLS = ["income", "expenses", "savings"]
 
@@ -216,7 +217,9 @@ def test_suppression_and_dynamic_k_equal_the_numpy_layer(con, people, kind, args
     base = "FROM (SELECT list([income, expenses, savings] ORDER BY id) AS r FROM people)"
     s = con.execute(f"SELECT {kind}_suppress(r, mdav_multi_labels(r, 3), {args}) {base}").fetchone()[0]
     out = sv.suppress(X, labels, rule)
-    assert (s["primary_cells"], s["secondary_cells"]) == (out.primary.sum(), out.secondary.sum())
+    audited(X, labels, out, rule.absolute)  # the LP audit of the pattern (issue 33)
+    assert (s["primary_cells"], s["secondary_cells"], s["unprotected_cells"]) \
+        == (out.primary.sum(), out.secondary.sum(), out.unprotected.sum())
     released = [v for v, good in zip(s["release"], ok) if good]
     assert all(v is None for v, good in zip(s["release"], ok) if not good)
     got = np.array([[np.nan if x is None else x for x in v] for v in released])
@@ -229,7 +232,8 @@ def test_suppression_and_dynamic_k_equal_the_numpy_layer(con, people, kind, args
 def test_records_with_a_null_cluster_take_no_part(con):
     got = con.execute("SELECT dominance_suppress([[1], [2], [100], [4], [5]], [0, 0, NULL, 1, 1], 1, 0.9, "
                       "secondary := false)").fetchone()[0]
-    assert got == {"release": [[1.5], [1.5], None, [4.5], [4.5]], "primary_cells": 0, "secondary_cells": 0}
+    assert got == {"release": [[1.5], [1.5], None, [4.5], [4.5]], "primary_cells": 0, "secondary_cells": 0,
+                   "unprotected_cells": 0}
     # 50 > 0.9 (4 + 50): the second cluster merges into the first; 100 has no cluster and is ignored
     assert con.execute("SELECT dominance_merge([[1], [2], [100], [4], [50]], [0, 0, NULL, 1, 1], 1, 0.9)").fetchone()[0] \
         == [0, 0, None, 0, 0]
@@ -248,4 +252,6 @@ def test_suppression_and_dynamic_k_per_stratum(con, people):
         X = sub[COLS].to_numpy(float)[ok]
         labels = mv.mdav_multi_partition(X, 3)
         assert [m for m, good in zip(merged, ok) if good] == sv.merge_sensitive(X, labels, sv.p_percent_rule(0.5)).tolist()
-        assert primary == sv.suppress(X, labels, sv.dominance_rule(1, 0.6)).primary.sum()
+        out = sv.suppress(X, labels, sv.dominance_rule(1, 0.6))
+        audited(X, labels, out, False)
+        assert primary == out.primary.sum()

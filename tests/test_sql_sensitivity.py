@@ -182,3 +182,132 @@ def test_macros_answer_at_extreme_scales_as_the_numpy_layer(con, scale):
                     sv.p_percent_sensitive(c, 0.25)) for i, c in enumerate(cells)]
     # the total of two contributions of 1e308 overflows; the cell is dominated by its two largest
     assert got[-1][1:] == (False, True, True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the pq and threshold rules, suppression with protection levels
+
+
+def _pq_boundary_cells(p, q):
+    """Integer cells with q (T - c1 - c2) exactly p c1, and one unit either side."""
+    from fractions import Fraction
+
+    ratio = Fraction(repr(p)) / Fraction(repr(q))
+    for m in range(1, 60):
+        c1 = ratio.denominator * m
+        rest = int(ratio * c1)
+        for shift in (-1, 0, 1):
+            if rest + shift >= 0:
+                yield [c1, c1, rest + shift]
+
+
+@pytest.mark.parametrize("p, q", [(0.1, 0.5), (0.25, 0.5), (0.3, 0.7), (0.2, 1.0)])
+def test_pq_macro_equals_the_numpy_layer_and_the_reference(con, p, q):
+    from reference_protection import sensitive_reference
+
+    cells = list(_random_cells(9, 150)) + list(_pq_boundary_cells(p, q))
+    _cells_table(con, cells)
+    got = dict(con.execute(f"SELECT cell, pq_sensitive(value, {p}, {q}) FROM cells GROUP BY cell").fetchall())
+    assert got == {i: sv.pq_sensitive(c, p, q) for i, c in enumerate(cells)}
+    assert got == {i: sensitive_reference(c, {"kind": "pq", "p": p, "q": q}) for i, c in enumerate(cells)}
+    if q == 1.0:  # the p% rule
+        assert got == {i: sv.p_percent_sensitive(c, p) for i, c in enumerate(cells)}
+
+
+def test_threshold_macro(con):
+    got = con.execute("""
+        SELECT cell, threshold_sensitive(v, 3), threshold_sensitive(v, 1)
+        FROM (VALUES (1, 5), (1, NULL), (1, 5), (2, 0), (2, 0), (2, 0), (3, NULL), (4, 9))
+             t(cell, v) GROUP BY cell ORDER BY cell""").fetchall()
+    assert got == [(1, True, False), (2, False, False), (3, None, None), (4, True, False)]
+    assert [sv.threshold_sensitive(c, 3) for c in ([5, 5], [0, 0, 0], [9])] == [True, False, True]
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("SELECT pq_sensitive(x, 0.5, 0.5) FROM t", "pq_sensitive: p must be less than q, got p = 0.5 and q = 0.5"),
+    ("SELECT pq_sensitive(x, 0.1, 2) FROM t", "pq_sensitive: q must be in (0, 1], got 2"),
+    ("SELECT pq_sensitive(x, 0, 0.5) FROM t", "pq_sensitive: p must be in (0, 1], got 0"),
+    ("SELECT threshold_sensitive(x, 0) FROM t", "threshold_sensitive: n must be an integer >= 1, got 0"),
+    ("SELECT p_percent_suppress([[1], [2]], [0, 0], 0.1, cost := 'cheap')",
+     "p_percent_suppress: cost must be one of 'cells', 'value', got 'cheap'"),
+    ("SELECT pq_suppress([[1], [2]], [0, 0], 0.6, 0.5)", "pq_suppress: p must be less than q, got p = 0.6 and q = 0.5"),
+    ("SELECT threshold_suppress([[1], [2]], [0, 0], 3, 0)", "threshold_suppress: safety must be in (0, 1000000], got 0"),
+])
+def test_bad_parameters_of_the_new_rules(con, sql, message):
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES (1), (2)) v(x)")
+    with pytest.raises(duckdb.Error) as info:
+        con.execute(sql).fetchall()
+    assert message in str(info.value)
+
+
+def test_suppression_meets_the_protection_levels_in_sql(con):
+    from test_sensitivity_protection import audited
+
+    # the issue's clusters: five zeros, [119, 0, 0, 0, 0] and [50 .. 90]; p% rule at 0.2
+    rows = [[v] for v in [0, 0, 0, 0, 0, 119, 0, 0, 0, 0, 50, 60, 70, 80, 90]]
+    labels = [0] * 5 + [1] * 5 + [2] * 5
+    got = con.execute("SELECT p_percent_suppress(?, ?, 0.2)", [rows, labels]).fetchone()[0]
+    assert got["release"] == [[0.0]] * 5 + [[None]] * 10
+    assert (got["primary_cells"], got["secondary_cells"], got["unprotected_cells"]) == (1, 1, 0)
+    got = con.execute("SELECT p_percent_suppress(?, ?, 0.2, secondary := false)", [rows, labels]).fetchone()[0]
+    assert (got["primary_cells"], got["secondary_cells"], got["unprotected_cells"]) == (1, 0, 1)
+    # every rule and cost equals the numpy layer, and its pattern passes the LP audit
+    rng = np.random.default_rng(4)
+    X = np.round(rng.lognormal(4, 1.5, size=(120, 2)))
+    X[rng.random(X.shape) < 0.15] *= 25
+    lab = mv.mdav_multi_partition(X, 3)
+    for sql_rule, rule in (("pq_suppress(r, c, 0.2, 0.6", sv.pq_rule(0.2, 0.6)),
+                           ("threshold_suppress(r, c, 4, 0.25", sv.threshold_rule(4, 0.25)),
+                           ("dominance_suppress(r, c, 1, 0.5", sv.dominance_rule(1, 0.5)),
+                           ("p_percent_suppress(r, c, 0.3", sv.p_percent_rule(0.3))):
+        for cost in ("cells", "value"):
+            got = con.execute(f"SELECT {sql_rule}, cost := '{cost}') FROM (SELECT ?::DOUBLE[][] AS r, ?::BIGINT[] AS c)",
+                              [X.tolist(), lab.tolist()]).fetchone()[0]
+            out = sv.suppress(X, lab, rule, cost=cost)
+            assert (got["primary_cells"], got["secondary_cells"], got["unprotected_cells"]) == \
+                (out.primary.sum(), out.secondary.sum(), 0)
+            released = np.array([[np.nan if v is None else v for v in r] for r in got["release"]])
+            np.testing.assert_array_equal(np.isnan(released), np.isnan(out.release))
+            audited(X, lab, out, False)
+
+
+def test_new_rules_work_in_a_plain_duckdb_connection():
+    from duckdb_sdc.sql import sql_files
+
+    plain = duckdb.connect()
+    for _, text in sql_files():
+        plain.execute(text)
+    got = plain.execute("SELECT pq_sensitive(x, 0.25, 0.5), threshold_sensitive(x, 4) "
+                        "FROM (VALUES (100), (20), (30)) t(x)").fetchone()
+    assert got == (True, True)
+    plain.close()
+
+
+def test_removal_and_mdav_under_a_rule_equal_the_numpy_layer(con):
+    from duckdb_sdc.methods.dominance import mdav_cells_partition, remove_sensitive
+
+    rng = np.random.default_rng(8)
+    X = np.round(rng.lognormal(4, 1.5, size=(90, 2)))
+    lab = mv.mdav_multi_partition(X, 3)
+    args = [X.tolist(), lab.tolist()]
+    got = con.execute("SELECT p_percent_remove(?::DOUBLE[][], ?::BIGINT[], 0.2)", args).fetchone()[0]
+    out = remove_sensitive(X, lab, sv.p_percent_rule(0.2))
+    assert got["clusters"] == [None if c < 0 else c for c in out.labels.tolist()]
+    assert (got["removed_records"], got["primary_cells"], got["secondary_cells"], got["unprotected_cells"]) == \
+        (out.removed.sum(), out.suppression.primary.sum(), out.suppression.secondary.sum(), 0)
+    released = np.array([[np.nan if v is None else v for v in r] for r in got["release"]])
+    np.testing.assert_allclose(released, out.release, rtol=1e-12)
+    assert out.removed.sum() > 0
+    got = con.execute("SELECT dominance_remove(?::DOUBLE[][], ?::BIGINT[], 1, 0.5, min_size := 4)", args).fetchone()[0]
+    out = remove_sensitive(X, lab, sv.dominance_rule(1, 0.5), min_size=4)
+    assert got["clusters"] == [None if c < 0 else c for c in out.labels.tolist()]
+    for sql, rule in (("mdav_p_percent_labels(?::DOUBLE[][], 3, 0.2)", sv.p_percent_rule(0.2)),
+                      ("mdav_dominance_labels(?::DOUBLE[][], 3, 2, 0.7)", sv.dominance_rule(2, 0.7))):
+        labels = con.execute(f"SELECT {sql}", [X.tolist()]).fetchone()[0]
+        assert labels == mdav_cells_partition(X, 3, rule).tolist()
+    rounded = con.execute("SELECT mdav_p_percent_round(?::DOUBLE[][], 3, 0.2)", [X.tolist()]).fetchone()[0]
+    from duckdb_sdc.methods.dominance import mdav_p_percent_round
+
+    np.testing.assert_allclose(np.array(rounded), mdav_p_percent_round(X, 3, 0.2), rtol=1e-12)
+    with pytest.raises(duckdb.Error, match="mdav_p_percent_round: rows contains -1"):
+        con.execute("SELECT mdav_p_percent_round([[1], [-1], [3]], 2, 0.2)").fetchall()

@@ -12,6 +12,13 @@ the rules of tau-ARGUS):
   second largest contributor could estimate the largest to within p of its value. With
   p = (1 - r) / r every p%-sensitive cell is (2, r)-sensitive, and the two rules agree on every cell
   with c_(1) >= r T.
+* pq rule (prior-posterior): every contribution is known beforehand to within q of its value;
+  sensitive when q (T - c_(1) - c_(2)) < p c_(1), 0 < p < q <= 1 (q = 1 is the p% rule).
+* threshold (minimum frequency) rule: sensitive when the cell has fewer than n contributions
+  (t >= 1).
+
+Protection levels, secondary suppression and the audit of a suppression pattern are in
+`duckdb_sdc.methods.protection`.
 
 Choices where the rules are silent (the same in the SQL macros):
 
@@ -19,7 +26,7 @@ Choices where the rules are silent (the same in the SQL macros):
   an error unless absolute=True, which applies the rule to |c_i|.
 * A cell whose total is 0 is not sensitive (unless t <= n for the dominance rule): nothing exceeds a
   zero share. A cell without contributions has no value (None / NULL).
-* r and p are taken to 9 decimal places (r = 0.7 means exactly 7/10), and the comparisons are exact
+* r, p and q are taken to 9 decimal places (r = 0.7 means exactly 7/10), and the comparisons are exact
   for the given totals: the products are compared as error-free double-double products, so a cell
   exactly at the boundary (c_(1) + c_(2) = 0.7 T) is never flagged by rounding. Totals are exact for
   integer contributions below 2^53. p is at most 1e6 (it is a fraction: 0.1 is the 10% rule).
@@ -39,8 +46,8 @@ import numba as nb
 import numpy as np
 
 from .._validate import fail, finite_values, named
-from ..params import FLAG, FRACTION, INTEGER_1, P_PERCENT
-from .multivariate import as_records, centroids, standardised
+from ..params import FLAG, FRACTION, INTEGER_1, P_PERCENT, Number
+from .multivariate import as_records, standardised
 
 DECIMALS = 1e9
 
@@ -78,18 +85,22 @@ def product_gt(x, y, u, v):
 
 @dataclass(frozen=True)
 class Rule:
-    """A sensitivity rule: kind 'dominance' with (n, r), or 'p%' with p; absolute applies it to |c|."""
+    """A sensitivity rule: kind 'dominance' with (n, r), 'p%' with p, 'pq' with (p, q), or
+    'threshold' with n (the minimum number of contributors) and safety (its protection level as a
+    fraction of the cell's total); absolute applies it to |c|."""
 
     kind: str
     n: int = 0
     r: float = 0.0
     p: float = 0.0
     absolute: bool = False
+    q: float = 1.0
+    safety: float = 0.0
 
     @property
     def top(self) -> int:
         """How many of the largest contributions of a cell the rule looks at."""
-        return self.n if self.kind == "dominance" else 2
+        return {"dominance": self.n, "threshold": 1}.get(self.kind, 2)
 
     def flags(self, count, total, top):
         """Sensitivity of cells from their contributor counts, totals and largest contributions
@@ -100,9 +111,22 @@ class Rule:
         if self.kind == "dominance":
             a = np.round(self.r * DECIMALS)
             return (count <= self.n) | product_gt(top.sum(axis=-1), DECIMALS, a, total)
+        if self.kind == "threshold":
+            return (count > 0) & (count < self.n) & np.ones(np.broadcast_shapes(count.shape, total.shape), bool)
         a = np.round(self.p * DECIMALS)
+        b = np.round(self.q * DECIMALS)  # 1e9 for the p% rule
         rest = total - top[..., 0] - top[..., 1]
-        return product_gt(a, top[..., 0], rest, DECIMALS)
+        return product_gt(a, top[..., 0], rest, b)
+
+    def describe(self) -> str:
+        """The rule in words: 'the (2, 0.7) dominance rule', 'the p% rule with p = 0.2', ..."""
+        if self.kind == "dominance":
+            return f"the ({self.n}, {self.r:g}) dominance rule"
+        if self.kind == "p%":
+            return f"the p% rule with p = {self.p:g}"
+        if self.kind == "pq":
+            return f"the pq rule with p = {self.p:g} and q = {self.q:g}"
+        return f"the threshold rule with n = {self.n} (safety range {self.safety:g})"
 
 
 def dominance_rule(n, r, *, absolute: bool = False) -> Rule:
@@ -119,6 +143,37 @@ def p_percent_rule(p, *, absolute: bool = False) -> Rule:
     """The p% rule: 0 < p <= 1e6, a fraction (0.1 for the 10% rule)."""
     func = "p_percent_rule"
     return Rule("p%", p=P_PERCENT.check(p, func, "p"), absolute=FLAG.check(absolute, func, "absolute"))
+
+
+PQ_P = Number(lower=0, upper=1, lower_open=True,
+              doc="the pq rule's p: the precision an intruder must not reach, a fraction 0 < p < q (taken to 9 decimals)")
+PQ_Q = Number(lower=0, upper=1, lower_open=True,
+              doc="the pq rule's q: how precisely every contribution is known beforehand, a fraction p < q <= 1 "
+                  "(q = 1: the p% rule)")
+SAFETY = Number(lower=0, upper=1e6, lower_open=True,
+                doc="the threshold rule's safety range: the protection level of a cell with too few contributors, "
+                    "as a fraction of its total (taken to 9 decimals)")
+
+
+def pq_rule(p, q, *, absolute: bool = False) -> Rule:
+    """The pq rule (prior-posterior rule): everyone knows every contribution to within q of its
+    value; a cell is sensitive when the second largest contributor could estimate the largest to
+    within p of its value: q (T - c_(1) - c_(2)) < p c_(1). 0 < p < q <= 1; q = 1 is the p% rule."""
+    func = "pq_rule"
+    p = PQ_P.check(p, func, "p")
+    q = PQ_Q.check(q, func, "q")
+    if not np.round(p * DECIMALS) < np.round(q * DECIMALS):
+        raise fail(func, f"p must be less than q, got p = {p:g} and q = {q:g}", "p")
+    return Rule("pq", p=p, q=q, absolute=FLAG.check(absolute, func, "absolute"))
+
+
+def threshold_rule(n, safety, *, absolute: bool = False) -> Rule:
+    """The threshold (minimum frequency) rule: a cell with fewer than n contributors (but at least
+    one) is sensitive; its protection level is `safety` times its total (tau-ARGUS's frequency
+    safety range). n an integer >= 1 (n = 1 flags nothing)."""
+    func = "threshold_rule"
+    return Rule("threshold", n=INTEGER_1.check(n, func, "n"), safety=SAFETY.check(safety, func, "safety"),
+                absolute=FLAG.check(absolute, func, "absolute"))
 
 
 def _contributions(func: str, values, rule: Rule, param: str = "value") -> np.ndarray:
@@ -158,6 +213,18 @@ def dominance_sensitive(values, n, r, *, absolute: bool = False):
 def p_percent_sensitive(values, p, *, absolute: bool = False):
     """p% rule on one cell's contributions (see the module docstring)."""
     return cell_sensitive(values, p_percent_rule(p, absolute=absolute))
+
+
+@named
+def pq_sensitive(values, p, q, *, absolute: bool = False):
+    """pq rule on one cell's contributions (see the module docstring)."""
+    return cell_sensitive(values, pq_rule(p, q, absolute=absolute))
+
+
+@named
+def threshold_sensitive(values, n, *, absolute: bool = False):
+    """Threshold rule on one cell's contributions: fewer than n of them (see the module docstring)."""
+    return cell_sensitive(values, threshold_rule(n, 1.0, absolute=absolute))
 
 
 @named
@@ -217,86 +284,6 @@ def sensitive_cells(X, labels, rule: Rule) -> np.ndarray:
     g = int(lab.max()) + 1 if lab.size else 0
     count, total, top, _ = cell_summaries(C, lab, g, rule.top)
     return rule.flags(count[:, None], total, top)
-
-
-# ---------------------------------------------------------------------------------------------
-# primary and secondary suppression
-
-
-@dataclass(frozen=True)
-class Suppression:
-    """A centroid release with suppressed cells as NaN, and which cells each step suppressed."""
-
-    release: np.ndarray  # (n, p): every record's cluster centroid, NaN in suppressed cells
-    primary: np.ndarray  # (g, p) cells suppressed because they are sensitive
-    secondary: np.ndarray  # (g, p) cells suppressed to protect a primary one
-
-
-@nb.njit(cache=True, nogil=True)
-def _secondary_cells(Z, primary):
-    """For every primary cell (a, j) the cell (b, j) of the cluster b nearest to a (squared Euclidean
-    distance between rows of Z, ties: the smallest b) among the clusters whose cell j is not primary;
-    none when every other cell of attribute j is primary. O(g p) per cluster with a primary cell."""
-    g, q = Z.shape
-    m = primary.shape[1]
-    out = np.zeros((g, m), np.bool_)
-    best = np.empty(m)
-    arg = np.empty(m, np.int64)
-    for a in range(g):
-        todo = False
-        for j in range(m):
-            todo = todo or primary[a, j]
-        if not todo:
-            continue
-        best[:] = np.inf
-        arg[:] = -1
-        for b in range(g):
-            if b == a:
-                continue
-            d = 0.0
-            for t in range(q):
-                u = Z[a, t] - Z[b, t]
-                d += u * u
-            for j in range(m):
-                if primary[a, j] and not primary[b, j] and d < best[j]:
-                    best[j] = d
-                    arg[j] = b
-        for j in range(m):
-            if arg[j] >= 0:
-                out[arg[j], j] = True
-    return out
-
-
-@named
-def suppress(X, labels, rule: Rule, *, secondary: bool = True) -> Suppression:
-    """Release every record as its cluster's centroid with the sensitive cells suppressed (primary)
-    and further cells suppressed to protect them (secondary), the rule of the seed (issue 5, after
-    Hundepool et al. 2012): for each primary cell (cluster a, attribute j), the cell of attribute j of
-    the cluster nearest to a among those whose cell j is not itself primary is suppressed too. Nearest:
-    the centroids on the standardised attributes (z-scores with the population sd) at the least
-    squared Euclidean distance; ties go to the cluster that comes first. Several primary cells may
-    share one secondary cell.
-
-    What it guarantees: within the released clusters, every attribute has either no suppressed cell
-    or at least two (when it has at least two clusters), so that a primary cell cannot be recovered
-    by subtracting the published cells from the attribute's total; in particular two sensitive
-    clusters that are each other's nearest each get a further cell. When every cell of an attribute
-    is primary, all are suppressed and no secondary cell exists. With a single cluster there is no
-    further cell: its sensitive cell is suppressed alone (a total published elsewhere would reveal
-    it; a release refuses that case). Cost O(g^2 p) in the worst case (g clusters), O(g p) per
-    cluster that has a primary cell."""
-    func = "suppress"
-    secondary = FLAG.check(secondary, func, "secondary")
-    A = as_records(func, X)
-    ids, lab = _compact(func, labels, A.shape[0])
-    primary = sensitive_cells(A, lab, rule)
-    second = np.zeros_like(primary)
-    g = primary.shape[0]
-    if secondary and g > 1 and primary.any():
-        second = _secondary_cells(np.ascontiguousarray(centroids(standardised(A), lab)), primary)
-    release = centroids(A, lab)
-    release[primary | second] = np.nan
-    return Suppression(release[lab], primary, second)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,3 +373,15 @@ def _merge_loop(count, total, top, exponent, zsum, flags, alive, root, rule: Rul
         alive[gone] = False
         root[gone] = keep
         flags[keep] = rule.flags(count[keep], total[keep], top[keep]).any()
+
+
+_PROTECTION = ("Suppression", "suppress", "audit_suppression", "protection_levels")
+
+
+def __getattr__(name: str):
+    """suppress and the audit live in methods.protection (which imports this module)."""
+    if name in _PROTECTION:
+        from . import protection
+
+        return getattr(protection, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

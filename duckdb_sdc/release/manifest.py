@@ -136,7 +136,9 @@ def guarantee(spec: Spec, rule: Rule, facts: Facts, *, released_as: str | None =
         raise ValueError(f"{method} without a domain has no stated guarantee")  # the method refuses first
     words = g.sentence(subject, **facts_)
     if rule.cells is not None:
-        words += "; " + rule.cells.describe()
+        f = facts.of(rule)
+        words += "; " + rule.cells.describe(primary=f.primary_cells, secondary=f.secondary_cells,
+                                            merged=f.merged_clusters, removed=f.removed_records)
     if spec.decimals_of(rule) is not None:
         words += f"; values rounded to {spec.decimals_of(rule)} decimals after masking"
     return g.of(subject).model, words
@@ -200,11 +202,13 @@ def rows(spec: Spec, source_columns, facts: Facts, *, release_id: str, package_v
                 params["small_strata"] = pooling.record(spec, facts)
             if rule.cells is not None:
                 f = facts.of(rule)
-                params["cells"] = {"rule": rule.cells.rule, "action": rule.cells.action,
-                                   **dict(zip(("n", "r") if rule.cells.rule == "dominance" else ("p",),
-                                              rule.cells.arguments())),
-                                   **({"primary_cells": f.primary_cells, "secondary_cells": f.secondary_cells}
-                                      if rule.cells.action == "suppress" else {"merged_clusters": f.merged_clusters})}
+                params["cells"] = {"rule": rule.cells.rule, "action": rule.cells.action, **rule.cells.settings(),
+                                   **({"merged_clusters": f.merged_clusters} if rule.cells.action == "merge" else
+                                      {"cost": rule.cells.cost,
+                                       **({"removed_records": f.removed_records} if rule.cells.action == "remove"
+                                          else {}),
+                                       "primary_cells": f.primary_cells, "secondary_cells": f.secondary_cells,
+                                       "protection_levels": "met"})}
         is_key = source_column is not None and source_column == spec.source.key
         model, words = guarantee(spec, rule, facts, released_as=released_as, is_key=is_key)
         out.append({

@@ -93,7 +93,8 @@ DIRECTION: dict[str, tuple[str, str]] = {
     "k_anonymity": (HIGHER, "records"), "classes": (NEITHER, "classes"), "unique_share": (LOWER, "share of records"),
     "cells": (NEITHER, "cells"), "dominance_cells": (LOWER, "cells"), "dominance_share": (LOWER, "share of cells"),
     "p_percent_cells": (LOWER, "cells"), "p_percent_share": (LOWER, "share of cells"),
-    "sensitive_share": (LOWER, "share of cells"), VERDICT: (NEITHER, "1 pass, 0 fail"),
+    "sensitive_share": (LOWER, "share of cells"), "suppressed_records": (LOWER, "records"),
+    VERDICT: (NEITHER, "1 pass, 0 fail"),
     "weighted_mae": (LOWER, "units of the column"), "weighted_mse": (LOWER, "squared units"),
     "weighted_il1s": (LOWER, "sd units / sqrt(2)"), "expected_reidentifications": (LOWER, "records"),
     "expected_reidentification_share": (LOWER, "share of records"),
@@ -348,6 +349,8 @@ def sensitivity_section(ev: Evaluation) -> list[Row]:
             cells, dominant, p_cells = _sensitive_cells(ev, attribute, clusters, strata)
             totals = [totals[0] + cells, totals[1] + dominant, totals[2] + p_cells]
             rows += _sensitivity_rows(attribute, cells, dominant, p_cells)
+            if rule.cells is not None and rule.cells.action in ("suppress", "remove"):
+                rows.append(_suppressed_records(ev, rule, attribute))
     if not rows:
         return []
     note = (f"({rules.dominance_n}, {rules.dominance_r:g}) dominance rule and p% rule with "
@@ -356,6 +359,20 @@ def sensitivity_section(ev: Evaluation) -> list[Row]:
     worst = max(dominant, p_cells) / cells if cells else None
     return rows + _sensitivity_rows(None, *totals, note=note) + [
         Row(SENSITIVE, "sensitive_share", None, worst, note if cells else "no released cell")]
+
+
+def _suppressed_records(ev: Evaluation, rule: Rule, attribute: str) -> Row:
+    """The records whose value of `attribute` its rule's `cells` suppressed (NULL released, a value in
+    the source), with what the release checked of them (duckdb_sdc.guarantees.CELLS)."""
+    query = (exp.select(exp.Count(this=exp.Star()))
+             .from_(exp.Table(this=ident(ORIGINAL), alias=exp.TableAlias(this=ident("__sdc_o"))))
+             .join(exp.Table(this=ident(MASKED), alias=exp.TableAlias(this=ident("__sdc_m"))), using=[ident(KEY)])
+             .where(exp.and_(exp.Not(this=exp.Is(this=column(attribute, "__sdc_o"), expression=exp.Null())),
+                             exp.Is(this=column(attribute, "__sdc_m"), expression=exp.Null()))))
+    what = "suppressed" if rule.cells.action == "suppress" else "removed or suppressed"
+    note = (f"cells of {', '.join(rule.columns)} {what} under {rule.cells.method_rule().describe()}: protection "
+            "levels met, audited when the release was written (see its manifest)")
+    return Row(SENSITIVE, "suppressed_records", attribute, float(ev.fetch(query)[0][0]), note)
 
 
 def _sensitivity_rows(col: str | None, cells: int, dominant: int, p_cells: int, note: str | None = None) -> list[Row]:

@@ -2,8 +2,9 @@
 
 * `auto_step`: the k or c that 'auto' resolves to, per stratum (the SQL aggregates fd_group_size and
   fd_intervals, which equal the numpy rule the list functions apply), for the manifest;
-* `protect_steps`: a rule's `cells` setting (spec.CellProtection): suppression with secondary cells,
-  or merging, of the cells the dominance or p% rule flags;
+* `protect_steps`: a rule's `cells` setting (spec.CellProtection): suppression with secondary cells
+  that meet the protection levels, or merging, of the cells the rule (dominance, p%, pq, threshold)
+  flags;
 * `smallest_set_step`: for every deterministic rule, the smallest number of records of a stratum
   that share a released value (a set of attraction; for a group, a combination; for boxes, a box).
   A set of one record releases that record's masked value as its own: refused, naming the column,
@@ -39,6 +40,7 @@ class RuleFacts:
     primary_cells: int = 0
     secondary_cells: int = 0
     merged_clusters: int = 0  # clusters merged away by cells = { action = "merge" }
+    removed_records: int = 0  # records removed from their cells by cells = { action = "remove" }
 
 
 class Facts(dict):
@@ -136,6 +138,8 @@ def protect_steps(spec: Spec, rule: Rule, i: int, facts: Facts) -> list[Step]:
     name = f"{cells.rule}_{cells.action}"
     args = [_each("__sdc_l", "o"), _each("__sdc_l", "c"), *(literal(a) for a in cells.arguments()),
             exp.PropertyEQ(this=exp.to_identifier("absolute"), expression=literal(True))]
+    if cells.action != "merge":
+        args.append(exp.PropertyEQ(this=exp.to_identifier("cost"), expression=literal(cells.cost)))
     clusters = exp.Anonymous(this="list_max", expressions=[_each("__sdc_l", "c")])
     body = exp.select(exp.Star(), exp.Anonymous(this=name, expressions=args).as_(ident("__sdc_p")),
                       clusters.as_(ident("__sdc_g"))).from_(lists.subquery(ident("__sdc_ls")))
@@ -144,32 +148,47 @@ def protect_steps(spec: Spec, rule: Rule, i: int, facts: Facts) -> list[Step]:
     if cells.action == "suppress":
         steps.append(_suppression_check(spec, rule, i, facts))
         steps.append(Step(label, temporary(mask_table(i), _suppressed(rule, i), replace=True), where=rule.where))
+    elif cells.action == "remove":
+        steps.append(_suppression_check(spec, rule, i, facts, removal=True))
+        steps.append(Step(label, temporary(mask_table(i), _removed(spec, rule, i), replace=True), where=rule.where))
     else:
         steps.append(_merge_count(spec, rule, i, facts))
         steps.append(Step(label, temporary(mask_table(i), _merged(spec, rule, i), replace=True), where=rule.where))
     return steps
 
 
-def _suppression_check(spec: Spec, rule: Rule, i: int, facts: Facts) -> Step:
-    """Per stratum: primary and secondary cells and clusters. A stratum with one cluster and a
-    sensitive cell is refused: no other cell of it can hide the suppressed one from its total."""
+def _suppression_check(spec: Spec, rule: Rule, i: int, facts: Facts, *, removal: bool = False) -> Step:
+    """Per stratum: primary, secondary and unprotected cells and the clusters (and the removed
+    records). A stratum with a sensitive cell that no pattern can protect is refused (one cluster:
+    no other cell can hide it; or a stratum dominated as a whole: even every cell suppressed, its
+    total bounds the cell too tightly)."""
     strata = spec.strata_of(rule)
     result = column("__sdc_p")
-    query = exp.select(*(column(c) for c in strata),
-                       exp.StructExtract(this=result.copy(), expression=exp.Literal.string("primary_cells")),
-                       exp.StructExtract(this=result, expression=exp.Literal.string("secondary_cells")),
-                       column("__sdc_g")).from_(table(_cells_name(i)))
+    names = ("removed_records",) * removal + ("primary_cells", "secondary_cells", "unprotected_cells")
+    counts = [exp.StructExtract(this=result.copy(), expression=exp.Literal.string(name)) for name in names]
+    query = exp.select(*(column(c) for c in strata), *counts, column("__sdc_g")).from_(table(_cells_name(i)))
 
     def check(rows):
         f = facts.of(rule)
         for row in rows:
-            *values, primary, secondary, clusters = row
-            if primary and clusters == 1:
-                raise SpecError(f"{spec.name}: {rule.where}: cells: {_stratum_text(strata, values)} has a single "
-                                f"cluster with a sensitive cell: suppressing it cannot hide it from the stratum's "
-                                "total; use action = \"merge\", a smaller k, or other strata")
-            f.primary_cells += int(primary)
-            f.secondary_cells += int(secondary)
+            values, clusters = row[: len(strata)], row[-1]
+            found = dict(zip(names, row[len(strata):-1]))
+            where = f"{spec.name}: {rule.where}: cells: {_stratum_text(strata, values)}"
+            if found["unprotected_cells"] and removal:
+                raise SpecError(f"{where}: the records removed from its cells of {', '.join(rule.columns)} cannot be "
+                                "protected: their total follows from the stratum's, and no suppression of the other "
+                                "cells bounds it loosely enough; use action = \"merge\", or coarser strata")
+            if found["unprotected_cells"] and clusters == 1:
+                raise SpecError(f"{where} has a single cluster with a sensitive cell: suppressing it cannot hide it "
+                                "from the stratum's total; use action = \"merge\", a smaller k, or other strata")
+            if found["unprotected_cells"]:
+                raise SpecError(f"{where} has {found['unprotected_cells']} sensitive cell(s) of {', '.join(rule.columns)} "
+                                "that no suppression can protect: even with every other cell of the attribute "
+                                "suppressed, the stratum's total bounds them more tightly than their protection "
+                                "levels (the stratum is itself dominated); use action = \"merge\", or coarser strata")
+            f.primary_cells += int(found["primary_cells"])
+            f.secondary_cells += int(found["secondary_cells"])
+            f.removed_records += int(found.get("removed_records", 0))
 
     return Step(f"checking the suppression of {', '.join(rule.columns)}", query, where=rule.where, check=check)
 
@@ -202,6 +221,48 @@ def _suppressed(rule: Rule, i: int) -> exp.Select:
         x, j = ident("__sdc_y"), ident("__sdc_i")
         new = exp.Transform(this=old, expression=exp.Lambda(this=kept(exp.Column(this=x.copy()), exp.Column(this=j.copy())),
                                                             expressions=[x, j]))
+    body = exp.select(_field("__sdc_e", "k").as_(ident("__sdc_k")), new.as_(ident("__sdc_new"))).from_(
+        pairs.subquery(ident("__sdc_u")))
+    return _replace_values(i, body)
+
+
+def _removed(spec: Spec, rule: Rule, i: int) -> exp.Select:
+    """Each record's value after removal: NULL for a removed record; the new cluster's centroid (NULL
+    where its cell is suppressed) where its cluster changed (lost records or was merged); else the
+    method's value, NULL where its cell is suppressed."""
+    strata = spec.strata_of(rule)
+    result = column("__sdc_p")
+    field = lambda name: exp.StructExtract(this=result.copy(), expression=exp.Literal.string(name))  # noqa: E731
+    pairs = exp.select(*(column(c) for c in strata),
+                       exp.Explode(this=exp.Column(this=ident("__sdc_l"))).as_(ident("__sdc_e")),
+                       exp.Explode(this=field("release")).as_(ident("__sdc_r")),
+                       exp.Explode(this=field("clusters")).as_(ident("__sdc_n"))).from_(table(_cells_name(i)))
+
+    def over(fn: exp.Expression, *by: exp.Expression) -> exp.Window:
+        return exp.Window(this=fn, partition_by=[column(c) for c in strata] + list(by))
+
+    cluster = _field("__sdc_e", "c")
+    same = exp.and_(
+        exp.EQ(this=over(exp.Min(this=cluster.copy()), column("__sdc_n")),
+               expression=over(exp.Max(this=cluster.copy()), column("__sdc_n"))),
+        exp.EQ(this=over(exp.Count(this=exp.Star()), column("__sdc_n")),
+               expression=over(exp.Count(this=exp.Star()), cluster.copy())))
+    centroid = column("__sdc_r")
+    old = _field("__sdc_e", "v")
+
+    def kept(component: exp.Expression, j: exp.Expression) -> exp.Expression:
+        cell = exp.Bracket(this=column("__sdc_r"), expressions=[j], offset=1)
+        return exp.Case(ifs=[exp.If(this=exp.Is(this=cell, expression=exp.Null()), true=exp.Null())], default=component)
+
+    if rule.method.kind == COLUMN:
+        centroid = exp.Bracket(this=centroid, expressions=[exp.Literal.number(1)], offset=1)
+        unchanged = kept(old, exp.Literal.number(1))
+    else:
+        x, j = ident("__sdc_y"), ident("__sdc_i")
+        unchanged = exp.Transform(this=old, expression=exp.Lambda(
+            this=kept(exp.Column(this=x.copy()), exp.Column(this=j.copy())), expressions=[x, j]))
+    new = exp.Case(ifs=[exp.If(this=exp.Is(this=column("__sdc_n"), expression=exp.Null()), true=exp.Null()),
+                        exp.If(this=same, true=unchanged)], default=centroid)
     body = exp.select(_field("__sdc_e", "k").as_(ident("__sdc_k")), new.as_(ident("__sdc_new"))).from_(
         pairs.subquery(ident("__sdc_u")))
     return _replace_values(i, body)

@@ -193,29 +193,51 @@ class Resources:
 class CellProtection:
     """A rule's `cells` setting: no released cell is sensitive. A cell is the set of records of a
     stratum that share the rule's released value (or combination of values); its contributions are
-    their original values of one attribute, taken absolute. `rule` 'dominance' with (n, r) or
-    'p_percent' with p (methods.sensitivity). `action`:
-    * 'suppress': every sensitive cell is released as NULL (primary) and, for each, the cell of the
-      same attribute in the nearest cluster of the stratum whose cell is not itself sensitive
-      (secondary, `methods.sensitivity.suppress`), so that no primary cell follows from the
-      stratum's total. A stratum with one cluster and a sensitive cell is refused: no second cell
-      can hide it.
+    their original values of one attribute, taken absolute. `rule` 'dominance' (n, r), 'p_percent'
+    (p), 'pq' (p, q) or 'threshold' (n, safety) (methods.sensitivity). `action`:
+    * 'suppress': every sensitive cell is released as NULL (primary) and further cells of its
+      attribute (secondary) so that, from the published cells and the stratum's total, no sensitive
+      cell can be estimated more precisely than its protection level (`methods.protection.suppress`,
+      at the least `cost`: 'cells' or 'value'). A stratum where no pattern can protect a sensitive
+      cell (one cluster, or a dominated stratum) is refused.
     * 'merge': a cluster with a sensitive cell is merged with its nearest cluster until no cell is
       sensitive (`methods.sensitivity.merge_sensitive`); a merged cluster is released as the mean of
-      its records' original values (its centroid), the others keep the method's values."""
+      its records' original values (its centroid), the others keep the method's values.
+    * 'remove': the records that make a cell sensitive are removed from their clusters and released
+      without their values; small clusters are merged (`methods.dominance.remove_sensitive`); a
+      changed cluster is released as its centroid, the others keep the method's values; the removed
+      records' cell is protected as 'suppress' protects one (`cost`), or the stratum refused.
+    The words the manifest states are duckdb_sdc.guarantees.CELLS."""
     rule: str
     action: str
     n: int = 2
     r: float = 0.7
     p: float = 0.2
+    q: float | None = None
+    safety: float | None = None
+    cost: str = "cells"
+
+    PARAMS = {"dominance": ("n", "r"), "p_percent": ("p",), "pq": ("p", "q"), "threshold": ("n", "safety")}
 
     def arguments(self) -> list:
-        return [self.n, self.r] if self.rule == "dominance" else [self.p]
+        return [getattr(self, k) for k in self.PARAMS[self.rule]]
 
-    def describe(self) -> str:
-        what = f"the ({self.n}, {self.r:g}) dominance rule" if self.rule == "dominance" else f"the p% rule with p = {self.p:g}"
-        how = "suppressed, with secondary cells" if self.action == "suppress" else "merged with their nearest cluster"
-        return f"no released cell is sensitive under {what} (sensitive cells {how})"
+    def settings(self) -> dict:
+        """The rule's parameters by name."""
+        return dict(zip(self.PARAMS[self.rule], self.arguments()))
+
+    def method_rule(self):
+        """The rule as duckdb_sdc.methods.sensitivity builds it (contributions taken absolute)."""
+        from ..methods import sensitivity as sv
+
+        make = {"dominance": sv.dominance_rule, "p_percent": sv.p_percent_rule, "pq": sv.pq_rule,
+                "threshold": sv.threshold_rule}[self.rule]
+        return make(*self.arguments(), absolute=True)
+
+    def describe(self, **facts) -> str:
+        from .. import guarantees
+
+        return guarantees.cells_sentence(self.action, rule=self.method_rule().describe(), kind=self.rule, **facts)
 
 
 @dataclass(frozen=True)
@@ -896,21 +918,33 @@ def _cells(c: _Checker, where: str, value) -> CellProtection:
         raise c.error(where, f"must be a table such as {{ rule = \"dominance\", n = 2, r = 0.7, action = "
                              f"\"suppress\" }}, got {show(value)}")
     rule = value.get("rule")
-    if rule not in ("dominance", "p_percent"):
-        raise c.error(f"{where}.rule", f"must be \"dominance\" or \"p_percent\", got {show(rule)}")
-    allowed = ("rule", "action", "n", "r") if rule == "dominance" else ("rule", "action", "p")
-    c.keys(where, value, allowed)
+    if rule not in CellProtection.PARAMS:
+        raise c.error(f"{where}.rule", f"must be \"dominance\", \"p_percent\", \"pq\" or \"threshold\", got {show(rule)}")
     action = value.get("action")
-    if action not in ("suppress", "merge"):
-        raise c.error(f"{where}.action", f"must be \"suppress\" or \"merge\", got {show(action)}")
-    n, r, p = value.get("n", 2), value.get("r", 0.7), value.get("p", 0.2)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise c.error(f"{where}.n", f"must be an integer >= 1, got {show(n)}")
-    if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 < r <= 1:
-        raise c.error(f"{where}.r", f"must be a number in (0, 1], got {show(r)}")
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1e6 or not math.isfinite(p):
-        raise c.error(f"{where}.p", f"must be a number in (0, 1e6] (a fraction), got {show(p)}")
-    return CellProtection(rule, action, n, float(r), float(p))
+    if action not in ("suppress", "merge", "remove"):
+        raise c.error(f"{where}.action", f"must be \"suppress\", \"merge\" or \"remove\", got {show(action)}")
+    params = CellProtection.PARAMS[rule]
+    c.keys(where, value, ("rule", "action", *params) + (("cost",) if action != "merge" else ()))
+    required = {"pq": ("q",), "threshold": ("n", "safety")}.get(rule, ())
+    missing = [k for k in required if k not in value]
+    if missing:
+        raise c.error(where, f"rule = \"{rule}\" needs {' and '.join(missing)}")
+    for k in params:
+        v = value.get(k)
+        if k in value and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise c.error(f"{where}.{k}", f"must be a number, got {show(v)}")
+    cost = value.get("cost", "cells")
+    if cost not in ("cells", "value"):
+        raise c.error(f"{where}.cost", f"must be \"cells\" or \"value\", got {show(cost)}")
+    settings = {k: value[k] for k in params if k in value}
+    if "n" in settings and not (isinstance(settings["n"], int) and settings["n"] >= 1):
+        raise c.error(f"{where}.n", f"must be an integer >= 1, got {show(settings['n'])}")
+    cells = CellProtection(rule, action, **{k: (v if k == "n" else float(v)) for k, v in settings.items()}, cost=cost)
+    try:
+        cells.method_rule()
+    except SdcError as e:
+        raise c.error(f"{where}.{e.param}" if e.param else where, e.detail) from None
+    return cells
 
 
 def split_epsilon(c: _Checker, rules: dict[str, Rule], total) -> dict[str, Rule]:
@@ -982,8 +1016,9 @@ def check_weights(c: _Checker, source: Source, rules: dict[str, Rule]) -> None:
                 raise c.error(f"{rule.where}.{WEIGHTED}", "the source has no sampling weights: set [source] "
                                                            "weight = \"<column>\"")
             continue
-        if rule.weighted is not False and rule.cells is not None and rule.cells.action == "merge":
-            raise c.error(f"{rule.where}.{CELLS}", "action = \"merge\" releases a merged cluster as the unweighted "
+        if rule.weighted is not False and rule.cells is not None and rule.cells.action in ("merge", "remove"):
+            raise c.error(f"{rule.where}.{CELLS}", f"action = \"{rule.cells.action}\" releases a "
+                                                   f"{'merged' if rule.cells.action == 'merge' else 'changed'} cluster as the unweighted "
                                                    "mean of its records; with sampling weights use action = "
                                                    "\"suppress\", or set weighted = false in this rule")
         if rule.weighted is not False and weighted_function(rule) is None:

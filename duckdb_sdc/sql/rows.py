@@ -178,6 +178,9 @@ def _values_array(chunk: _RowsChunk, results: list) -> pa.Array:
 _BUILDERS = {"rows": _rows_array, "labels": _labels_array, "values": _values_array}
 
 
+SUPPRESSION_COUNTS = ("primary_cells", "secondary_cells", "unprotected_cells")  # after release, in order
+
+
 def record_macro(name: str, params) -> str:
     """Body of the public macro of a function over records: its name (to report errors under), then
     rows (and clusters) checked in SQL, names as JSON text (what the table forms pass too) and every
@@ -203,8 +206,8 @@ def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *
     out 'rows': compute returns an (m, p) matrix (NaN = NULL value) -> DOUBLE[][];
     out 'labels': compute returns (m,) integers -> BIGINT[];
     out 'values': compute returns (m,) floats -> DOUBLE[];
-    out 'suppression': compute returns (matrix, primary count, secondary count) ->
-    STRUCT(release DOUBLE[][], primary_cells BIGINT, secondary_cells BIGINT);
+    out 'suppression': compute returns (matrix, primary, secondary and unprotected counts) ->
+    STRUCT(release DOUBLE[][], primary_cells BIGINT, secondary_cells BIGINT, unprotected_cells BIGINT);
     out a callable: build(chunk, results) makes the Arrow result from results[r] = None (no record
     of row r took part) or (complete mask, what compute returned).
     """
@@ -221,7 +224,7 @@ def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *
             args = args[1:]
         params = [_single(p).to_pylist() for p in args]
         results: list = [None] * chunk.n_rows
-        counts = np.zeros((chunk.n_rows, 2), np.int64)
+        counts = np.zeros((chunk.n_rows, len(SUPPRESSION_COUNTS)), np.int64)
         count_null = np.zeros(chunk.n_rows, bool)
         for r in range(chunk.n_rows):
             group = None if chunk.is_null(r) else chunk.group(r)
@@ -244,15 +247,15 @@ def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *
             res = compute(group.X, *row_params)
             group_done()
             if out == "suppression":
-                res, counts[r, 0], counts[r, 1] = res
+                res, *counts[r] = res
             results[r] = (group.complete, res)
         if out != "suppression":
             return (out if callable(out) else _BUILDERS[out])(chunk, results)
         release = _rows_array(chunk, results)
         mask = pa.array(count_null) if count_null.any() else None
         return pa.StructArray.from_arrays(
-            [release, pa.array(counts[:, 0], pa.int64()), pa.array(counts[:, 1], pa.int64())],
-            names=["release", "primary_cells", "secondary_cells"], mask=mask)
+            [release, *(pa.array(counts[:, i], pa.int64()) for i in range(counts.shape[1]))],
+            names=["release", *SUPPRESSION_COUNTS], mask=mask)
 
     udf.__name__ = f"sdc_{func}"
     _signature(udf, 2 + with_clusters + n_params)
