@@ -447,11 +447,29 @@ def _open(args):
 
     if args.database is not None and args.read_only and not Path(args.database).is_file():
         raise UserError(f"no such database file: {args.database!r}")
+    if args.database is not None and not Path(args.database).exists() and _looks_like_sql(args.database):
+        # DuckDB would create a database file of that name and read SQL from standard input
+        from ._validate import show
+
+        raise UserError(f"the database {show(args.database)} is no file and looks like SQL; to run SQL, pass it "
+                        "with -c: duckdb-sdc sql [DATABASE] -c 'SQL'")
     try:
         con = duckdb_sdc.connect(args.database, **({"access_mode": "READ_ONLY"} if args.read_only else {}))
     except duckdb.Error as e:
         raise UserError(f"cannot open {args.database!r}: {e}") from None
     return con
+
+
+SQL_START = ("select", "from", "with", "create", "insert", "update", "delete", "drop", "alter", "copy", "pragma",
+             "set", "show", "describe", "summarize", "attach", "install", "load", "explain", "call", "values")
+
+
+def _looks_like_sql(text: str) -> bool:
+    """Whether a database argument is a statement rather than a file name: it has a space or a
+    semicolon and starts with a SQL keyword, or it starts with a dot command."""
+    words = text.strip().split(None, 1)
+    return bool(words) and (text.strip().startswith(".")
+                            or (words[0].lower().rstrip(";") in SQL_START and (len(words) > 1 or ";" in text)))
 
 
 def run_sql(con, text: str, out=None) -> None:

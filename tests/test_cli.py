@@ -77,7 +77,7 @@ def test_no_traceback_for_bad_input_in_a_real_process(tmp_path):
                                     "non-NULL values (3)")
 
 
-def test_sql_command_runs_queries_with_every_function(spec, capsys):
+def test_sql_command_runs_queries_with_every_function(spec, capsys, monkeypatch):
     assert main(["release", str(spec), "--quiet"]) == 0
     db = str(spec.parent / "out" / "release.duckdb")
     capsys.readouterr()
@@ -93,6 +93,12 @@ def test_sql_command_runs_queries_with_every_function(spec, capsys):
     assert main(["sql", "-c", "SELEC 1"]) == 2
     assert "Parser Error" in capsys.readouterr().err
     assert main(["sql", str(spec.parent / "nope.duckdb"), "--read-only", "-c", "SELECT 1"]) == 2
+    capsys.readouterr()
+    # SQL given where the database goes: refused, instead of creating a file named 'SELECT 1'
+    monkeypatch.chdir(spec.parent)
+    assert main(["sql", "SELECT 1"]) == 2
+    assert "the database 'SELECT 1' is no file and looks like SQL" in capsys.readouterr().err
+    assert not (spec.parent / "SELECT 1").exists()
     # nothing was written into the release file by registering the functions
     plain = duckdb.connect(db, read_only=True)
     assert plain.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'mdav_round'").fetchall() == [(0,)]
