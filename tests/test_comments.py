@@ -44,3 +44,11 @@ def test_quotes_and_line_breaks_in_a_doc():
 def test_the_statement_names_the_macro_kind(kind, statement):
     row = next(r for r in REGISTRY if r.kind == kind)
     assert comment_sql(row).startswith(f"{statement} {row.name} IS '")
+
+
+def test_the_sql_files_carry_the_descriptions_of_their_macros():
+    """sql/90_descriptions.sql is generated from the registry (python -m duckdb_sdc.sql.docs), so that a
+    plain DuckDB shell that reads the files shows the same descriptions (tests/test_compat_sql.py)."""
+    from duckdb_sdc.sql.docs import DESCRIPTIONS, render_descriptions
+
+    assert DESCRIPTIONS.read_text(encoding="utf-8") == render_descriptions(), "run: python -m duckdb_sdc.sql.docs"
