@@ -46,6 +46,7 @@ class ReleaseResult:
     seconds: float
     not_private: list[str]  # columns released with reproducible noise (the spec opted in)
     linkage: Path | None = None
+    pooled: str | None = None  # what pooling small strata did to the released strata (pooling.summary)
 
 
 def _temporary_path(out: Path) -> Path:
@@ -139,14 +140,14 @@ def _gate(spec: Spec) -> Step:
 
 def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str, duckdb_version: str,
           linkage_path: Path | None = None, salt: str | None = None, release_id: str = "",
-          created_at: datetime | None = None) -> list[Step]:
+          created_at: datetime | None = None, facts: safeguards.Facts | None = None) -> list[Step]:
     """The steps after the source is set up: key check, masking and safeguards, the would-be release,
     the policy gate, writing the release file (and the linkage file). `salt` None: a dry run (the
-    salt is a placeholder)."""
+    salt is a placeholder). `facts` receives what the steps decide as they run."""
     resolve(spec, source_columns)
     _refuse_unopted_seeds(spec)
     created_at = created_at or datetime.now(timezone.utc)
-    facts = safeguards.Facts()
+    facts = safeguards.Facts() if facts is None else facts
     steps = [key_step(spec)]
     steps += pooling.count_steps(spec, source_columns, facts) + pooling.recode_steps(spec, source_columns, facts)
     centroids = []
@@ -181,7 +182,7 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
 
 
 def plan_release(con, spec: Spec, attach_path: Path | None = None, *, linkage_path: Path | None = None,
-                 salt: str | None = None, release_id: str = "") -> Plan:
+                 salt: str | None = None, release_id: str = "", facts: safeguards.Facts | None = None) -> Plan:
     """Set up the source on `con` (read-only) and return the whole script."""
     _check_paths(spec)
     attach_path = attach_path or _temporary_path(spec.output.database)
@@ -189,7 +190,7 @@ def plan_release(con, spec: Spec, attach_path: Path | None = None, *, linkage_pa
         linkage_path = _temporary_path(spec.output.linkage)
     setup, source_columns = open_source(con, spec)
     steps = build(spec, source_columns, attach_path, package_version=__version__, duckdb_version=duckdb.__version__,
-                  linkage_path=linkage_path, salt=salt, release_id=release_id)
+                  linkage_path=linkage_path, salt=salt, release_id=release_id, facts=facts)
     return Plan(spec=spec, source_columns=source_columns, attach_path=attach_path, setup=setup, steps=steps,
                 linkage_path=linkage_path)
 
@@ -229,9 +230,10 @@ def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
     attach_path = _temporary_path(spec.output.database)
     linkage_path = None if spec.output.linkage is None else _temporary_path(spec.output.linkage)
     written = [attach_path] + ([linkage_path] if linkage_path is not None else [])
+    facts = safeguards.Facts()
     try:
         plan = plan_release(con, spec, attach_path, linkage_path=linkage_path, salt=secrets.token_hex(16),
-                            release_id=str(uuid.UUID(bytes=secrets.token_bytes(16), version=4)))
+                            release_id=str(uuid.UUID(bytes=secrets.token_bytes(16), version=4)), facts=facts)
         _mkdir(spec, "output.database", spec.output.database)
         if spec.output.linkage is not None:
             _mkdir(spec, "output.linkage", spec.output.linkage)
@@ -267,7 +269,7 @@ def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
                          columns=len(released_columns(spec, plan.source_columns)),
                          masked=[c for r in spec.masked() for c in r.columns], seconds=time.perf_counter() - start,
                          not_private=[c for r in spec.masked() if r.seeded for c in r.columns],
-                         linkage=spec.output.linkage)
+                         linkage=spec.output.linkage, pooled=pooling.summary(spec, facts))
 
 
 __all__ = ["ReleaseResult", "build", "dry_run", "error_message", "open_source", "plan_release", "release"]
