@@ -698,6 +698,7 @@ NONNEGATIVE = Number(lower=0, doc="a finite number >= 0")
 P_PERCENT = Number(lower=0, upper=1e6, lower_open=True,
                    doc="the p% rule's p, a fraction: 0 < p <= 1e6 (0.1 for the 10% rule; taken to 9 decimals)")
 PERCENT = Number(lower=0, upper=100, lower_open=True, doc="a percentage, 0 < p <= 100")
+TAIL_PERCENT = Number(lower=0, upper=50, doc="a percentage of the values, 0 <= p <= 50")
 FRACTION = Number(lower=0, upper=1, lower_open=True, doc="a fraction, 0 < r <= 1")
 EPSILON = Number(lower=0, lower_open=True, doc="privacy budget, > 0")
 BOUND = Number(scales=True, doc="bound of the attribute's domain (public, not taken from the data)")
@@ -736,7 +737,7 @@ TIES = choice("random", "first", doc="'random' (pseudo-random from the values an
                                      "or 'first' (row order)")
 IL1S_FORM = choice("yancey", "sdcmicro",
                    doc="the IL1s term: 'yancey' (Yancey, Winkler & Creecy: |x - x'| / (sqrt(2) S_j)) or 'sdcmicro' "
-                       "(sqrt(2) |x - x'| / S_j, as sdcMicro's dUtility computed it: twice as large)")
+                       "(sqrt(2) |x - x'| / S_j, as sdcMicro's dUtility computed it before 5.0.3: twice as large)")
 MECHANISM = choice("idp_cbls", "idp_ls", "dp_um", "dp_laplace",
                    doc="'idp_cbls', 'idp_ls', 'dp_um' or 'dp_laplace'")
 

@@ -32,15 +32,16 @@ def il_dr_score(x, xm, k: float = 0.05, *, max_outside: int = 0, il1s_form: str 
     plain mean of the four percentages, without the formulas of the terms), two choices are exposed:
     * `max_outside`, the interval-disclosure term: 0 (default) counts a record at risk when all its
       original values lie in their intervals, as the measure is defined (the SDID measure that
-      sdcMicro's `dRisk` documentation cites: Mateo-Sanz, Sebe & Domingo-Ferrer 2004); 1 counts it
-      with at most one value outside, what sdcMicro's `dRisk` code computes
-      (`rowSums(...) %in% 0:1`); with one column every record is then at risk (IDR = 1).
+      sdcMicro's `dRisk` documentation cites: Mateo-Sanz, Sebe & Domingo-Ferrer 2004), which is what
+      `dRisk` computes since sdcMicro 5.5.2 (September 2020); 1 counts it with at most one value
+      outside, what `dRisk`'s code computed before (`rowSums(...) %in% 0:1`), in the versions of the
+      paper's time; with one column every record is then at risk (IDR = 1).
     * `il1s_form`, the IL1s term: 'yancey' (default) is Yancey, Winkler & Creecy's
       (1 / (n p)) sum |x - x'| / (sqrt(2) S_j); 'sdcmicro' is what sdcMicro's
-      `dUtility(method = "IL1")` computes in the releases whose code reads
-      `abs((x - xm) / sd(x) * sqrt(2))`, (1 / (n p)) sum sqrt(2) |x - x'| / S_j, exactly twice as
-      large (later releases keep Yancey's form as "IL1old" and report "IL1s" as the un-normalised
-      sum, `il1s_sum`, which is not a mean and fits no percentage score).
+      `dUtility(method = "IL1")` computed before 5.0.3 (October 2017), whose code read
+      `abs((x - xm) / sd(x) * sqrt(2))`: (1 / (n p)) sum sqrt(2) |x - x'| / S_j, exactly twice as
+      large. Since 5.0.3 sdcMicro keeps Yancey's form as "IL1old" and reports "IL1s" as the
+      un-normalised sum, `il1s_sum`, which is not a mean and fits no percentage score.
     Scaling: every term is a percentage (the IL1s term is 100 times a mean of standardised
     differences, which can exceed 100). Needs n >= 2 and no constant original column (IL1s)."""
     X, XM = pair("il_dr_score", x, xm)

@@ -298,11 +298,12 @@ FUNCTIONS += [
     _aggregate(
         "interval_disclosure",
         (_XV, _XMV, _HALF_WIDTH, Param("max_outside", NONNEGATIVE_INTEGER, "0",
-                                       doc="values allowed outside their interval (sdcMicro's dRisk code: 1)")),
+                                       doc="values allowed outside their interval (sdcMicro's dRisk before 5.5.2: 1)")),
         "DOUBLE", GROUP_RISK,
         "Interval disclosure risk (sdcMicro dRisk): the share of records whose original values all lie "
         "in the closed intervals xm +- half_width * sd(xm_j), sd the masked column's sample sd (with "
-        "max_outside := 1, at most one value outside, as sdcMicro's code counts).",
+        "max_outside := 1, at most one value outside, as sdcMicro's dRisk counted before 5.5.2; since then "
+        "it counts no value outside, the default).",
         "SELECT interval_disclosure([a, b], [a_m, b_m], half_width := 0.05) FROM j",
         _idr, pa.float64(), True, 0),
     _aggregate(
