@@ -90,7 +90,7 @@ PER_COLUMN = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst", "rank_mae", "r
 OVERALL = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst", "rank_mae", "rank_mse", "rank_bounded_mae",
            "rank_bounded_mse", "entropy", "il_metrics.il1", "il_metrics.means", "il_metrics.covariances",
            "il_metrics.variances", "il_metrics.correlations", "il_metrics", "regression_utility.mse",
-           "regression_utility.r2", "interval_disclosure", "sd_interval_disclosure", "rank_interval_disclosure",
+           "regression_utility.r2", "regression_utility.r2_original", "interval_disclosure", "sd_interval_disclosure", "rank_interval_disclosure",
            "record_linkage", "record_linkage_second", "global_linkage", "il_dr_score")
 # global linkage solves an n x n assignment (O(n^3): 0.1 s at 1000 records, 0.5 s at 2000, 4 s at 5000);
 # an evaluation, which a trade-off sweep repeats for every parameter value, runs it up to this many
@@ -171,7 +171,7 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
             il[part], None if il[part] is not None else "undefined for these data (see il_metrics)")
     overall["il_metrics"] = (None, note) if il is None else (il["composite"], None)
     fit, note = _value(loss.regression_utility, Xc, XMc)
-    for part in ("mse", "r2"):
+    for part in ("mse", "r2", "r2_original"):
         overall[f"regression_utility.{part}"] = (None, note) if fit is None else (
             fit[part], f"regression_utility: response {names[0]!r} on the other columns")
     overall["record_linkage_second"] = (_value(risk.record_linkage, Xc, XMc, 2) if Xc.shape[0] > 1

@@ -207,7 +207,7 @@ def _score(x, xm, half_width):
 
 _IL_TYPE = pa.struct([(c, pa.float64()) for c in (*measures.IL_COMPONENTS, "composite")])
 _IL_SQL = "STRUCT(" + ", ".join(f"{c} DOUBLE" for c in (*measures.IL_COMPONENTS, "composite")) + ")"
-_REG_TYPE = pa.struct([("mse", pa.float64()), ("r2", pa.float64())])
+_REG_TYPE = pa.struct([("mse", pa.float64()), ("r2", pa.float64()), ("r2_original", pa.float64())])
 
 
 def _value_args(params: tuple[Param, ...], fname: str, vectors: bool) -> str:
@@ -289,12 +289,13 @@ FUNCTIONS += [
         "SELECT (il_metrics([a, b, c], [a_m, b_m, c_m])).composite FROM j",
         _plain(measures.il_metrics), _IL_TYPE, True, 0),
     _aggregate(
-        "regression_utility", (_XV, _XMV), "STRUCT(mse DOUBLE, r2 DOUBLE)", GROUP_LOSS,
+        "regression_utility", (_XV, _XMV), "STRUCT(mse DOUBLE, r2 DOUBLE, r2_original DOUBLE)", GROUP_LOSS,
         "Regression utility: least squares of the first value of the row vector on the others (with "
         "intercept) fitted on the masked data, used to predict the original response from the original "
-        "predictors; mse of that prediction and r2 of the masked fit.",
+        "predictors; mse of that prediction, r2 of the masked fit and r2_original of the same regression "
+        "fitted on the original data (the baseline r2 is read against).",
         "SELECT regression_utility([y, a, b], [y_m, a_m, b_m]) FROM j",
-        _regression, _REG_TYPE, True, {"mse": 2, "r2": 0}),
+        _regression, _REG_TYPE, True, {"mse": 2, "r2": 0, "r2_original": 0}),
     _aggregate(
         "interval_disclosure",
         (_XV, _XMV, _HALF_WIDTH, Param("max_outside", NONNEGATIVE_INTEGER, "0",
