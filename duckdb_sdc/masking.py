@@ -54,6 +54,7 @@ from .params import (
     MONDRIAN_MODE,
     NONNEGATIVE,
     OPTIONAL_BOUND,
+    OPTIONAL_POSITIVE,
     PERCENT,
     POINT,
     POSITIVE,
@@ -145,6 +146,12 @@ TOP_PERCENT = Param("top_percent", TAIL_PERCENT, "0",
 BOTTOM_PERCENT = Param("bottom_percent", TAIL_PERCENT, "0",
                        doc="bottom coding before swapping (sdcMicro's BottomPercent): the floor(n bottom_percent / 100) "
                            "smallest values are replaced by their mean and not swapped")
+UNIT = Param("unit", OPTIONAL_POSITIVE, "NULL",
+             doc="the resolution of the base search: the smallest base is searched among the multiples of unit "
+                 "(NULL: four significant digits at the lower bound, or the data's decimal resolution if coarser)")
+BASE = Param("base", OPTIONAL_POSITIVE, "NULL",
+             doc="a base to round to instead of the search (refused unless every set of attraction holds alpha "
+                 "records); NULL: search the smallest")
 ALPHA = Param("alpha", GROUP_SIZE, doc="the least number of records every set of attraction must hold, 2 <= alpha <= "
                                        "number of non-NULL values")
 
@@ -195,7 +202,7 @@ METHODS: dict[str, MaskingMethod] = {m.name: m for m in [
     MaskingMethod("rank_swap", COLUMN, (SWAP_P, TOP_PERCENT, BOTTOM_PERCENT, SEED_PARAM),
                   lambda x, p, top, bottom, seed: rank_swap.rank_swap(x, p, seed=seed, top_percent=top,
                                                                       bottom_percent=bottom)),
-    MaskingMethod("base_round", COLUMN, (ALPHA,), base_rounding.base_round),
+    MaskingMethod("base_round", COLUMN, (ALPHA, UNIT, BASE), base_rounding.base_round),
 ]}
 
 

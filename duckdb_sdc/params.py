@@ -703,6 +703,7 @@ FRACTION = Number(lower=0, upper=1, lower_open=True, doc="a fraction, 0 < r <= 1
 EPSILON = Number(lower=0, lower_open=True, doc="privacy budget, > 0")
 BOUND = Number(scales=True, doc="bound of the attribute's domain (public, not taken from the data)")
 OPTIONAL_BOUND = Number(scales=True, nullable=True, doc="optional bound of the domain: clamps inputs and outputs")
+OPTIONAL_POSITIVE = Number(lower=0, lower_open=True, nullable=True, scales=True, doc="a finite number > 0, or NULL")
 DISTANCE = PerColumn(Number(lower=0, lower_open=True, scales=True), nullable=True,
                      doc="distance at which two values count as different: one for every attribute or one per "
                          "attribute, each > 0")

@@ -14,7 +14,7 @@ def test_the_release_vocabulary_has_the_new_methods():
     assert {"add_noise", "add_noise_multi", "rank_swap", "base_round"} <= set(METHODS)
     assert METHODS["add_noise_multi"].kind == "rows"
     assert [p.name for p in METHODS["rank_swap"].params] == ["p", "top_percent", "bottom_percent", "seed"]
-    assert [p.name for p in METHODS["base_round"].params] == ["alpha"]
+    assert [p.name for p in METHODS["base_round"].params] == ["alpha", "unit", "base"]
 
 
 def test_a_spec_releases_with_rank_swapping_noise_and_base_rounding(tmp_path):
