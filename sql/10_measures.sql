@@ -39,15 +39,19 @@ CREATE OR REPLACE MACRO __sdc_pair_max(x, xm, fname) AS
              max(abs(__sdc_value(xm, fname)) + 0.0 * __sdc_value(x, fname)));
 
 -- agg(v) and the same aggregate of v scaled by 2^-600 and 2^600, picked by the largest magnitude m
--- (see above); `big` and `small` bring a scaled result back (e.g. 2^600 for a sum of values). A NaN
--- in the data makes m NaN (which DuckDB orders above every number), and NaN is the result, so that
--- __sdc_finite reports it (a scaled sum of squares can underflow to 0 and make a measure NULL).
+-- (see above); `big` and `small` bring a scaled result back (e.g. 2^600 for a sum of values).
 CREATE OR REPLACE MACRO __sdc_pick(m, plain, down, up) AS
-    CASE WHEN isnan(m) THEN m WHEN m >= pow(2.0, 400) THEN down WHEN m < pow(2.0, -400) THEN up ELSE plain END;
+    CASE WHEN m >= pow(2.0, 400) THEN down WHEN m < pow(2.0, -400) THEN up ELSE plain END;
+
+-- __sdc_pick for a measure (a DOUBLE): a NaN in the data makes m NaN (which DuckDB orders above every
+-- number), and NaN is the result, so that __sdc_finite reports it (a scaled sum of squares can
+-- underflow to 0 and make a measure NULL).
+CREATE OR REPLACE MACRO __sdc_pick_measure(m, plain, down, up) AS
+    CASE WHEN isnan(m) THEN m ELSE __sdc_pick(m, plain, down, up) END;
 
 -- Mean absolute error: sum |x - xm| / n (for |x|, |xm| >= 2^400 the differences are taken scaled).
 CREATE OR REPLACE MACRO mae(x, xm) AS
-    __sdc_finite(__sdc_pick(__sdc_pair_max(x, xm, 'mae'),
+    __sdc_finite(__sdc_pick_measure(__sdc_pair_max(x, xm, 'mae'),
                             avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae'))),
                             avg(abs(__sdc_value(x, 'mae') * pow(2.0, -600) - __sdc_value(xm, 'mae') * pow(2.0, -600)))
                                 * pow(2.0, 600),
@@ -60,7 +64,7 @@ CREATE OR REPLACE MACRO __sdc_sq_diff(x, xm, s) AS
     (__sdc_value(x, 'mse') * s - __sdc_value(xm, 'mse') * s) * (__sdc_value(x, 'mse') * s - __sdc_value(xm, 'mse') * s);
 
 CREATE OR REPLACE MACRO mse(x, xm) AS
-    __sdc_finite(__sdc_pick(__sdc_pair_max(x, xm, 'mse'),
+    __sdc_finite(__sdc_pick_measure(__sdc_pair_max(x, xm, 'mse'),
                             avg(__sdc_sq_diff(x, xm, 1.0)),
                             avg(__sdc_sq_diff(x, xm, pow(2.0, -600))) * pow(2.0, 600) * pow(2.0, 600),
                             avg(__sdc_sq_diff(x, xm, pow(2.0, 600))) * pow(2.0, -600) * pow(2.0, -600)), 'mse');
@@ -96,7 +100,7 @@ CREATE OR REPLACE MACRO __sdc_il1s_scaled(x, xm, fname, s, lim) AS
     END;
 
 CREATE OR REPLACE MACRO __sdc_il1s_sum(x, xm, fname) AS
-    __sdc_pick(__sdc_pair_max(x, xm, fname), __sdc_il1s_scaled(x, xm, fname, 1.0, pow(2.0, 400)),
+    __sdc_pick_measure(__sdc_pair_max(x, xm, fname), __sdc_il1s_scaled(x, xm, fname, 1.0, pow(2.0, 400)),
                __sdc_il1s_scaled(x, xm, fname, pow(2.0, -600), 1.7976931348623157e308),
                __sdc_il1s_scaled(x, xm, fname, pow(2.0, 600), pow(2.0, -400)));
 
@@ -118,7 +122,7 @@ CREATE OR REPLACE MACRO __sdc_sse_sst_scaled(x, xm, s, lim) AS
     END;
 
 CREATE OR REPLACE MACRO sse_sst(x, xm) AS
-    __sdc_finite(__sdc_pick(__sdc_pair_max(x, xm, 'sse_sst'), __sdc_sse_sst_scaled(x, xm, 1.0, pow(2.0, 400)),
+    __sdc_finite(__sdc_pick_measure(__sdc_pair_max(x, xm, 'sse_sst'), __sdc_sse_sst_scaled(x, xm, 1.0, pow(2.0, 400)),
                             __sdc_sse_sst_scaled(x, xm, pow(2.0, -600), 1.7976931348623157e308),
                             __sdc_sse_sst_scaled(x, xm, pow(2.0, 600), pow(2.0, -400))),
                  'sse_sst');

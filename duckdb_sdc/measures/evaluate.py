@@ -41,7 +41,9 @@ def il_dr_score(x, xm, k: float = 0.05, *, max_outside: int = 0, il1s_form: str 
       `dUtility(method = "IL1")` computed before 5.0.3 (October 2017), whose code read
       `abs((x - xm) / sd(x) * sqrt(2))`: (1 / (n p)) sum sqrt(2) |x - x'| / S_j, exactly twice as
       large. Since 5.0.3 sdcMicro keeps Yancey's form as "IL1old" and reports "IL1s" as the
-      un-normalised sum, `il1s_sum`, which is not a mean and fits no percentage score.
+      un-normalised sum, `il1s_sum`; 'sum' takes that sum as the term, as it is (not times 100):
+      it is not a mean and grows with n p, but it is what a score computed from sdcMicro's dUtility
+      in the paper's time adds up (docs/methods/il-dr-paper.md compares the readings).
     Scaling: every term is a percentage (the IL1s term is 100 times a mean of standardised
     differences, which can exceed 100). Needs n >= 2 and no constant original column (IL1s)."""
     X, XM = pair("il_dr_score", x, xm)
@@ -49,7 +51,7 @@ def il_dr_score(x, xm, k: float = 0.05, *, max_outside: int = 0, il1s_form: str 
     il = loss.il_metrics(X, XM)["composite"]
     if il is None:
         raise undefined("il_dr_score", _IL_UNDEFINED)
-    il1s = loss.il1s(X, XM) * (2.0 if form == "sdcmicro" else 1.0)
+    il1s = loss.il1s_sum(X, XM) / 100.0 if form == "sum" else loss.il1s(X, XM) * (2.0 if form == "sdcmicro" else 1.0)
     return _score(il, il1s, risk.record_linkage(X, XM), risk.interval_disclosure(X, XM, k, max_outside=max_outside))
 
 

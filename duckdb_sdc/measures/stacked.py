@@ -296,8 +296,9 @@ def record_linkage(X: np.ndarray, XM: np.ndarray, rank: int = 1) -> np.ndarray:
     return out
 
 
-def il_dr_score(X: np.ndarray, XM: np.ndarray, k: float) -> np.ndarray:
+def il_dr_score(X: np.ndarray, XM: np.ndarray, k: float, max_outside: int = 0, il1s_form: str = "yancey") -> np.ndarray:
     """`evaluate.il_dr_score` of every group, NaN where it is undefined."""
     il = il_metrics(X, XM)["composite"]
-    return 0.25 * (il + 100.0 * il1s(X, XM) + 100.0 * record_linkage(X, XM)
-                   + 100.0 * interval_disclosure(X, XM, k))
+    factor = {"yancey": 100.0, "sdcmicro": 200.0, "sum": float(X.shape[1] * X.shape[2])}[il1s_form]
+    return 0.25 * (il + factor * il1s(X, XM) + 100.0 * record_linkage(X, XM)
+                   + 100.0 * interval_disclosure(X, XM, k, max_outside))

@@ -75,7 +75,7 @@ import numpy as np
 
 from .._validate import fail, finite_values
 from ..params import PERCENT, SEED, TAIL_PERCENT
-from ._order import PARALLEL_LOCK, PARALLEL_MIN, mix64 as _mix, sort_column
+from ._order import PARALLEL_LOCK, PARALLEL_MIN, mul128 as _mul128, mix64 as _mix, sort_column
 from .partition import group_representatives
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -87,22 +87,6 @@ _SCAN = 64  # a range of at most this many ranks is counted at once
 @nb.njit(cache=True, nogil=True)
 def _word(key, i, t):
     return _mix(key + (np.uint64(i) * np.uint64(65536) + np.uint64(t)) * _GOLDEN)
-
-
-@nb.njit(cache=True, nogil=True)
-def _mul128(a, b):
-    """(high, low) 64-bit halves of the 128-bit product a * b."""
-    mask = np.uint64(0xFFFFFFFF)
-    a_lo = a & mask
-    a_hi = a >> np.uint64(32)
-    b_lo = b & mask
-    b_hi = b >> np.uint64(32)
-    lo_lo = a_lo * b_lo
-    hi_lo = a_hi * b_lo
-    lo_hi = a_lo * b_hi
-    cross = (lo_lo >> np.uint64(32)) + (hi_lo & mask) + lo_hi
-    high = a_hi * b_hi + (hi_lo >> np.uint64(32)) + (cross >> np.uint64(32))
-    return high, a * b
 
 
 @nb.njit(cache=True, nogil=True)
