@@ -127,17 +127,23 @@ def test_the_covariance_bounds_hold_every_corner():
         got = im.covariance_bounds(xl, xu, yl, yu)
         corners = [[(xl[i] if c in (0, 1) else xu[i], yl[i] if c in (0, 2) else yu[i]) for i, c in enumerate(cs)]
                    for cs in itertools.product(range(4), repeat=n)]
-        values = [float(_cov([Fraction(float(a)) for a, _ in pts], [Fraction(float(b)) for _, b in pts]))
-                  for pts in corners]
+        exact = [([Fraction(float(a)) for a, _ in pts], [Fraction(float(b)) for _, b in pts]) for pts in corners]
+        values = [float(_cov(a, b)) for a, b in exact]
         assert got.lower <= min(values) + 1e-12 and got.upper >= max(values) - 1e-12, case
         r = im.correlation_bounds(xl, xu, yl, yu)
         samples = rng.uniform(0, 1, (200, n, 2))
         xs, ys = xl + samples[:, :, 0] * (xu - xl), yl + samples[:, :, 1] * (yu - yl)
-        rs = [np.corrcoef(a, b)[0, 1] for a, b in zip(xs, ys) if np.std(a) > 0 and np.std(b) > 0]
-        rs += [v / math.sqrt(float(variance([Fraction(float(a)) for a, _ in pts]) *
-                                   variance([Fraction(float(b)) for _, b in pts])))
-               for v, pts in zip(values, corners)
-               if variance([Fraction(float(a)) for a, _ in pts]) > 0 and variance([Fraction(float(b)) for _, b in pts]) > 0]
+        xa, ya = xs - xs.mean(axis=1, keepdims=True), ys - ys.mean(axis=1, keepdims=True)
+        sxx, syy = (xa * xa).sum(axis=1), (ya * ya).sum(axis=1)
+        spread = (sxx > 0) & (syy > 0)
+        rs = ((xa * ya).sum(axis=1)[spread] / np.sqrt(sxx[spread] * syy[spread])).tolist()
+        var: dict = {}  # a corner's x (or y) values recur in 2^n corners: each variance computed once
+        for pair in exact:
+            for v in pair:
+                if tuple(v) not in var:
+                    var[tuple(v)] = variance(v)
+        spreads = [(var[tuple(a)], var[tuple(b)]) for a, b in exact]
+        rs += [v / math.sqrt(float(va * vb)) for v, (va, vb) in zip(values, spreads) if va > 0 and vb > 0]
         if r.lower is not None and rs:
             assert r.lower <= min(rs) + 1e-12 and r.upper >= max(rs) - 1e-12, case
             assert -1.0 <= r.lower <= r.upper <= 1.0

@@ -986,7 +986,7 @@ def _refuse_a_lone_value(func: str, x: np.ndarray, groups: np.ndarray) -> None:
     _, counts = np.unique(groups, return_counts=True)
     smallest = int(counts.min())
     if smallest < AUTO_MIN_SET:
-        chosen = intervals_sorted(np.sort(x))
+        chosen = intervals_sorted(np.sort(to_unit(x)[0]))  # as _run chooses it: on the scaled values
         raise fail(func, f"c = 'auto' chose {chosen} intervals (Freedman-Diaconis) and left a set of attraction of "
                          f"{smallest} value, which would be released unchanged; give c (fewer intervals: "
                          f"{func.removesuffix('_round')}_sizes shows the sets), or use microaggregation with "
