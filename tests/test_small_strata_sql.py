@@ -279,6 +279,12 @@ def test_a_sweep_pools_for_each_k_as_a_release_would(tmp_path):
         sweep(load_spec(tmp_path / "spec.toml"), "k", [2, 4])
 
 
+_KEY_NOTES = ["duckdb-sdc release: note: not counted as quasi-identifiers by the policy gate and the report: id "
+              "(columns.id: identifying = false)\n",
+              "duckdb-sdc release: note: the key 'id' is released: it links every released record to its source "
+              "record (the spec says it identifies no one outside this release)\n"]
+
+
 @pytest.mark.parametrize("how, into", [("nearest", ("b", "d")), ("rest", ("other", "other"))])
 def test_the_release_command_says_which_strata_values_it_rewrote(tmp_path, capsys, how, into):
     """Issue 33 item 8: 'nearest' releases the records of a small stratum with another stratum's values
@@ -290,8 +296,10 @@ def test_the_release_command_says_which_strata_values_it_rewrote(tmp_path, capsy
     masking = {"small_strata": how, **({"rest_stratum": "other"} if how == "rest" else {})}
     (tmp_path / "spec.toml").write_text(toml_dump(_spec_doc(masking)))
     assert main(["release", str(tmp_path / "spec.toml"), "--quiet"]) == 0
-    err = capsys.readouterr().err
-    assert err == (f"duckdb-sdc release: note: small_strata = {how!r} pooled 2 small strata (5 records) into others; "
+    # the notes every release prints (the spec's key kept with identifying = false), then the pooling
+    err = capsys.readouterr().err.splitlines(keepends=True)
+    assert [line for line in err if "small_strata" not in line] == _KEY_NOTES
+    assert "".join(line for line in err if "small_strata" in line) == (f"duckdb-sdc release: note: small_strata = {how!r} pooled 2 small strata (5 records) into others; "
                    f"their records are released with the pool's values: region = 'a' (3 records) as region = "
                    f"{into[0]!r}; region = 'c' (2 records) as region = {into[1]!r} (the manifest's "
                    "parameters.small_strata lists every one)\n")
@@ -330,4 +338,4 @@ def test_a_release_without_pooling_says_nothing_of_it(tmp_path, capsys):
     write_db(tmp_path / "src.duckdb", "people", _people(5, {"a": 12, "b": 12}))
     (tmp_path / "spec.toml").write_text(toml_dump(_spec_doc({"small_strata": "nearest"})))
     assert main(["release", str(tmp_path / "spec.toml"), "--quiet"]) == 0
-    assert capsys.readouterr().err == ""
+    assert capsys.readouterr().err.splitlines(keepends=True) == _KEY_NOTES
