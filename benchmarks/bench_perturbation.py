@@ -1,4 +1,4 @@
-"""Noise addition and rank swapping end to end in SQL, against DuckDB's own ORDER BY of the same
+"""Noise addition, rank swapping and base rounding end to end in SQL, against DuckDB's own ORDER BY of the same
 column in the same run, with the memory each query took.
 
     .venv/bin/python benchmarks/bench_perturbation.py [--rows 1000000 10000000] [--repeat 2]
@@ -20,7 +20,8 @@ from common import against_order_by
 
 import duckdb_sdc
 
-CASES = [("add_noise", "0.1, seed := 1"), ("rank_swap", "1, seed := 1"), ("rank_swap", "10, seed := 1")]
+CASES = [("add_noise", "0.1, seed := 1"), ("rank_swap", "1, seed := 1"), ("rank_swap", "10, seed := 1"),
+         ("rank_swap", "10, top_percent := 5, bottom_percent := 5, seed := 1"), ("base_round", "5")]
 
 
 def main() -> None:
@@ -34,11 +35,11 @@ def main() -> None:
     con.execute("CREATE TABLE warm AS SELECT random() AS x FROM range(300000)")
     for name, arguments in CASES:  # load compiled code before timing
         con.execute(f"SELECT {name}(list(x), {arguments}) FROM warm").fetchall()
-    header = f"{'rows':>11} {'method':>10} {'args':>14} {'form':>6} {'seconds':>8} {'ratio':>6} {'peak MB':>8}"
+    header = f"{'rows':>11} {'method':>10} {'args':>40} {'form':>6} {'seconds':>8} {'ratio':>6} {'peak MB':>8}"
     print(header)
     print("-" * len(header))
     for r in against_order_by(con, CASES, args.rows, args.repeat):
-        print(f"{r['rows']:>11,} {r['name']:>10} {r['args'].split(',')[0]:>14} {r['form']:>6} {r['seconds']:>8.2f} "
+        print(f"{r['rows']:>11,} {r['name']:>10} {r['args'].replace(', seed := 1', ''):>40} {r['form']:>6} {r['seconds']:>8.2f} "
               f"{r['ratio']:>6.2f} {r['peak_mb'] or 0:>8.0f}", flush=True)
     con.close()
 

@@ -332,6 +332,10 @@ def _release(args) -> int:
         print(f"duckdb-sdc release: warning: {', '.join(result.not_private)} released with reproducible noise "
               "(reproducible_noise = true): whoever holds the seed can remove the noise; the manifest marks "
               "them \"none: reproducible noise\"", file=sys.stderr)
+    pooled = getattr(result, "pooled", None)  # a Spark release pools nothing
+    if pooled:
+        # always, also with --quiet: released strata values differ from the source's
+        print(f"duckdb-sdc release: note: {pooled}", file=sys.stderr)
     if not args.quiet:
         linkage = getattr(result, "linkage", None)
         print(f"released {result.rows} rows x {result.columns} columns ({len(result.masked)} masked: "

@@ -72,8 +72,8 @@ _DISCRETISATION = Guarantee(
 
 _BASE_ROUNDING = Guarantee(
     "base rounding", K_ANONYMITY,
-    "Every released value is a multiple of the smallest base b (of the series 1, 2, 5 times a power of "
-    "ten) whose every set of attraction holds at least alpha records of the stratum (alpha >= 2): "
+    "Every released value is a multiple of the base b (the smallest multiple of the unit, or the given "
+    "base) whose every set of attraction holds at least alpha records of the stratum (alpha >= 2): "
     "k-anonymity of this column alone. The release measures the smallest set of records sharing a "
     "released value and states it as k (at least alpha).",
     "{k}-anonymity of {columns} within {strata}, as measured on this release: every released value is "

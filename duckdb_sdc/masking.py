@@ -55,6 +55,7 @@ from .params import (
     MONDRIAN_MODE,
     NONNEGATIVE,
     OPTIONAL_BOUND,
+    OPTIONAL_POSITIVE,
     PERCENT,
     POINT,
     POSITIVE,
@@ -62,6 +63,7 @@ from .params import (
     REPRESENTATIVE_PARAM,
     SEED,
     SEED_PARAM,
+    TAIL_PERCENT,
     TEXT,
     Param,
     stratum_seed,
@@ -142,6 +144,19 @@ CORRELATED = Param("correlated", FLAG, "true",
                        "with variance level * its variance (false)")
 SWAP_P = Param("p", PERCENT, doc="the largest rank distance of a swap, in percent of the number of values, 0 < p <= 100 "
                                  "(it must allow a distance of at least 1 rank)", example="50")
+TOP_PERCENT = Param("top_percent", TAIL_PERCENT, "0",
+                    doc="top coding before swapping (sdcMicro's TopPercent): the floor(n top_percent / 100) largest "
+                        "values are replaced by their mean and not swapped; 0 <= top_percent, top_percent + "
+                        "bottom_percent <= 50")
+BOTTOM_PERCENT = Param("bottom_percent", TAIL_PERCENT, "0",
+                       doc="bottom coding before swapping (sdcMicro's BottomPercent): the floor(n bottom_percent / 100) "
+                           "smallest values are replaced by their mean and not swapped")
+UNIT = Param("unit", OPTIONAL_POSITIVE, "NULL",
+             doc="the resolution of the base search: the smallest base is searched among the multiples of unit "
+                 "(NULL: four significant digits at the lower bound, or the data's decimal resolution if coarser)")
+BASE = Param("base", OPTIONAL_POSITIVE, "NULL",
+             doc="a base to round to instead of the search (refused unless every set of attraction holds alpha "
+                 "records); NULL: search the smallest")
 ALPHA = Param("alpha", GROUP_SIZE, doc="the least number of records every set of attraction must hold, 2 <= alpha <= "
                                        "number of non-NULL values")
 
@@ -195,8 +210,10 @@ METHODS: dict[str, MaskingMethod] = {m.name: m for m in [
     MaskingMethod("add_noise_multi", RECORDS, (LEVEL, CORRELATED, SEED_PARAM),
                   lambda X, level, correlated, seed: noise_addition.add_noise_multi(
                       X, level, correlated=correlated, seed=seed)),
-    MaskingMethod("rank_swap", COLUMN, (SWAP_P, SEED_PARAM), lambda x, p, seed: rank_swap.rank_swap(x, p, seed=seed)),
-    MaskingMethod("base_round", COLUMN, (ALPHA,), base_rounding.base_round),
+    MaskingMethod("rank_swap", COLUMN, (SWAP_P, TOP_PERCENT, BOTTOM_PERCENT, SEED_PARAM),
+                  lambda x, p, top, bottom, seed: rank_swap.rank_swap(x, p, seed=seed, top_percent=top,
+                                                                      bottom_percent=bottom)),
+    MaskingMethod("base_round", COLUMN, (ALPHA, UNIT, BASE), base_rounding.base_round),
 ]}
 
 

@@ -705,7 +705,8 @@ CBLS_CLUSTER_SIZE = GroupSize(3, why="iDP-CBLS replaces the smallest and the lar
                                      "clusters need 3 values",
                               doc="cluster size, 3 <= k <= number of non-NULL values (the last cluster takes the "
                                   "remainder)")
-INTERVALS = Count(1, auto=True, doc="number of intervals >= 1, or 'auto' (Freedman-Diaconis)")
+INTERVALS = Count(1, auto=True, doc="number of intervals >= 1, or 'auto' (Freedman-Diaconis; refused where it "
+                                       "leaves a value alone in its interval)")
 COUNT = Count(1, doc="a count >= 1")
 INTEGER_1 = Integer(1, doc="an integer >= 1")
 NONNEGATIVE_INTEGER = Integer(0, doc="an integer >= 0")
@@ -714,10 +715,12 @@ NONNEGATIVE = Number(lower=0, doc="a finite number >= 0")
 P_PERCENT = Number(lower=0, upper=1e6, lower_open=True,
                    doc="the p% rule's p, a fraction: 0 < p <= 1e6 (0.1 for the 10% rule; taken to 9 decimals)")
 PERCENT = Number(lower=0, upper=100, lower_open=True, doc="a percentage, 0 < p <= 100")
+TAIL_PERCENT = Number(lower=0, upper=50, doc="a percentage of the values, 0 <= p <= 50")
 FRACTION = Number(lower=0, upper=1, lower_open=True, doc="a fraction, 0 < r <= 1")
 EPSILON = Number(lower=0, lower_open=True, doc="privacy budget, > 0")
 BOUND = Number(scales=True, doc="bound of the attribute's domain (public, not taken from the data)")
 OPTIONAL_BOUND = Number(scales=True, nullable=True, doc="optional bound of the domain: clamps inputs and outputs")
+OPTIONAL_POSITIVE = Number(lower=0, lower_open=True, nullable=True, scales=True, doc="a finite number > 0, or NULL")
 DISTANCE = PerColumn(Number(lower=0, lower_open=True, scales=True), nullable=True,
                      doc="distance at which two values count as different: one for every attribute or one per "
                          "attribute, each > 0")
@@ -751,9 +754,11 @@ MONDRIAN_MODE = choice("strict", "relaxed",
                            "floor/ceil(m/2))")
 TIES = choice("random", "first", doc="'random' (pseudo-random from the values and seed, independent of row order) "
                                      "or 'first' (row order)")
-IL1S_FORM = choice("yancey", "sdcmicro",
-                   doc="the IL1s term: 'yancey' (Yancey, Winkler & Creecy: |x - x'| / (sqrt(2) S_j)) or 'sdcmicro' "
-                       "(sqrt(2) |x - x'| / S_j, as sdcMicro's dUtility computed it: twice as large)")
+IL1S_FORM = choice("yancey", "sdcmicro", "sum",
+                   doc="the IL1s term: 'yancey' (100 times Yancey, Winkler & Creecy's mean of |x - x'| / (sqrt(2) "
+                       "S_j)), 'sdcmicro' (100 times the mean of sqrt(2) |x - x'| / S_j, as sdcMicro's dUtility "
+                       "computed it before 5.0.3: twice as large) or 'sum' (the un-normalised sum of |x - x'| / "
+                       "(sqrt(2) S_j) that dUtility reports as IL1s since 5.0.3, as it is)")
 MECHANISM = choice("idp_cbls", "idp_ls", "dp_um", "dp_laplace",
                    doc="'idp_cbls', 'idp_ls', 'dp_um' or 'dp_laplace'")
 

@@ -39,14 +39,12 @@ within each released stratum holds as stated. No DuckDB here.
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
 
 from . import masking
 from ._validate import SdcError, fail
+from .methods import rank_swap
 from .params import AUTO, PERCENT, GroupSize
 
 REFUSE, NEAREST, REST = "refuse", "nearest", "rest"
@@ -73,6 +71,9 @@ class Need:
         if self.param == "p":  # rank swapping
             return (f"{self.prefix}p = {self.value} needs at least 100 / p = {self.minimum} {self.unit} of "
                     f"{self.name} to move a value by one rank, {where} has {count}")
+        if self.param == "p, top_percent, bottom_percent":  # rank swapping after top and bottom coding
+            return (f"{self.prefix}{self.param} = {self.value} need at least {self.minimum} {self.unit} of "
+                    f"{self.name} to move a value by one rank among the values not coded, {where} has {count}")
         if self.param is not None:
             return (f"{self.prefix}{self.param} = {self.value} is larger than the number of {self.unit} ({count}) of "
                     f"{self.name} in {where}")
@@ -92,11 +93,13 @@ def need(method: str, params: Mapping | Sequence, name: str, func: str | None = 
     args = m.arguments(params)
     unit = "non-NULL values" if m.data == masking.COLUMN else "records without NULL attributes"
     best = Need(name, _FLOOR.get(m.name, 2), m.name, unit=unit)
-    if m.name == "rank_swap":  # a swap distance floor(p n / 100) of at least 1 rank: n >= 100 / p
+    if m.name == "rank_swap":  # a swap distance floor(p m / 100) of at least 1 rank among the m uncoded values
+        least = rank_swap.least_values(*args[:3], func=func or m.name)
         p = PERCENT.check(args[0], func or m.name, "p")
-        least = math.ceil(Fraction(100) / Fraction(Decimal(repr(p))))
+        coded = [a for a in args[1:3] if a]
         if least > best.minimum:
-            best = Need(name, least, m.name, "p", p, unit)
+            best = Need(name, least, m.name, "p, top_percent, bottom_percent" if coded else "p",
+                        f"{p}, {args[1]}, {args[2]}" if coded else p, unit)
     for p, value in zip(m.params, args):
         if not isinstance(p.kind, GroupSize):
             continue

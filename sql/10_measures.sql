@@ -43,9 +43,15 @@ CREATE OR REPLACE MACRO __sdc_pair_max(x, xm, fname) AS
 CREATE OR REPLACE MACRO __sdc_pick(m, plain, down, up) AS
     CASE WHEN m >= pow(2.0, 400) THEN down WHEN m < pow(2.0, -400) THEN up ELSE plain END;
 
+-- __sdc_pick for a measure (a DOUBLE): a NaN in the data makes m NaN (which DuckDB orders above every
+-- number), and NaN is the result, so that __sdc_finite reports it (a scaled sum of squares can
+-- underflow to 0 and make a measure NULL).
+CREATE OR REPLACE MACRO __sdc_pick_measure(m, plain, down, up) AS
+    CASE WHEN isnan(m) THEN m ELSE __sdc_pick(m, plain, down, up) END;
+
 -- Mean absolute error: sum |x - xm| / n (for |x|, |xm| >= 2^400 the differences are taken scaled).
 CREATE OR REPLACE MACRO mae(x, xm) AS
-    __sdc_finite(__sdc_pick(__sdc_pair_max(x, xm, 'mae'),
+    __sdc_finite(__sdc_pick_measure(__sdc_pair_max(x, xm, 'mae'),
                             avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae'))),
                             avg(abs(__sdc_value(x, 'mae') * pow(2.0, -600) - __sdc_value(xm, 'mae') * pow(2.0, -600)))
                                 * pow(2.0, 600),
@@ -58,7 +64,7 @@ CREATE OR REPLACE MACRO __sdc_sq_diff(x, xm, s) AS
     (__sdc_value(x, 'mse') * s - __sdc_value(xm, 'mse') * s) * (__sdc_value(x, 'mse') * s - __sdc_value(xm, 'mse') * s);
 
 CREATE OR REPLACE MACRO mse(x, xm) AS
-    __sdc_finite(__sdc_pick(__sdc_pair_max(x, xm, 'mse'),
+    __sdc_finite(__sdc_pick_measure(__sdc_pair_max(x, xm, 'mse'),
                             avg(__sdc_sq_diff(x, xm, 1.0)),
                             avg(__sdc_sq_diff(x, xm, pow(2.0, -600))) * pow(2.0, 600) * pow(2.0, 600),
                             avg(__sdc_sq_diff(x, xm, pow(2.0, 600))) * pow(2.0, -600) * pow(2.0, -600)), 'mse');
@@ -78,16 +84,25 @@ CREATE OR REPLACE MACRO il1(x, xm) AS
 -- both values are present, like count(x - xm); it is Welford's stable sum of squared deviations
 -- (exactly 0 for a constant column; the one-pass sum of squares would be faster but loses every digit
 -- when the mean is large against the sd).
-CREATE OR REPLACE MACRO __sdc_il1s_scaled(x, xm, fname, s) AS
-    CASE WHEN regr_sxx(__sdc_value(xm, fname) * s, __sdc_value(x, fname) * s) > 0
+-- DuckDB 1.5 raises "VARPOP is out of range" where the sum of squared deviations overflows (2.0
+-- returns infinity), and the three scalings are all computed in the one pass, so the original values
+-- reach regr_sxx bounded by `lim` (__sdc_sxx_arg): larger magnitudes only occur in a scaling that is
+-- not picked (1.0 is picked below 2^400, 2^600 below 2^-400), where the bound changes nothing that is
+-- used, and keep the unpicked ones finite.
+CREATE OR REPLACE MACRO __sdc_sxx_arg(v, lim, s) AS
+    CASE WHEN abs(v) > lim THEN lim ELSE v END * s;
+
+CREATE OR REPLACE MACRO __sdc_il1s_scaled(x, xm, fname, s, lim) AS
+    CASE WHEN regr_sxx(__sdc_value(xm, fname) * s, __sdc_sxx_arg(__sdc_value(x, fname), lim, s)) > 0
          THEN sum(abs(__sdc_value(x, fname) * s - __sdc_value(xm, fname) * s))
-              / sqrt(2 * regr_sxx(__sdc_value(xm, fname) * s, __sdc_value(x, fname) * s)
+              / sqrt(2 * regr_sxx(__sdc_value(xm, fname) * s, __sdc_sxx_arg(__sdc_value(x, fname), lim, s))
                      / (count(__sdc_value(x, fname) - __sdc_value(xm, fname)) - 1))
     END;
 
 CREATE OR REPLACE MACRO __sdc_il1s_sum(x, xm, fname) AS
-    __sdc_pick(__sdc_pair_max(x, xm, fname), __sdc_il1s_scaled(x, xm, fname, 1.0),
-               __sdc_il1s_scaled(x, xm, fname, pow(2.0, -600)), __sdc_il1s_scaled(x, xm, fname, pow(2.0, 600)));
+    __sdc_pick_measure(__sdc_pair_max(x, xm, fname), __sdc_il1s_scaled(x, xm, fname, 1.0, pow(2.0, 400)),
+               __sdc_il1s_scaled(x, xm, fname, pow(2.0, -600), 1.7976931348623157e308),
+               __sdc_il1s_scaled(x, xm, fname, pow(2.0, 600), pow(2.0, -400)));
 
 -- IL1s (Yancey, Winkler & Creecy 2002): sum |x - xm| / (sqrt(2) S) / n.
 CREATE OR REPLACE MACRO il1s(x, xm) AS
@@ -98,17 +113,18 @@ CREATE OR REPLACE MACRO il1s_sum(x, xm) AS
     __sdc_finite(__sdc_il1s_sum(x, xm, 'il1s_sum'), 'il1s_sum');
 
 -- 100 SSE / SST on the column standardised with the original's mean and sd: 100 sum (x - xm)^2 /
--- sum (x - mean x)^2, both on the values scaled by s.
-CREATE OR REPLACE MACRO __sdc_sse_sst_scaled(x, xm, s) AS
-    CASE WHEN regr_sxx(__sdc_value(xm, 'sse_sst') * s, __sdc_value(x, 'sse_sst') * s) > 0
+-- sum (x - mean x)^2, both on the values scaled by s (regr_sxx's argument bounded by lim, as above).
+CREATE OR REPLACE MACRO __sdc_sse_sst_scaled(x, xm, s, lim) AS
+    CASE WHEN regr_sxx(__sdc_value(xm, 'sse_sst') * s, __sdc_sxx_arg(__sdc_value(x, 'sse_sst'), lim, s)) > 0
          THEN 100 * sum((__sdc_value(x, 'sse_sst') * s - __sdc_value(xm, 'sse_sst') * s)
                         * (__sdc_value(x, 'sse_sst') * s - __sdc_value(xm, 'sse_sst') * s))
-              / regr_sxx(__sdc_value(xm, 'sse_sst') * s, __sdc_value(x, 'sse_sst') * s)
+              / regr_sxx(__sdc_value(xm, 'sse_sst') * s, __sdc_sxx_arg(__sdc_value(x, 'sse_sst'), lim, s))
     END;
 
 CREATE OR REPLACE MACRO sse_sst(x, xm) AS
-    __sdc_finite(__sdc_pick(__sdc_pair_max(x, xm, 'sse_sst'), __sdc_sse_sst_scaled(x, xm, 1.0),
-                            __sdc_sse_sst_scaled(x, xm, pow(2.0, -600)), __sdc_sse_sst_scaled(x, xm, pow(2.0, 600))),
+    __sdc_finite(__sdc_pick_measure(__sdc_pair_max(x, xm, 'sse_sst'), __sdc_sse_sst_scaled(x, xm, 1.0, pow(2.0, 400)),
+                            __sdc_sse_sst_scaled(x, xm, pow(2.0, -600), 1.7976931348623157e308),
+                            __sdc_sse_sst_scaled(x, xm, pow(2.0, 600), pow(2.0, -400))),
                  'sse_sst');
 
 -- A list of strings as a SQL list literal of quoted strings.

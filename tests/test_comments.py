@@ -176,3 +176,11 @@ def test_the_dry_run_shows_the_comments(commented):
     assert 'COMMENT ON TABLE "__sdc_release"."main"."people" IS \'Masked release of src.duckdb' in script
     assert ('COMMENT ON COLUMN "__sdc_release"."main"."people"."it\'s ""odd""" IS \'mdav_round (k-anonymity): '
             '4-anonymity of it\'\'s "odd" within each stratum of region') in script
+
+
+def test_the_sql_files_carry_the_descriptions_of_their_macros():
+    """sql/90_descriptions.sql is generated from the registry (python -m duckdb_sdc.sql.docs), so that a
+    plain DuckDB shell that reads the files shows the same descriptions (tests/test_compat_sql.py)."""
+    from duckdb_sdc.sql.docs import DESCRIPTIONS, render_descriptions
+
+    assert DESCRIPTIONS.read_text(encoding="utf-8") == render_descriptions(), "run: python -m duckdb_sdc.sql.docs"

@@ -111,8 +111,8 @@ def _example_tables(c) -> None:
     c.execute("CREATE TABLE weighted AS SELECT income, savings, 1 + id % 3 AS w FROM people")
     c.execute("CREATE TABLE weighted_people AS SELECT *, 1 + id % 4 AS w FROM people")
     c.execute("CREATE TABLE weighted_j AS SELECT *, 1 + id % 4 AS w FROM j")
-    c.execute("CREATE TABLE released AS SELECT income_lower, income_upper, 1 + id % 3 AS w "
-              "FROM box_release_table('people', ['income', 'savings'], 5, 'mean(1)')")
+    c.execute("CREATE TABLE released AS SELECT income_lower, income_upper, savings_lower, savings_upper, "
+              "1 + id % 3 AS w FROM box_release_table('people', ['income', 'savings'], 5, 'mean(1)')")
     # hierarchies (value, level 1, top) for the recoding family: of age and region for the examples, and
     # h_any over every value of the data tables' columns (as text), which the valid calls use
     c.execute("CREATE TABLE age_h AS SELECT a AS age, (a // 10 * 10) || '-' || (a // 10 * 10 + 9) AS decade, "
@@ -133,7 +133,8 @@ def _is_data(p) -> bool:
 
 
 # an aggregate's data argument by parameter name (the columns of the data tables)
-_AGG_COLUMNS = {"x": "x", "xm": "xm", "y": "y", "w": "w", "value": "x", "lower": "lo", "upper": "hi"}
+_AGG_COLUMNS = {"x": "x", "xm": "xm", "y": "y", "w": "w", "value": "x", "lower": "lo", "upper": "hi",
+                "x_lower": "lo", "x_upper": "hi", "y_lower": "lo", "y_upper": "hi"}
 _AGG_VECTORS = {"x": "[x, y]", "xm": "[xm, ym]"}
 # a table function's names by parameter name
 _TABLE_NAMES = {"tbl": "{t}", "original": "{t}", "masked": "{t}", "released": "{t}"}

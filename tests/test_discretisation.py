@@ -441,8 +441,33 @@ def test_constant_column_and_single_value(method):
     for x in (np.full(7, 4.5), np.array([4.5])):
         for c in (1, 3, "auto"):
             assert disc.discretise_labels(x, c, method, seed=1).tolist() == [0] * len(x)
+            if c == "auto" and len(x) == 1:  # 'auto' never releases a value unchanged (below)
+                with pytest.raises(SdcError, match="left a set of attraction of 1 value"):
+                    disc.discretise(x, c, method, seed=1)
+                continue
             np.testing.assert_array_equal(disc.discretise(x, c, method, seed=1), x)
             np.testing.assert_array_equal(disc.discretise(x, c, method, stochastic=True, seed=1), x)
+
+
+@pytest.mark.parametrize("method", disc.METHODS)
+def test_auto_never_releases_a_value_unchanged(method):
+    """Issue 33 item 5: on 0..199 and one value of 1e6, Freedman-Diaconis gives 29,289 intervals, more
+    than the 201 distinct values, and efd_round(xs, 'auto') returned every value unchanged. 'auto' now
+    refuses a set of attraction of one value (as a release does); an explicit c is the user's choice
+    and still shows its sets with <method>_sizes."""
+    x = np.append(np.arange(200.0), 1e6)
+    with pytest.raises(SdcError, match=rf"^{method}_round: c = 'auto' chose 29289 intervals \(Freedman-Diaconis\) "
+                                       rf"and left a set of attraction of 1 value, which would be released unchanged; "
+                                       rf"give c \(fewer intervals: {method}_sizes shows the sets\)"):
+        disc.discretise(x, "auto", method, seed=1)
+    assert disc.attraction_sizes(x, "auto", method, seed=1).min() == 1  # the sizes still show it
+    fine = np.random.default_rng(3).normal(size=500)
+    sizes = disc.attraction_sizes(fine, "auto", method, seed=1)
+    if sizes.min() >= 2:
+        assert len(np.unique(disc.discretise(fine, "auto", method, seed=1))) < 500
+    else:
+        with pytest.raises(SdcError, match="left a set of attraction of 1 value"):
+            disc.discretise(fine, "auto", method, seed=1)
 
 
 def test_kmd_penalised_falls_back_to_layers_when_no_penalty_gives_c_clusters():
@@ -453,3 +478,36 @@ def test_kmd_penalised_falls_back_to_layers_when_no_penalty_gives_c_clusters():
     assert kmeans1d._full_search(SW, Q, 3, kmeans1d._cost(SW, Q, 0, 4), None) is None
     labels = disc.kmd_partition_sorted(u, 3, "penalised")
     assert labels.max() == 2 and sse_of_labels(u, labels) == 0.5
+
+
+def test_the_compiled_draws_are_numpys_integers_stream():
+    """RBD's bootstrap draws integers(0, g) in compiled code from the PCG64 state (issue 33 item 5: the
+    draws through Numba's Generator made RBD take 109 s at 50,000 rows); the same stream as NumPy's
+    rng.integers(0, g) one draw at a time, also for g = 1 (no draw) and g = 2^32, and the state goes
+    back so that later draws continue it."""
+    for seed in range(30):
+        rng_numpy, rng_ours = np.random.default_rng(seed), np.random.default_rng(seed)
+        sizes = np.random.default_rng(100 + seed).integers(1, 5000, 3000)
+        sizes[::11] = 1
+        sizes[::13] = 2**32
+        want = [rng_numpy.integers(0, int(g)) for g in sizes]
+        state = disc._pcg_state(rng_ours)
+        got = [disc._pcg_below(state, int(g)) for g in sizes]
+        disc._pcg_restore(rng_ours, state)
+        assert got == want
+        assert rng_ours.random() == rng_numpy.random()
+
+
+def test_rbd_states_its_limit_and_refuses_beyond_it(monkeypatch):
+    x = np.random.default_rng(9).normal(size=400)  # 10 groups of 40: 16,000 draws
+    monkeypatch.setattr(disc, "RBD_DRAWS_MAX", 15_999)
+    with pytest.raises(SdcError, match=r"^rbd_round: Algorithm 1 draws a bootstrap sample of its group's size for "
+                                       r"every value: 16,000 random draws for these 400 values in 10 groups, more "
+                                       r"than the limit 15,999 \(the draws cost about n\^2 / groups\); use groups := "
+                                       r"11 or more, or kmd_round"):
+        disc.rbd_round(x, 5, seed=1)
+    monkeypatch.setattr(disc, "RBD_DRAWS_MAX", 16_000)
+    assert len(np.unique(disc.rbd_round(x, 5, seed=1))) <= 5
+    ties = np.repeat(np.arange(5.0), 80)  # heavily repeated: binomial counts, 400 * 5 draws at most
+    monkeypatch.setattr(disc, "RBD_DRAWS_MAX", 2_000)
+    assert len(np.unique(disc.rbd_round(ties, 3, seed=1))) <= 3

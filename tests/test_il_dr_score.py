@@ -65,7 +65,40 @@ def test_the_sdcmicro_il1s_term_is_twice_yancey():
 
 def test_bad_options_are_refused():
     x, xm = next(_pairs(4))
-    with pytest.raises(SdcError, match="il_dr_score: il1s_form must be one of 'yancey', 'sdcmicro', got 'sdc'"):
+    with pytest.raises(SdcError, match="il_dr_score: il1s_form must be one of 'yancey', 'sdcmicro', 'sum', got 'sdc'"):
         m.il_dr_score(x, xm, il1s_form="sdc")
     with pytest.raises(SdcError, match="il_dr_score: max_outside must be an integer >= 0, got -1"):
         m.il_dr_score(x, xm, max_outside=-1)
+
+
+def test_the_sum_form_takes_sdcmicros_summed_il1s_as_the_term():
+    """il1s_form = 'sum': the term is dUtility's IL1s since sdcMicro 5.0.3, the un-normalised sum, as it is."""
+    for x, xm in _pairs(5):
+        got = m.il_dr_score(x, xm, 0.05, max_outside=1, il1s_form="sum")
+        want = _reference(x, xm, 0.05, 1, x.size / 100)  # 100 * factor * mean = the sum
+        assert got == pytest.approx(want, rel=1e-10)
+        assert got - m.il_dr_score(x, xm, 0.05, max_outside=1) == pytest.approx(
+            0.25 * (m.il1s_sum(x, xm) - 100 * m.il1s(x, xm)), rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("max_outside, form", [(0, "yancey"), (1, "yancey"), (1, "sdcmicro"), (1, "sum"), (0, "sum")])
+def test_sql_takes_max_outside_and_il1s_form_as_python_does(con, max_outside, form):
+    """Issue 33 item 5: il_dr_score in SQL refused max_outside and il1s_form. One group and many small
+    groups (the stacked path) give what Python gives."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(90, 2)) * [3.0, 50.0]
+    xm = x + rng.normal(size=x.shape) * [1.0, 20.0]
+    g = np.repeat(np.arange(9), 10)
+    con.execute("CREATE OR REPLACE TABLE p AS SELECT * FROM (SELECT unnest(?) AS g, unnest(?) AS a, unnest(?) AS b, "
+                "unnest(?) AS am, unnest(?) AS bm)", [g.tolist(), x[:, 0].tolist(), x[:, 1].tolist(),
+                                                     xm[:, 0].tolist(), xm[:, 1].tolist()])
+    args = f"max_outside := {max_outside}, il1s_form := '{form}'"
+    whole = con.execute(f"SELECT il_dr_score([a, b], [am, bm], {args}) FROM p").fetchone()[0]
+    assert whole == pytest.approx(m.il_dr_score(x, xm, max_outside=max_outside, il1s_form=form), rel=1e-12)
+    groups = con.execute(f"SELECT g, il_dr_score([a, b], [am, bm], {args}) FROM p GROUP BY g ORDER BY g").fetchall()
+    for k, value in groups:
+        part = g == k
+        assert value == pytest.approx(m.il_dr_score(x[part], xm[part], max_outside=max_outside, il1s_form=form),
+                                      rel=1e-9)
+    with pytest.raises(Exception, match="il_dr_score: il1s_form must be one of 'yancey', 'sdcmicro', 'sum', got 'x'"):
+        con.execute("SELECT il_dr_score([a, b], [am, bm], il1s_form := 'x') FROM p").fetchall()

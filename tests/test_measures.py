@@ -301,6 +301,29 @@ def test_regression_utility():
     assert m.regression_utility(x[:, :1], np.ones((300, 1)))["r2"] == 0.0
 
 
+def test_regression_utility_gives_the_original_fit_as_baseline():
+    """Issue 33 item 11: r2 alone had no baseline. r2_original is the same regression fitted on the
+    original data, against lstsq; it does not depend on the masked data, and equals r2 when nothing
+    was masked."""
+    rng = np.random.default_rng(12)
+    for case in range(200):
+        n, p = int(rng.integers(2, 60)), int(rng.integers(1, 5))
+        x = np.round(rng.normal(size=(n, p)) * 10, int(rng.integers(0, 3)))  # ties, collinear at small n
+        xm = x + rng.normal(scale=rng.choice([0.1, 1, 5]), size=x.shape)
+        fit = m.regression_utility(x, xm)
+        design = np.column_stack([np.ones(n), x[:, 1:]])
+        resid = x[:, 0] - design @ np.linalg.lstsq(design, x[:, 0], rcond=None)[0]
+        sst = ((x[:, 0] - x[:, 0].mean()) ** 2).sum()
+        want = 0.0 if sst == 0 else 1 - (resid ** 2).sum() / sst
+        assert fit["r2_original"] == pytest.approx(want, abs=1e-9), case
+        assert m.regression_utility(x, x)["r2"] == m.regression_utility(x, x)["r2_original"] == fit["r2_original"]
+    a, b = rng.normal(size=(2, 300))
+    y = 2 + 3 * a - b + rng.normal(scale=0.1, size=300)
+    x = np.column_stack([y, a, b])
+    noisy = m.regression_utility(x, x + rng.normal(scale=2, size=x.shape))
+    assert noisy["r2_original"] > 0.99 > 0.8 > noisy["r2"]  # what the masking cost the fit, beside what it was
+
+
 def test_il_dr_score_is_the_average_of_the_four_terms_in_percent():
     x, xm = random_pair(np.random.default_rng(4), 100, 3, False)
     want = 0.25 * (m.il_metrics(x, xm)["composite"] + 100 * m.il1s(x, xm) + 100 * m.record_linkage(x, xm)
@@ -334,6 +357,8 @@ def test_evaluate_rank_regression_and_global_linkage_rows_equal_the_direct_calls
     fit = m.regression_utility(x, xm)
     assert got["regression_utility.mse", None].value == fit["mse"]
     assert got["regression_utility.r2", None].value == fit["r2"]
+    assert got["regression_utility.r2_original", None].value == fit["r2_original"]
+    assert got["regression_utility.r2_original", None].note == "regression_utility: response 'y' on the other columns"
     assert got["regression_utility.mse", None].note == "regression_utility: response 'y' on the other columns"
     assert got["global_linkage", None].value == m.global_linkage(x, xm)
     assert got["global_linkage", None].note is None

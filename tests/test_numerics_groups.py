@@ -78,6 +78,8 @@ ROUNDED = [  # through BLAS and LAPACK, whose summation order depends on the sha
      lambda x, xm: (_one(m.il_metrics, x, xm) or {}).get("composite")),
     ("regression_utility.r2", lambda X, XM: st.regression_utility(X, XM)["r2"],
      lambda x, xm: m.regression_utility(x, xm)["r2"]),
+    ("regression_utility.r2_original", lambda X, XM: st.regression_utility(X, XM)["r2_original"],
+     lambda x, xm: m.regression_utility(x, xm)["r2_original"]),
     ("il_dr_score", lambda X, XM: st.il_dr_score(X, XM, 0.05), lambda x, xm: _one(m.il_dr_score, x, xm)),
 ]
 
@@ -103,6 +105,7 @@ def test_the_one_group_il_metrics_and_regression_are_the_stacked_ones():
     il = st.il_metrics(x[None], xm[None])
     assert m.il_metrics(x, xm) == {k: float(v[0]) for k, v in il.items()}
     assert m.regression_utility(x, xm)["r2"] == st.regression_utility(x[None], xm[None])["r2"][0]
+    assert m.regression_utility(x, xm)["r2_original"] == st.regression_utility(x[None], xm[None])["r2_original"][0]
 
 
 @pytest.fixture

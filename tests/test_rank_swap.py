@@ -221,3 +221,157 @@ def test_sql_table_form_keeps_each_stratum_multiset(con):
 def test_sql_errors_name_the_function(con):
     with pytest.raises(Exception, match="rank_swap: p = 1.0 allows swaps only between ranks"):
         con.execute("SELECT rank_swap([1, 2, 3], 1)").fetchall()
+
+
+# --- top and bottom coding (sdcMicro's TopPercent / BottomPercent) and how sdcMicro's rankSwap relates ---
+
+
+def reference_coded(x, p, top, bottom, seed):
+    """sdcMicro's coding as its C++ (RankSwapping.h) defines it, in plain Python: the floor(n top / 100)
+    largest and floor(n bottom / 100) smallest values (ties: the later records at the top, the earlier
+    at the bottom) each replaced by their tail's mean, exactly; the m others swapped by Moore's process
+    (reference_partners) within floor(p m / 100) ranks."""
+    n = len(x)
+    order = sorted(range(n), key=lambda i: x[i])  # stable: ties in input order
+    v = [Fraction(x[i]) for i in order]
+    t = math.floor(Fraction(str(top)) * n / 100)
+    b = math.floor(Fraction(str(bottom)) * n / 100)
+    if b:
+        v[:b] = [sum(v[:b]) / b] * b
+    if t:
+        v[n - t:] = [sum(v[n - t:]) / t] * t
+    m = n - t - b
+    P = math.floor(Fraction(str(p)) * m / 100)
+    key = int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
+    partner = list(range(b)) + [b + j for j in reference_partners(m, P, key)] + list(range(n - t, n))
+    out = [None] * n
+    for rank, record in enumerate(order):
+        out[record] = float(v[partner[rank]])
+    return out
+
+
+def test_top_and_bottom_coding_follows_sdcmicros_definition():
+    rng = np.random.default_rng(11)
+    for case in range(400):
+        n = int(rng.integers(2, 200))
+        x = rng.integers(0, max(2, n // 5), n).astype(float) if case % 2 else np.round(rng.lognormal(3, 1, n), 2)
+        p, top, bottom = (float(rng.choice([5, 10, 25, 50, 100])), float(rng.choice([0, 2.5, 5, 10, 20])),
+                          float(rng.choice([0, 1, 5, 10, 30])))
+        t, b = math.floor(Fraction(str(top)) * n / 100), math.floor(Fraction(str(bottom)) * n / 100)
+        m = n - t - b
+        if m < 2 or math.floor(Fraction(str(p)) * m / 100) < 1:
+            with pytest.raises(SdcError, match="rank_swap: "):
+                rs.rank_swap(x, p, seed=case, top_percent=top, bottom_percent=bottom)
+            continue
+        got = rs.rank_swap(x, p, seed=case, top_percent=top, bottom_percent=bottom)
+        want = reference_coded(x.tolist(), p, top, bottom, case)
+        np.testing.assert_allclose(got, want, rtol=4.5e-16, atol=0)  # a tail mean within 2 ulps of the exact one
+        assert math.isclose(got.sum(), x.sum(), rel_tol=1e-12)  # each tail keeps its sum
+        if t + b == 0:
+            np.testing.assert_array_equal(got, rs.rank_swap(x, p, seed=case))  # no coding: the plain swapping
+
+
+def test_a_tie_across_the_edge_of_a_tail_codes_the_later_records_at_the_top():
+    x = np.array([1.0, 9, 9, 9, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0, 0, 0, 0, 0])  # n = 20, top 10 %: t = 2
+    out = rs.rank_swap(x, 50, seed=3, top_percent=10, bottom_percent=10)
+    order, partner = rs.rank_swap_partners(x, 50, seed=3, top_percent=10, bottom_percent=10)
+    assert order[-2:].tolist() == [3, 11] and partner[-2:].tolist() == [18, 19]  # the last two 9s, not swapped
+    assert order[:2].tolist() == [12, 13] and partner[:2].tolist() == [0, 1]  # the first two 0s
+    assert out[12] == out[13] == 0.0 and out[3] == out[11] == 9.0
+
+
+def test_coded_tails_take_their_mean_at_the_extremes_of_the_range():
+    for scale in (1.0, 1e300, 1e-300, 2.0 ** -1070):
+        x = np.arange(1.0, 41.0) * scale
+        out = rs.rank_swap(x, 50, seed=1, top_percent=10, bottom_percent=5)
+        assert out[-4:].tolist() == [38.5 * scale] * 4 and out[:2].tolist() == [1.5 * scale] * 2
+        assert np.array_equal(out, rs.rank_swap(np.arange(1.0, 41.0), 50, seed=1, top_percent=10,
+                                                bottom_percent=5) * scale)
+
+
+def test_coding_parameters_are_checked_by_name():
+    x = np.arange(100.0)
+    for kwargs, message in (({"top_percent": -1}, r"top_percent must be in \[0, 50\], got -1"),
+                            ({"bottom_percent": 51}, r"bottom_percent must be in \[0, 50\], got 51"),
+                            ({"top_percent": 30, "bottom_percent": 25},
+                             r"top_percent \+ bottom_percent must be at most 50 \(the coded tails may hold at most "
+                             r"half of the values\), got 30.0 \+ 25.0"),
+                            ({"top_percent": None}, "top_percent must not be NULL")):
+        with pytest.raises(SdcError, match="^rank_swap: " + message):
+            rs.rank_swap(x, 10, **kwargs)
+    with pytest.raises(SdcError, match=r"rank_swap: needs at least 2 values to swap besides the 1 top and bottom "
+                                       r"coded, got 2"):
+        rs.rank_swap([1.0, 2.0], 100, top_percent=50)
+    with pytest.raises(SdcError, match=r"rank_swap: p = 10.0 allows swaps only between ranks floor\(p n / 100\) = 0 "
+                                       r"apart for n = 9 values"):  # 10 values, one top-coded: 9 to swap
+        rs.rank_swap(np.arange(10.0), 10, top_percent=10)
+
+
+def test_least_values_is_the_first_size_from_which_every_list_can_be_swapped():
+    """strata.need's minimum for rank swapping (small strata are pooled below it): brute force over n."""
+    def ok(n, p, top, bottom):
+        try:
+            rs.rank_swap(np.arange(float(n)), p, seed=1, top_percent=top, bottom_percent=bottom)
+            return True
+        except SdcError:
+            return False
+
+    for p in (1, 2.5, 10, 33, 50, 100):
+        for top, bottom in ((0, 0), (5, 5), (10, 0), (0, 12.5), (20, 30), (25, 25), (1, 49)):
+            least = rs.least_values(p, top, bottom)
+            hi = least + 60
+            assert all(ok(n, p, top, bottom) for n in range(least, hi)), (p, top, bottom)
+            assert not ok(least - 1, p, top, bottom), (p, top, bottom)
+    assert rs.least_values(10) == 10 and rs.least_values(50) == 2 and rs.least_values(10, 5, 5) == 10
+
+
+def sdcmicro_exact_distribution(n, P_fraction):
+    """sdcMicro's rankSwap loop (RankSwapping.h, 5.8.1) without coding, by exact fractions: ranks from
+    the largest value down (d = 0 the largest); each free d takes a partner uniform among the free d' in
+    d + 1 .. r - 1, r = min(n, d + floor(n P)). Returned as partner vectors on ascending ranks."""
+    reach = math.floor(Fraction(str(P_fraction)) * n)
+    out: Counter = Counter()
+
+    def walk(d, taken, partner, prob):
+        while d < n and d in taken:
+            d += 1
+        if d == n:
+            out[tuple(n - 1 - partner[n - 1 - a] for a in range(n))] += prob
+            return
+        taken = taken | {d}
+        free = [k for k in range(d + 1, min(n, d + reach)) if k not in taken]
+        if not free:
+            walk(d + 1, taken, partner, prob)
+            return
+        for j in free:
+            p2 = list(partner)
+            p2[d], p2[j] = j, d
+            walk(d + 1, taken | {j}, p2, prob * Fraction(1, len(free)))
+
+    walk(0, frozenset(), list(range(n)), Fraction(1))
+    return out
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7])
+def test_sdcmicros_rankswap_is_this_one_mirrored_with_one_rank_less(n):
+    """What docs/methods/perturbation.md says of sdcMicro 5.8.1: rankSwap(P) (a fraction) lets partners be
+    at most floor(P n) - 1 ranks apart and ranks from the largest value down, so it is rank_swap with
+    floor(p n / 100) = floor(P n) - 1 on the reversed ranking; rank_swap(p = 5) is not rankSwap(P = 0.05)."""
+    mirror = lambda partner: tuple(n - 1 - partner[n - 1 - a] for a in range(n))  # noqa: E731
+    for P in range(1, n):  # our distance P, theirs P + 1 ranks: P_fraction = (P + 1) / n
+        ours = {mirror(k): q for k, q in exact_distribution(n, P).items()}
+        assert sdcmicro_exact_distribution(n, Fraction(P + 1, n)) == ours
+    assert sdcmicro_exact_distribution(n, Fraction(2, n)) != exact_distribution(n, 2)
+
+
+def test_sql_forms_take_the_coding_options(con):
+    got = con.execute("SELECT rank_swap(list(x ORDER BY i), 10, top_percent := 5, bottom_percent := 5, seed := 4) "
+                      "FROM (SELECT i, (i * 37) % 101 AS x FROM range(200) r(i))").fetchone()[0]
+    want = rs.rank_swap(((np.arange(200) * 37) % 101).astype(float), 10, seed=4, top_percent=5, bottom_percent=5)
+    np.testing.assert_array_equal(got, want)
+    con.execute("CREATE TABLE tc AS SELECT i AS id, (i * 37) % 101 AS x FROM range(200) r(i)")
+    coded = con.execute("SELECT count(*) FILTER (WHERE x = 99.5), count(*) FILTER (WHERE x = 0.5) FROM "
+                        "rank_swap_table('tc', 'x', 10, top_percent := 2, bottom_percent := 2)").fetchone()
+    assert coded == (4, 4)  # the 4 largest (100, 100, 99, 99) and the 4 smallest (0, 0, 1, 1) by their means
+    with pytest.raises(Exception, match=r"rank_swap: top_percent \+ bottom_percent must be at most 50"):
+        con.execute("SELECT rank_swap([1, 2, 3, 4], 50, top_percent := 40, bottom_percent := 20)").fetchall()

@@ -83,6 +83,10 @@ def test_the_reports_measures_equal_the_measures_called_directly(source):
     assert value[("mae", "expenses")] == pytest.approx(measures.mae(x[:, 1], xm[:, 1]), rel=1e-12)
     complete = ~np.isnan(x).any(axis=1)
     assert value[("il_dr_score", None)] == pytest.approx(measures.il_dr_score(x[complete], xm[complete]))
+    fit = measures.regression_utility(x[complete], xm[complete])  # the masked fit beside its baseline
+    assert (value[("regression_utility.r2", None)], value[("regression_utility.r2_original", None)]) == (
+        pytest.approx(fit["r2"]), pytest.approx(fit["r2_original"]))
+    assert value[("regression_utility.r2_original", None)] > value[("regression_utility.r2", None)]
     # the kept age takes part in disclosure risk as it is released: exactly
     xr, xmr = _aligned(df, _released(folder), RISK_COLUMNS)
     complete = ~np.isnan(xr).any(axis=1)

@@ -128,8 +128,10 @@ def test_the_table_form_refuses_a_small_stratum_by_default_naming_it(con):
     df = _people(1, {"east": 12, "north": 3, "south": 9}, nulls=0)
     con.register("people_df", df)
     with pytest.raises(duckdb.Error, match=r"mdav_round_table: k = 5 is larger than the number of non-NULL values "
-                                           r"\(3\) of income in stratum region = 'north'; small_strata := 'nearest' "
-                                           r"or 'rest' pools small strata into others"):
+                                           r"\(3\) of income in stratum region = 'north'; small_strata := 'rest' \(with "
+                                           r"rest_stratum := 'other'\) pools the small strata into one stratum "
+                                           r"labelled so, 'nearest' pools each into a neighbouring stratum, whose "
+                                           r"values its records then carry"):
         con.execute("SELECT * FROM mdav_round_table('people_df', 'income', 5, strata := 'region')").fetchall()
     # a stratum whose values are all NULL is not small: nothing of it is released
     df.loc[df["region"] == "north", "income"] = np.nan
@@ -235,7 +237,9 @@ def test_the_release_refuses_a_small_stratum_by_default_naming_rule_stratum_size
     write_db(tmp_path / "src.duckdb", "people", _people(8, SIZES, nulls=0))
     with pytest.raises(SpecError, match=r"^spec.toml: columns.income: mdav_round: k = 4 is larger than the number of "
                                         r"non-NULL values \(3\) of income in stratum region = 'a'; set \[masking\] "
-                                        r"small_strata = \"nearest\" or \"rest\""):
+                                        r"small_strata = \"rest\" \(with rest_stratum = \"other\"\) to pool the "
+                                        r"small strata into one stratum labelled so, or \"nearest\" to pool each "
+                                        r"into a neighbouring stratum, whose values its records then carry"):
         _release(tmp_path, _spec_doc({}))
     assert not (tmp_path / "out.duckdb").exists()
     # the rest stratum still too small: refused, naming it
@@ -273,3 +277,65 @@ def test_a_sweep_pools_for_each_k_as_a_release_would(tmp_path):
     with pytest.raises(SweepError, match=r"k = 4 is larger than the number of non-NULL values of income \(2\) in "
                                          r"the stratum region = 'c'; nothing was computed"):
         sweep(load_spec(tmp_path / "spec.toml"), "k", [2, 4])
+
+
+_KEY_NOTES = ["duckdb-sdc release: note: not counted as quasi-identifiers by the policy gate and the report: id "
+              "(columns.id: identifying = false)\n",
+              "duckdb-sdc release: note: the key 'id' is released: it links every released record to its source "
+              "record (the spec says it identifies no one outside this release)\n"]
+
+
+@pytest.mark.parametrize("how, into", [("nearest", ("b", "d")), ("rest", ("other", "other"))])
+def test_the_release_command_says_which_strata_values_it_rewrote(tmp_path, capsys, how, into):
+    """Issue 33 item 8: 'nearest' releases the records of a small stratum with another stratum's values
+    (region 'a' released as 'b'); the manifest said so only in its JSON. The command says it on standard
+    error, also with --quiet, and the returned result carries the same sentence."""
+    from duckdb_sdc.cli import main
+
+    write_db(tmp_path / "src.duckdb", "people", _people(5, SIZES))
+    masking = {"small_strata": how, **({"rest_stratum": "other"} if how == "rest" else {})}
+    (tmp_path / "spec.toml").write_text(toml_dump(_spec_doc(masking)))
+    assert main(["release", str(tmp_path / "spec.toml"), "--quiet"]) == 0
+    # the notes every release prints (the spec's key kept with identifying = false), then the pooling
+    err = capsys.readouterr().err.splitlines(keepends=True)
+    assert [line for line in err if "small_strata" not in line] == _KEY_NOTES
+    assert "".join(line for line in err if "small_strata" in line) == (f"duckdb-sdc release: note: small_strata = {how!r} pooled 2 small strata (5 records) into others; "
+                   f"their records are released with the pool's values: region = 'a' (3 records) as region = "
+                   f"{into[0]!r}; region = 'c' (2 records) as region = {into[1]!r} (the manifest's "
+                   "parameters.small_strata lists every one)\n")
+    out = duckdb.connect(str(tmp_path / "out.duckdb"), read_only=True)
+    assert sorted(out.execute("SELECT DISTINCT region FROM people").fetchall()) == sorted(
+        {("b",), ("d",)} | {(t,) for t in into})
+    out.close()
+
+
+def test_the_pooling_summary_names_no_value_of_a_dropped_strata_column(tmp_path):
+    write_db(tmp_path / "src.duckdb", "people", _people(7, SIZES))
+    (tmp_path / "spec.toml").write_text(toml_dump(_spec_doc({"small_strata": "nearest"}, region="drop")))
+    result = release(load_spec(tmp_path / "spec.toml"))
+    assert result.pooled == ("small_strata = 'nearest' pooled 2 small strata (5 records) into others; the strata "
+                             "columns are not released, so no released value changed")
+
+
+def test_the_pooling_summary_names_the_first_ten_pooled_strata(tmp_path):
+    from duckdb_sdc.release import pooling
+
+    sizes = {f"s{i:02d}": 2 for i in range(12)} | {"z": 30}
+    write_db(tmp_path / "src.duckdb", "people", _people(9, sizes, nulls=0))
+    (tmp_path / "spec.toml").write_text(toml_dump(_spec_doc({"small_strata": "rest", "rest_stratum": "other"})))
+    result = release(load_spec(tmp_path / "spec.toml"))
+    assert result.pooled.startswith("small_strata = 'rest' pooled 12 small strata (24 records) into others; their "
+                                    "records are released with the pool's values: region = 's00' (2 records) as "
+                                    "region = 'other'; ")
+    assert result.pooled.count(" as region = 'other'") == pooling.SHOWN
+    assert result.pooled.endswith("region = 's09' (2 records) as region = 'other'; and 2 more (the manifest's "
+                                  "parameters.small_strata lists every one)")
+
+
+def test_a_release_without_pooling_says_nothing_of_it(tmp_path, capsys):
+    from duckdb_sdc.cli import main
+
+    write_db(tmp_path / "src.duckdb", "people", _people(5, {"a": 12, "b": 12}))
+    (tmp_path / "spec.toml").write_text(toml_dump(_spec_doc({"small_strata": "nearest"})))
+    assert main(["release", str(tmp_path / "spec.toml"), "--quiet"]) == 0
+    assert capsys.readouterr().err.splitlines(keepends=True) == _KEY_NOTES

@@ -98,8 +98,22 @@ def test_auto_is_accepted_wherever_c_or_k_is(con, people):
     np.testing.assert_allclose([v for v in got[0] if v is not None], disc.efd_round(ordered, c), rtol=1e-12)
     np.testing.assert_allclose([v for v in got[1] if v is not None], microaggregate(ordered, k, "mdav"), rtol=1e-12)
     assert got[2:] == (c, k)
-    table = con.execute("SELECT count(*) FROM kmd_round_table('people', 'income', 'auto', strata := 'region')").fetchall()
+    table = con.execute("SELECT count(*) FROM efd_round_table('people', 'income', 'auto', strata := 'region')").fetchall()
     assert table == [(600,)]
+    # exact k-means with the Freedman-Diaconis c puts a skewed stratum's largest income alone: refused
+    with pytest.raises(duckdb.Error, match=r"kmd_round_table: c = 'auto' chose \d+ intervals \(Freedman-Diaconis\) "
+                                           r"and left a set of attraction of 1 value"):
+        con.execute("SELECT count(*) FROM kmd_round_table('people', 'income', 'auto', strata := 'region')").fetchall()
+
+
+def test_auto_on_0_to_199_and_one_outlier_is_refused_in_sql(con):
+    """Issue 33 item 5's reproduction: efd_round(list(v), 'auto') returned all 201 values unchanged."""
+    with pytest.raises(duckdb.Error, match=r"efd_round: c = 'auto' chose 29289 intervals"):
+        con.execute("SELECT efd_round(list(v), 'auto') FROM (SELECT unnest(range(200))::DOUBLE AS v "
+                    "UNION ALL SELECT 1e6)").fetchall()
+    sizes = con.execute("SELECT list_min(efd_sizes(list(v), 'auto')) FROM (SELECT unnest(range(200))::DOUBLE AS v "
+                        "UNION ALL SELECT 1e6)").fetchall()
+    assert sizes == [(1,)]
 
 
 def test_fd_aggregates_equal_the_numpy_rule_on_many_columns(con):

@@ -32,15 +32,18 @@ def il_dr_score(x, xm, k: float = 0.05, *, max_outside: int = 0, il1s_form: str 
     plain mean of the four percentages, without the formulas of the terms), two choices are exposed:
     * `max_outside`, the interval-disclosure term: 0 (default) counts a record at risk when all its
       original values lie in their intervals, as the measure is defined (the SDID measure that
-      sdcMicro's `dRisk` documentation cites: Mateo-Sanz, Sebe & Domingo-Ferrer 2004); 1 counts it
-      with at most one value outside, what sdcMicro's `dRisk` code computes
-      (`rowSums(...) %in% 0:1`); with one column every record is then at risk (IDR = 1).
+      sdcMicro's `dRisk` documentation cites: Mateo-Sanz, Sebe & Domingo-Ferrer 2004), which is what
+      `dRisk` computes since sdcMicro 5.5.2 (September 2020); 1 counts it with at most one value
+      outside, what `dRisk`'s code computed before (`rowSums(...) %in% 0:1`), in the versions of the
+      paper's time; with one column every record is then at risk (IDR = 1).
     * `il1s_form`, the IL1s term: 'yancey' (default) is Yancey, Winkler & Creecy's
       (1 / (n p)) sum |x - x'| / (sqrt(2) S_j); 'sdcmicro' is what sdcMicro's
-      `dUtility(method = "IL1")` computes in the releases whose code reads
-      `abs((x - xm) / sd(x) * sqrt(2))`, (1 / (n p)) sum sqrt(2) |x - x'| / S_j, exactly twice as
-      large (later releases keep Yancey's form as "IL1old" and report "IL1s" as the un-normalised
-      sum, `il1s_sum`, which is not a mean and fits no percentage score).
+      `dUtility(method = "IL1")` computed before 5.0.3 (October 2017), whose code read
+      `abs((x - xm) / sd(x) * sqrt(2))`: (1 / (n p)) sum sqrt(2) |x - x'| / S_j, exactly twice as
+      large. Since 5.0.3 sdcMicro keeps Yancey's form as "IL1old" and reports "IL1s" as the
+      un-normalised sum, `il1s_sum`; 'sum' takes that sum as the term, as it is (not times 100):
+      it is not a mean and grows with n p, but it is what a score computed from sdcMicro's dUtility
+      in the paper's time adds up (docs/methods/il-dr-paper.md compares the readings).
     Scaling: every term is a percentage (the IL1s term is 100 times a mean of standardised
     differences, which can exceed 100). Needs n >= 2 and no constant original column (IL1s)."""
     X, XM = pair("il_dr_score", x, xm)
@@ -48,7 +51,7 @@ def il_dr_score(x, xm, k: float = 0.05, *, max_outside: int = 0, il1s_form: str 
     il = loss.il_metrics(X, XM)["composite"]
     if il is None:
         raise undefined("il_dr_score", _IL_UNDEFINED)
-    il1s = loss.il1s(X, XM) * (2.0 if form == "sdcmicro" else 1.0)
+    il1s = loss.il1s_sum(X, XM) / 100.0 if form == "sum" else loss.il1s(X, XM) * (2.0 if form == "sdcmicro" else 1.0)
     return _score(il, il1s, risk.record_linkage(X, XM), risk.interval_disclosure(X, XM, k, max_outside=max_outside))
 
 
@@ -89,7 +92,7 @@ PER_COLUMN = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst", "rank_mae", "r
 OVERALL = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst", "rank_mae", "rank_mse", "rank_bounded_mae",
            "rank_bounded_mse", "entropy", "il_metrics.il1", "il_metrics.means", "il_metrics.covariances",
            "il_metrics.variances", "il_metrics.correlations", "il_metrics", "regression_utility.mse",
-           "regression_utility.r2", "interval_disclosure", "sd_interval_disclosure", "rank_interval_disclosure",
+           "regression_utility.r2", "regression_utility.r2_original", "interval_disclosure", "sd_interval_disclosure", "rank_interval_disclosure",
            "record_linkage", "record_linkage_second", "global_linkage", "il_dr_score")
 # global linkage solves an n x n assignment (O(n^3): 0.1 s at 1000 records, 0.5 s at 2000, 4 s at 5000);
 # an evaluation, which a trade-off sweep repeats for every parameter value, runs it up to this many
@@ -149,7 +152,7 @@ def _overall(Xc: np.ndarray, XMc: np.ndarray, k: float, seed: int, names: list[s
         out["il_metrics"] = (None, note) if il is None else (il["composite"], None)
     if any(m.startswith("regression_utility") for m in need):
         fit, note = _value(loss.regression_utility, Xc, XMc)
-        for part in ("mse", "r2"):
+        for part in ("mse", "r2", "r2_original"):
             out[f"regression_utility.{part}"] = (None, note) if fit is None else (
                 fit[part], f"regression_utility: response {names[0]!r} on the other columns")
     if "record_linkage_second" in need:

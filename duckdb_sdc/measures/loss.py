@@ -141,7 +141,8 @@ def regression_utility(x, xm, response: int = 0) -> dict[str, float]:
     """Regression utility: ordinary least squares (with intercept) of column `response` on the other
     columns, fitted on the MASKED data; then the original response is predicted from the original
     predictors. Returns {"mse": mean squared prediction error on the original data,
-    "r2": R^2 of the fit on the masked data}.
+    "r2": R^2 of the fit on the masked data, "r2_original": R^2 of the same regression fitted on the
+    original data, the baseline that r2 is read against}.
 
     p = 1 fits the intercept alone. R^2 is 0 when the masked response is constant. The fit runs on
     the masked columns centred on their means and scaled by their sds (constant ones left unscaled),
@@ -158,4 +159,4 @@ def regression_utility(x, xm, response: int = 0) -> dict[str, float]:
         raise fail("regression_utility", f"response = {response} is not a column index (p = {p})")
     order = [response % p] + [j for j in range(p) if j != response % p]
     fit = stacked.regression_utility(X[None][:, :, order], XM[None][:, :, order])
-    return {"mse": float(fit["mse"][0]), "r2": float(fit["r2"][0])}
+    return {"mse": float(fit["mse"][0]), "r2": float(fit["r2"][0]), "r2_original": float(fit["r2_original"][0])}

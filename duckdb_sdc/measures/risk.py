@@ -38,9 +38,10 @@ def interval_disclosure(x, xm, k: float = 0.05, *, max_outside: int = 0) -> floa
     when all its original values lie inside (at most `max_outside` of them outside); the risk is the
     share of records at risk.
 
-    max_outside = 0 is the definition the literature states; sdcMicro's dRisk code counts a record
-    with at most ONE value outside, which `max_outside=1` reproduces (with one column every record is
-    then at risk). Cost O(n p).
+    max_outside = 0 is the definition the literature states, and what sdcMicro's dRisk counts since
+    5.5.2 (September 2020: `rowSums(...) == 0`); before, its code counted a record with at most ONE
+    value outside (`%in% 0:1`), which `max_outside=1` reproduces (with one column every record is then
+    at risk). Cost O(n p).
     """
     X, XM, _ = unit_columns(*pair("interval_disclosure", x, xm))
     k = NONNEGATIVE.check(k, "interval_disclosure", "k")

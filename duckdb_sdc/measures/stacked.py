@@ -127,32 +127,47 @@ def il_metrics(X: np.ndarray, XM: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
-def regression_utility(X: np.ndarray, XM: np.ndarray, func: str = "regression_utility") -> dict[str, np.ndarray]:
-    """`loss.regression_utility` (response column 0) of every group: {"mse": (G,), "r2": (G,)}. The
-    least squares fit is the minimum-norm solution through the pseudo-inverse with lstsq's cutoff
-    (singular values below eps max(n, q) times the largest), so it equals lstsq up to rounding."""
-    X, XM, e = _unit(np.ascontiguousarray(X), np.ascontiguousarray(XM))  # the same layout, the same LAPACK rounding
-    G, n, p = X.shape
-    ym, y = XM[:, :, 0], X[:, :, 0]
-    mean_y = ym.mean(axis=1)
-    if p > 1:
-        P, PM = X[:, :, 1:], XM[:, :, 1:]
-        centre, spread = _moments(PM)
-        spread = np.where(spread > 0, spread, 1.0)
-        A = (PM - centre[:, None, :]) / spread[:, None, :]
-        beta = np.linalg.pinv(A, rcond=np.finfo(np.float64).eps * max(n, p - 1)) @ (ym - mean_y[:, None])[:, :, None]
-        fitted = mean_y[:, None] + (A @ beta)[:, :, 0]
-        predicted = mean_y[:, None] + (((P - centre[:, None, :]) / spread[:, None, :]) @ beta)[:, :, 0]
-    else:
-        fitted = predicted = np.repeat(mean_y[:, None], n, axis=1)
-    sst = ((ym - mean_y[:, None]) ** 2).sum(axis=1)
+def _least_squares(D: np.ndarray, others: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """OLS with intercept of column 0 of every group of D (G, n, p) on its other columns: (the fitted
+    response of D, the prediction for the predictors of `others`, of D's shape, or None). The
+    predictors are centred on their means and scaled by their sds (constant ones left unscaled); the
+    slopes are the minimum-norm solution through the pseudo-inverse with lstsq's cutoff (singular
+    values below eps max(n, q) times the largest), so it equals lstsq up to rounding."""
+    G, n, p = D.shape
+    y = D[:, :, 0]
+    mean_y = y.mean(axis=1)
+    if p == 1:
+        flat = np.repeat(mean_y[:, None], n, axis=1)
+        return flat, None if others is None else flat.copy()
+    centre, spread = _moments(D[:, :, 1:])
+    spread = np.where(spread > 0, spread, 1.0)
+    A = (D[:, :, 1:] - centre[:, None, :]) / spread[:, None, :]
+    beta = np.linalg.pinv(A, rcond=np.finfo(np.float64).eps * max(n, p - 1)) @ (y - mean_y[:, None])[:, :, None]
+    fitted = mean_y[:, None] + (A @ beta)[:, :, 0]
+    if others is None:
+        return fitted, None
+    return fitted, mean_y[:, None] + (((others[:, :, 1:] - centre[:, None, :]) / spread[:, None, :]) @ beta)[:, :, 0]
+
+
+def _r2(y: np.ndarray, fitted: np.ndarray) -> np.ndarray:
+    """R^2 of every group's fit; 0 where the response is constant."""
+    sst = ((y - y.mean(axis=1)[:, None]) ** 2).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        r2 = np.where(sst > 0, 1.0 - ((ym - fitted) ** 2).sum(axis=1) / np.where(sst > 0, sst, 1.0), 0.0)
+        return np.where(sst > 0, 1.0 - ((y - fitted) ** 2).sum(axis=1) / np.where(sst > 0, sst, 1.0), 0.0)
+
+
+def regression_utility(X: np.ndarray, XM: np.ndarray, func: str = "regression_utility") -> dict[str, np.ndarray]:
+    """`loss.regression_utility` (response column 0) of every group: {"mse": (G,), "r2": (G,),
+    "r2_original": (G,)}, each fit by `_least_squares`."""
+    X, XM, e = _unit(np.ascontiguousarray(X), np.ascontiguousarray(XM))  # the same layout, the same LAPACK rounding
+    fitted, predicted = _least_squares(XM, X)
+    r2 = _r2(XM[:, :, 0], fitted)
+    r2_original = _r2(X[:, :, 0], _least_squares(X)[0])
     with np.errstate(over="ignore", under="ignore"):
-        mse = np.ldexp(((y - predicted) ** 2).mean(axis=1), 2 * e[:, 0])
+        mse = np.ldexp(((X[:, :, 0] - predicted) ** 2).mean(axis=1), 2 * e[:, 0])
     if not np.isfinite(mse).all():
         raise out_of_range(func, "the mean squared prediction error")
-    return {"mse": mse, "r2": r2}
+    return {"mse": mse, "r2": r2, "r2_original": r2_original}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -281,8 +296,9 @@ def record_linkage(X: np.ndarray, XM: np.ndarray, rank: int = 1) -> np.ndarray:
     return out
 
 
-def il_dr_score(X: np.ndarray, XM: np.ndarray, k: float) -> np.ndarray:
+def il_dr_score(X: np.ndarray, XM: np.ndarray, k: float, max_outside: int = 0, il1s_form: str = "yancey") -> np.ndarray:
     """`evaluate.il_dr_score` of every group, NaN where it is undefined."""
     il = il_metrics(X, XM)["composite"]
-    return 0.25 * (il + 100.0 * il1s(X, XM) + 100.0 * record_linkage(X, XM)
-                   + 100.0 * interval_disclosure(X, XM, k))
+    factor = {"yancey": 100.0, "sdcmicro": 200.0, "sum": float(X.shape[1] * X.shape[2])}[il1s_form]
+    return 0.25 * (il + factor * il1s(X, XM) + 100.0 * record_linkage(X, XM)
+                   + 100.0 * interval_disclosure(X, XM, k, max_outside))

@@ -209,6 +209,22 @@ def mix64(z):
 
 
 @nb.njit(cache=True, nogil=True)
+def mul128(a, b):
+    """(high, low) 64-bit halves of the 128-bit product a * b."""
+    mask = np.uint64(0xFFFFFFFF)
+    a_lo = a & mask
+    a_hi = a >> np.uint64(32)
+    b_lo = b & mask
+    b_hi = b >> np.uint64(32)
+    lo_lo = a_lo * b_lo
+    hi_lo = a_hi * b_lo
+    lo_hi = a_lo * b_hi
+    cross = (lo_lo >> np.uint64(32)) + (hi_lo & mask) + lo_hi
+    high = a_hi * b_hi + (hi_lo >> np.uint64(32)) + (cross >> np.uint64(32))
+    return high, a * b
+
+
+@nb.njit(cache=True, nogil=True)
 def _row_hashes(Z):
     """A 64-bit hash of every row's coordinates (-0.0 counted as 0.0)."""
     out = np.empty(Z.shape[0], np.uint64)

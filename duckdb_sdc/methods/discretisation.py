@@ -35,10 +35,12 @@ Methods (`METHODS`), all on the finite values of one column:
   c' = min(c, distinct centroids) clusters, whose rounding points form the rounding set; every
   original value is rounded to the nearest rounding point (on an exact tie, the lower one). Labels
   are the rounding points' numbers 0..c'-1 (a point may attract no value). A bootstrap sample is
-  drawn as g positions, or as binomial counts over the group's distinct values when they are
-  heavily repeated (`_bootstrap_centroids`): O(n^2 / groups) random draws for distinct values, far
-  fewer for repeated ones; meant for the data set sizes of the SDC literature, not for millions of
-  distinct values.
+  drawn as g positions (NumPy's Generator.integers(0, g), one draw at a time, reproduced in compiled
+  code from the PCG64 state), or as binomial counts over the group's distinct values when they are
+  heavily repeated (`_bootstrap_centroids`): about n^2 / groups random draws for distinct values, far
+  fewer for repeated ones. The algorithm's cost is those draws, not a sort: meant for the data set
+  sizes of the SDC literature, it is refused when they exceed RBD_DRAWS_MAX (10^9: about 100,000
+  distinct values with 10 groups), naming the number of groups that fits.
 
 Rounding points (`POINTS`): 'mean' (default), 'median' (the mean of the two middle values for an
 even count) or 'midpoint' of each interval. The midpoint of an 'ewd' interval is the centre of its
@@ -76,7 +78,7 @@ import numpy as np
 from .._numerics import to_unit
 from .._validate import fail, finite_values
 from ..params import AUTO, CENTROID, COUNT, FLAG, INTERVALS, POINT, SEED, choice
-from ._order import PARALLEL_LOCK, PARALLEL_MIN, sort_column, unsort
+from ._order import PARALLEL_LOCK, PARALLEL_MIN, mul128, sort_column, unsort
 from .freedman_diaconis import intervals_sorted
 from .kmeans1d import optimal_splits
 
@@ -86,6 +88,7 @@ CENTROIDS = CENTROID.options
 DEFAULT_GROUPS = 10
 _METHOD = choice(*METHODS)
 LOOKUP_MAX = 256  # bounds up to which values count them; a binary search above (measured crossover)
+RBD_DRAWS_MAX = 10**9  # re-sampling's random draws before it refuses (about 10 s at 10 ns a draw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -591,86 +594,204 @@ def _points_sorted(v: np.ndarray, lab: np.ndarray, g: int, rep: str) -> np.ndarr
 # re-sampling
 
 
+# NumPy's default bit generator (PCG64: 128-bit LCG, XSL-RR output, the upper half of a 64-bit output
+# kept for the next 32-bit draw) and its Generator.integers(0, g) (Lemire's multiply-and-shift on
+# 32-bit draws, rejecting below 2^32 mod g; no draw for g = 1), in compiled code: the same stream as
+# `rng.integers(0, g)` called one draw at a time, several times faster than Numba's Generator.integers
+_PCG_MUL_HI = np.uint64(0x2360ED051FC65DA4)
+_PCG_MUL_LO = np.uint64(0x4385DF649FCCF645)
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
 @nb.njit(cache=True, nogil=True)
-def _bootstrap_centroids(v, bounds, median, rng):
-    """For each group v[bounds[t]:bounds[t+1]] of size g: g bootstrap samples of size g, each
-    reduced to its mean or median.
+def _pcg_next64(s):
+    """The next 64-bit output of the PCG64 state s = [state high, state low, increment high, increment
+    low, has a kept 32-bit half, the kept half]."""
+    hi = s[0]
+    lo = s[1]
+    ph, pl = mul128(lo, _PCG_MUL_LO)
+    ph = ph + lo * _PCG_MUL_HI + hi * _PCG_MUL_LO
+    nl = pl + s[3]
+    nh = ph + s[2] + (np.uint64(1) if nl < pl else np.uint64(0))
+    s[0] = nh
+    s[1] = nl
+    x = nh ^ nl
+    rot = nh >> np.uint64(58)
+    return (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
+
+
+@nb.njit(cache=True, nogil=True)
+def _pcg_next32(s):
+    if s[4] != 0:
+        s[4] = np.uint64(0)
+        return s[5]
+    out = _pcg_next64(s)
+    s[4] = np.uint64(1)
+    s[5] = out >> np.uint64(32)
+    return out & _LOW32
+
+
+@nb.njit(cache=True, nogil=True)
+def _pcg_below(s, g):
+    """Generator.integers(0, g) for 1 <= g <= 2^32, drawn from s."""
+    top = np.uint64(g - 1)
+    if top == 0:
+        return 0
+    if top == _LOW32:
+        return np.int64(_pcg_next32(s))
+    span = top + np.uint64(1)
+    m = _pcg_next32(s) * span
+    if (m & _LOW32) < span:
+        threshold = (_LOW32 - top) % span
+        while (m & _LOW32) < threshold:
+            m = _pcg_next32(s) * span
+    return np.int64(m >> np.uint64(32))
+
+
+def _pcg_state(rng: np.random.Generator) -> np.ndarray:
+    st = rng.bit_generator.state
+    if st["bit_generator"] != "PCG64":
+        raise TypeError("the bootstrap's compiled draws follow NumPy's PCG64 generator")
+    state, inc = st["state"]["state"], st["state"]["inc"]
+    mask = (1 << 64) - 1
+    return np.array([state >> 64, state & mask, inc >> 64, inc & mask, st["has_uint32"], st["uinteger"]],
+                    dtype=np.uint64)
+
+
+def _pcg_restore(rng: np.random.Generator, s: np.ndarray) -> None:
+    st = rng.bit_generator.state
+    st["state"]["state"] = (int(s[0]) << 64) | int(s[1])
+    st["has_uint32"], st["uinteger"] = int(s[4]), int(s[5])
+    rng.bit_generator.state = st
+
+
+@nb.njit(cache=True, nogil=True)
+def _centroids_by_position(v, a, g, median, s, out, k):
+    """out[k:k + g]: the centroids of g bootstrap samples of the group v[a:a + g], each drawn as g
+    positions integers(0, g) one at a time from the PCG64 state s. A mean is the sum of the drawn
+    values centred on the group's middle value, divided by g; a median walks the counts of the
+    positions in sorted order."""
+    centre = v[a + (g - 1) // 2]
+    counts = np.zeros(g if median else 1, np.int64)
+    lo_rank = (g - 1) // 2
+    hi_rank = g // 2
+    for j in range(g):
+        if not median:
+            total = 0.0
+            for _ in range(g):
+                total += v[a + _pcg_below(s, g)] - centre
+            out[k + j] = centre + total / g
+            continue
+        counts[:] = 0
+        for _ in range(g):
+            counts[_pcg_below(s, g)] += 1
+        seen = 0
+        lo_val = 0.0
+        hi_val = 0.0
+        for i in range(g):
+            c = counts[i]
+            if c == 0:
+                continue
+            if seen <= lo_rank < seen + c:
+                lo_val = v[a + i]
+            if seen <= hi_rank < seen + c:
+                hi_val = v[a + i]
+                break
+            seen += c
+        out[k + j] = 0.5 * (lo_val + hi_val) if lo_rank != hi_rank else lo_val
+
+
+@nb.njit(cache=True, nogil=True)
+def _centroids_by_value(v, a, g, median, rng, out, k):
+    """out[k:k + g] for a group of d heavily repeated values (4 d <= g): each sample as binomial
+    counts value by value, the count of the i-th distinct value Binomial(draws left, its repeats /
+    repeats of the values from i on), stopping when no draw is left (O(d) per sample)."""
+    centre = v[a + (g - 1) // 2]
+    d = 1
+    for i in range(a + 1, a + g):
+        if v[i] != v[i - 1]:
+            d += 1
+    first = np.empty(d, np.int64)
+    w = np.empty(d, np.int64)
+    first[0] = 0
+    r = 0
+    for i in range(1, g):
+        if v[a + i] != v[a + i - 1]:
+            w[r] = i - first[r]
+            r += 1
+            first[r] = i
+    w[d - 1] = g - first[d - 1]
+    counts = np.zeros(d, np.int64)
+    lo_rank = (g - 1) // 2
+    hi_rank = g // 2
+    for j in range(g):
+        counts[:] = 0
+        left = g
+        weight = g
+        for i in range(d - 1):
+            if left == 0:
+                break
+            c = rng.binomial(left, w[i] / weight)
+            counts[i] = c
+            left -= c
+            weight -= w[i]
+        counts[d - 1] += left
+        if not median:
+            total = 0.0
+            for i in range(d):
+                if counts[i] > 0:
+                    total += counts[i] * (v[a + first[i]] - centre)
+            out[k + j] = centre + total / g
+            continue
+        seen = 0
+        lo_val = 0.0
+        hi_val = 0.0
+        for i in range(d):
+            c = counts[i]
+            if c == 0:
+                continue
+            val = v[a + first[i]]
+            if seen <= lo_rank < seen + c:
+                lo_val = val
+            if seen <= hi_rank < seen + c:
+                hi_val = val
+                break
+            seen += c
+        out[k + j] = 0.5 * (lo_val + hi_val) if lo_rank != hi_rank else lo_val
+
+
+def _bootstrap_centroids(v: np.ndarray, bounds: np.ndarray, median: bool, rng: np.random.Generator,
+                         func: str = "rbd_round") -> np.ndarray:
+    """For each group v[bounds[t]:bounds[t+1]] of size g: g bootstrap samples of size g, each reduced
+    to its mean or median, in group order from one random stream.
 
     A sample is the number of draws that fall on each of the group's d distinct values (a
     multinomial count over the values, weighted by their repeats), drawn in one of two exact ways:
-    with 4 d > g, as g positions rng.integers(0, g) one at a time (O(g) per sample); with 4 d <= g
-    (heavily repeated values), value by value as binomial counts, the count of the i-th distinct
-    value Binomial(draws left, its repeats / repeats of the values from i on), stopping when no draw
-    is left (O(d) per sample). So a group costs O(g min(g, d)) and repeated values never cost more
-    than distinct ones. Means and medians come from the counts: the mean is the count-weighted sum of
-    the values centred on the group's middle value, divided by g; the median walks the counts in
-    sorted order."""
-    n = v.shape[0]
-    out = np.empty(n, np.float64)
-    k = 0
+    with 4 d > g, as g positions rng.integers(0, g) one at a time (O(g) per sample,
+    `_centroids_by_position`); with 4 d <= g (heavily repeated values), value by value as binomial
+    counts (O(d) per sample, `_centroids_by_value`). So a group costs O(g min(g, d)) and repeated
+    values never cost more than distinct ones. Refused (naming `func`) before any draw when the draws
+    exceed RBD_DRAWS_MAX."""
+    out = np.empty(v.shape[0], np.float64)
+    sizes = np.diff(bounds).astype(np.int64)
+    distinct = np.array([int(np.count_nonzero(v[a + 1:a + g] != v[a:a + g - 1])) + 1 for a, g in zip(bounds[:-1], sizes)])
+    by_value = 4 * distinct <= sizes
+    draws = int(np.sum(np.where(by_value, sizes * distinct, sizes * sizes)))
+    if draws > RBD_DRAWS_MAX:
+        n = int(v.shape[0])
+        groups = -(-n * n // RBD_DRAWS_MAX)
+        raise fail(func, f"Algorithm 1 draws a bootstrap sample of its group's size for every value: {draws:,} "
+                         f"random draws for these {n:,} values in {sizes.shape[0]} groups, more than the limit "
+                         f"{RBD_DRAWS_MAX:,} (the draws cost about n^2 / groups); use groups := {groups} or more, "
+                         "or kmd_round (exact k-means of the values themselves)", "groups")
     for t in range(bounds.shape[0] - 1):
-        a = bounds[t]
-        g = bounds[t + 1] - a
-        centre = v[a + (g - 1) // 2]
-        # the group's distinct values: u[i] = v[a + first[i]], repeated w[i] times
-        d = 1
-        for i in range(a + 1, a + g):
-            if v[i] != v[i - 1]:
-                d += 1
-        by_value = 4 * d <= g
-        first = np.empty(d, np.int64)
-        w = np.empty(d, np.int64)
-        first[0] = 0
-        r = 0
-        for i in range(1, g):
-            if v[a + i] != v[a + i - 1]:
-                w[r] = i - first[r]
-                r += 1
-                first[r] = i
-        w[d - 1] = g - first[d - 1]
-        counts = np.zeros(g if not by_value else d, np.int64)
-        for _ in range(g):
-            counts[:] = 0
-            if by_value:
-                left = g
-                weight = g
-                for i in range(d - 1):
-                    if left == 0:
-                        break
-                    c = rng.binomial(left, w[i] / weight)
-                    counts[i] = c
-                    left -= c
-                    weight -= w[i]
-                counts[d - 1] += left
-            else:
-                for _ in range(g):
-                    counts[rng.integers(0, g)] += 1
-            # counts[i] draws of the value at v[a + pos(i)]: position i itself, or first[i] by value
-            if not median:
-                s = 0.0
-                for i in range(counts.shape[0]):
-                    if counts[i] > 0:
-                        s += counts[i] * (v[a + (first[i] if by_value else i)] - centre)
-                out[k] = centre + s / g
-            else:
-                lo_rank = (g - 1) // 2
-                hi_rank = g // 2
-                seen = 0
-                lo_val = 0.0
-                hi_val = 0.0
-                for i in range(counts.shape[0]):
-                    c = counts[i]
-                    if c == 0:
-                        continue
-                    val = v[a + (first[i] if by_value else i)]
-                    if seen <= lo_rank < seen + c:
-                        lo_val = val
-                    if seen <= hi_rank < seen + c:
-                        hi_val = val
-                        break
-                    seen += c
-                out[k] = 0.5 * (lo_val + hi_val) if lo_rank != hi_rank else lo_val
-            k += 1
+        a, g = int(bounds[t]), int(sizes[t])
+        if by_value[t]:
+            _centroids_by_value(v, a, g, median, rng, out, a)
+        else:
+            s = _pcg_state(rng)
+            _centroids_by_position(v, a, g, median, s, out, a)
+            _pcg_restore(rng, s)
     return out
 
 
@@ -683,10 +804,10 @@ def _nearest_sorted(v: np.ndarray, points: np.ndarray) -> np.ndarray:
     return np.where(take_left, left, right)
 
 
-def _rbd(v: np.ndarray, c: int, groups: int, median_centroid: bool, rep: str, rng):
+def _rbd(v: np.ndarray, c: int, groups: int, median_centroid: bool, rep: str, rng, func: str = "rbd_round"):
     """Labels (sorted order) and rounding points of re-sampling based discretisation."""
     bounds = _efd_bounds(v, groups)
-    centroids = np.sort(_bootstrap_centroids(v, bounds, median_centroid, rng))
+    centroids = np.sort(_bootstrap_centroids(v, bounds, median_centroid, rng, func))
     points = _bounds_points(centroids, _kmd_bounds(centroids, c), POINTS.index(rep))
     return _nearest_sorted(v, points), points
 
@@ -794,7 +915,7 @@ def _run_unit(func, method, x, c, rep, opts, stochastic, rng) -> _Result:
         groups = lambda: unsort(order, bins)  # noqa: E731
         labels = lambda: _ewd_labels(func, groups(), c)  # noqa: E731
     else:
-        ids, points = _rbd(v, c, opts["groups"], opts["median_centroid"], rep, rng)
+        ids, points = _rbd(v, c, opts["groups"], opts["median_centroid"], rep, rng, func)
         labels = groups = lambda: unsort(order, ids)  # noqa: E731
     if stochastic:  # element by element, so in input order
         rounded = stochastic_round(x, points, rng.random(n))
@@ -848,7 +969,28 @@ def discretise(x, c, method: str = "efd", representative: str = "mean", *, stoch
     method, x, c, rep, opts = _check(func, method, x, c, representative, groups, centroid)
     stochastic = FLAG.check(stochastic, func, "stochastic")
     seed = SEED.check(seed, func, "seed")
-    return _run(func, method, x, c, rep, opts, stochastic, seed).rounded
+    res = _run(func, method, x, c, rep, opts, stochastic, seed)
+    if c == AUTO and x.shape[0] > 0:
+        _refuse_a_lone_value(func, x, res.groups)
+    return res.rounded
+
+
+AUTO_MIN_SET = 2  # the smallest set of attraction that c = 'auto' may leave (a release's MIN_SET)
+
+
+def _refuse_a_lone_value(func: str, x: np.ndarray, groups: np.ndarray) -> None:
+    """c = 'auto' must not release a value unchanged: the Freedman-Diaconis number of intervals grows
+    with the range, so one outlier can give more intervals than there are distinct values (0..199
+    and 1e6: 29,000 intervals, every value its own). Refused when a set of attraction holds fewer than
+    AUTO_MIN_SET values, as a release refuses it."""
+    _, counts = np.unique(groups, return_counts=True)
+    smallest = int(counts.min())
+    if smallest < AUTO_MIN_SET:
+        chosen = intervals_sorted(np.sort(to_unit(x)[0]))  # as _run chooses it: on the scaled values
+        raise fail(func, f"c = 'auto' chose {chosen} intervals (Freedman-Diaconis) and left a set of attraction of "
+                         f"{smallest} value, which would be released unchanged; give c (fewer intervals: "
+                         f"{func.removesuffix('_round')}_sizes shows the sets), or use microaggregation with "
+                         "k := 'auto', whose groups hold at least 2 values", "c")
 
 
 def discretise_labels(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GROUPS,

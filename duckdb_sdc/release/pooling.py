@@ -93,8 +93,9 @@ def count_steps(spec: Spec, source_columns, facts) -> list[Step]:
             sizes = [int(r[d + 1]) for r in rows]
             rest = spec.rest_stratum
             rest_index = next((i for i, v in enumerate(values) if rest is not None and v == tuple(rest)), None)
-            hint = ("set [masking] small_strata = \"nearest\" or \"rest\" to pool small strata into others "
-                    "(docs/releases/small-strata.md)")
+            hint = ("set [masking] small_strata = \"rest\" (with rest_stratum = \"other\") to pool the small strata "
+                    "into one stratum labelled so, or \"nearest\" to pool each into a neighbouring stratum, whose "
+                    "values its records then carry (docs/releases/small-strata.md)")
             try:
                 target = sm.pool(how, sizes, counts, needs, labels, rest_index=rest_index,
                                  rest_label=_stratum_text(strata, rest or ()), func=spec.name, hint=hint)
@@ -177,4 +178,34 @@ def record(spec: Spec, facts) -> dict | None:
     return out
 
 
-__all__ = ["POOLING", "POOL_MAP", "count_steps", "record", "recode_steps"]
+SHOWN = 10  # pooled strata a summary names one by one (the manifest lists every one)
+
+
+def summary(spec: Spec, facts) -> str | None:
+    """One sentence for the release's output saying what the pooling did to the released strata
+    columns, or None when no stratum was pooled. Where every strata column is released it names each
+    pooled stratum and the values its records are released with (the first SHOWN; the manifest has
+    all); where some are dropped it gives the numbers and the released columns that carry pool values,
+    and no value of a dropped column."""
+    got = facts.get(POOLING)
+    if got is None or not sm.pooled(got["target"]):
+        return None
+    strata, values, sizes, target = got["strata"], got["values"], got["sizes"], got["target"]
+    pooled = sm.pooled(target)
+    head = (f"small_strata = {spec.small_strata!r} pooled {len(pooled)} small strata "
+            f"({sum(sizes[i] for i, _ in pooled)} records) into others")
+    kept = [c for c in strata if spec.rules[c].action == "keep"]
+    if len(kept) == len(strata):
+        named = [f"{_stratum_text(strata, values[i])} ({sizes[i]} records) as "
+                 f"{_stratum_text(strata, tuple(_target(strata, values, t, spec.rest_stratum).values()))}"
+                 for i, t in pooled[:SHOWN]]
+        more = f"; and {len(pooled) - SHOWN} more" if len(pooled) > SHOWN else ""
+        return f"{head}; their records are released with the pool's values: {'; '.join(named)}{more} " \
+               "(the manifest's parameters.small_strata lists every one)"
+    if kept:
+        return (f"{head}; their records are released with the pool's values of {', '.join(kept)} "
+                "(the manifest's parameters.small_strata has the numbers)")
+    return f"{head}; the strata columns are not released, so no released value changed"
+
+
+__all__ = ["POOLING", "POOL_MAP", "SHOWN", "count_steps", "record", "recode_steps", "summary"]

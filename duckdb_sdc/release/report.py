@@ -83,6 +83,7 @@ DIRECTION: dict[str, tuple[str, str]] = {
     "ml_utility.original": (NEITHER, "R^2 (the baseline)"), "ml_utility.masked_to_original": (HIGHER, "R^2"),
     "ml_utility.original_to_masked": (HIGHER, "R^2"), "ml_utility.difference": (LOWER, "R^2 lost"),
     "regression_utility.mse": (LOWER, "squared units of the response"), "regression_utility.r2": (HIGHER, "share of variance"),
+    "regression_utility.r2_original": (NEITHER, "share of variance (the baseline)"),
     "interval_disclosure": (LOWER, "share of records"), "sd_interval_disclosure": (LOWER, "share of values"),
     "rank_interval_disclosure": (LOWER, "share of values"), "record_linkage": (LOWER, "share of records"),
     "record_linkage_second": (LOWER, "share of records"), "global_linkage": (LOWER, "share of records"),

@@ -53,6 +53,7 @@ class ReleaseResult:
     not_private: list[str]  # columns released with reproducible noise (the spec opted in)
     linkage: Path | None = None
     notes: list[str] = field(default_factory=list)  # what the command line prints (and the manifest records)
+    pooled: str | None = None  # what pooling small strata did to the released strata (pooling.summary)
 
 
 def _temporary_path(out: Path) -> Path:
@@ -440,7 +441,8 @@ def release(spec: Spec, *, progress: Progress | None = None, resources: Resource
                          columns=len(released_columns(spec, plan.source_columns)),
                          masked=[c for r in spec.masked() for c in r.columns], seconds=time.perf_counter() - start,
                          not_private=[c for r in spec.masked() if r.seeded for c in r.columns],
-                         linkage=spec.output.linkage, notes=manifest.release_notes(spec, plan.facts))
+                         linkage=spec.output.linkage, notes=manifest.release_notes(spec, plan.facts),
+                         pooled=pooling.summary(spec, plan.facts))
 
 
 __all__ = ["ReleaseResult", "Snapshot", "build", "check_outputs", "dry_run", "error_message", "open_source",

@@ -18,36 +18,39 @@ from .registry import SqlFunction, Udf
 
 GROUP = "Rounding to multiples of a base"
 
-_ALPHA = masking.ALPHA
+_PARAMS = masking.METHODS["base_round"].params  # alpha, unit, base
+_ARGS = ", ".join(f"{p.name}::VARCHAR" for p in _PARAMS)
 
-_RULE = ("the smallest base b of the 1-2-5 series (..., 0.5, 1, 2, 5, 10, 20, ...) for which every value's set of "
-         "attraction, the values rounded to the same multiple q b (q = floor(x / b + 1/2)), holds at least alpha "
-         "records; b = 0 and the values unchanged when every distinct value already occurs alpha times "
-         "(Senavirathne & Torra 2019, after Willenborg & De Waal)")
-
-
-def _round(x, alpha):
-    return masking.mask("base_round", x, (alpha,))
-
-
-def _labels(x, alpha):
-    return br.base_rounding(x, alpha).labels
+_RULE = ("the smallest base b among the multiples of unit for which every value's set of attraction, the values "
+         "rounded to the same multiple q b (q = floor(x / b + 1/2)), holds at least alpha records (unit NULL: four "
+         "significant digits at the search's lower bound, or the data's decimal resolution where coarser, so "
+         "integer data get integer bases), or the given base (refused unless it meets alpha); b = 0 and the values "
+         "unchanged when every distinct value already occurs alpha times and no base is given (Senavirathne & "
+         "Torra 2019, after Willenborg & De Waal)")
 
 
-def _sizes(x, alpha):
-    return br.base_rounding(x, alpha).sizes
+def _round(x, alpha, unit, base):
+    return masking.mask("base_round", x, (alpha, unit, base))
 
 
-def _base_udf(name, xs, alpha):
+def _labels(x, alpha, unit, base):
+    return br.base_rounding(x, alpha, unit=unit, base=base).labels
+
+
+def _sizes(x, alpha, unit, base):
+    return br.base_rounding(x, alpha, unit=unit, base=base).sizes
+
+
+def _base_udf(name, xs, alpha, unit, base):
     """One DOUBLE per list: the chosen base (NULL for a NULL or empty list). Errors name `name`."""
     func = _first(name) or "base_round_base"
     with reported(func, {"x": "xs"}):
-        return _bases(func, xs, alpha)
+        return _bases(func, xs, alpha, unit, base)
 
 
-def _bases(func, xs, alpha):
+def _bases(func, xs, alpha, unit, base):
     lists = _single(xs)
-    alphas = _single(alpha).to_pylist()
+    alphas, units, bases = (_single(a).to_pylist() for a in (alpha, unit, base))
     offsets = np.asarray(lists.offsets, dtype=np.int64)
     child = lists.values.slice(offsets[0], offsets[-1] - offsets[0])
     values, valid = _float_values(child)
@@ -60,20 +63,20 @@ def _bases(func, xs, alpha):
             out.append(None)
             continue
         refuse_nonfinite(func, "xs", x)
-        out.append(br.base_rounding(x, alphas[r]).b)
+        out.append(br.base_rounding(x, alphas[r], unit=units[r], base=bases[r]).b)
         group_done()
     return pa.array(out, type=pa.float64())
 
 
 _base_udf.__signature__ = inspect.Signature(
-    [inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY) for name in ("name", "xs", "alpha")])
+    [inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY) for name in ("name", "xs", "alpha", "unit", "base")])
 
 
 def _list_row(name: str, compute, returns: str, pa_type, doc: str, example: str) -> SqlFunction:
     return SqlFunction(
-        name=name, kind="scalar", params=(XS_PARAM, _ALPHA), returns=returns, group=GROUP, doc=doc, example=example,
-        udf=Udf(list_udf(name, compute, pa_type, 1), ("DOUBLE[]", "VARCHAR"), returns),
-        scale=None,  # the bases are decimal (1-2-5 series): data scaled by 2^e get other bases
+        name=name, kind="scalar", params=(XS_PARAM, *_PARAMS), returns=returns, group=GROUP, doc=doc, example=example,
+        udf=Udf(list_udf(name, compute, pa_type, len(_PARAMS)), ("DOUBLE[]",) + ("VARCHAR",) * len(_PARAMS), returns),
+        scale=None,  # the bases are decimal (multiples of a decimal unit): data scaled by 2^e get other bases
     )
 
 
@@ -95,20 +98,20 @@ FUNCTIONS: list[SqlFunction] = [
              "multiple), its protection; at least alpha. NULL where xs is NULL."),
         example="SELECT list_min(base_round_sizes(list(income), 5)) FROM people"),
     SqlFunction(
-        name="base_round_base", kind="scalar", params=(XS_PARAM, _ALPHA), returns="DOUBLE", group=GROUP,
-        doc=("The base b that base_round chooses for the list: the smallest of the 1-2-5 series meeting alpha (0 "
-             "when the values need no rounding); NULL for a NULL or empty list."),
+        name="base_round_base", kind="scalar", params=(XS_PARAM, *_PARAMS), returns="DOUBLE", group=GROUP,
+        doc=("The base b that base_round chooses for the list: the smallest multiple of unit meeting alpha, or the "
+             "given base (0 when the values need no rounding); NULL for a NULL or empty list."),
         example="SELECT region, base_round_base(list(income), 5) FROM people GROUP BY region",
-        udf=Udf(_base_udf, ("DOUBLE[]", "VARCHAR"), "DOUBLE"),
+        udf=Udf(_base_udf, ("DOUBLE[]",) + ("VARCHAR",) * len(_PARAMS), "DOUBLE"),
         scale=None,
     ),
     SqlFunction(
-        name="base_round_table", kind="table", params=(TBL_PARAM, COL_PARAM, _ALPHA, *STRATA_PARAMS), returns="table",
+        name="base_round_table", kind="table", params=(TBL_PARAM, COL_PARAM, *_PARAMS, *STRATA_PARAMS), returns="table",
         group=GROUP,
         doc=("Table form of base_round: the rows of tbl with column col rounded (same column names and order; the "
              "column becomes DOUBLE), optionally each stratum with its own base. Each stratum's values reach the "
              "method in the order of the rows' whole content. Rows come back in no particular order."),
         example="SELECT * FROM base_round_table('people', 'income', 5, strata := 'region')",
-        body=f"FROM query(__sdc_mask_column_sql('base_round', tbl, col, [alpha::VARCHAR], strata, {POOLING_ARGS}))",
+        body=f"FROM query(__sdc_mask_column_sql('base_round', tbl, col, [{_ARGS}], strata, {POOLING_ARGS}))",
     ),
 ]

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from .. import masking
 from ..methods import boxes as bx
+from ..methods import interval_moments as im
 from ..params import (
     COLS_PARAM,
     COLUMN,
@@ -27,6 +28,7 @@ from ..params import (
     Param,
 )
 from .arrow import list_udf
+from .measures import aggregate_udf
 from .registry import SqlFunction, Udf
 from .rows import _labels_array, _rows_array, _RowsChunk, record_macro, records_list, rows_udf
 
@@ -194,4 +196,61 @@ FUNCTIONS += [
                 doc=("The range of the weighted mean over the boxes: [sum w lower / sum w, sum w upper / sum w]. "
                      + _PAIRS),
                 example="SELECT box_weighted_mean_bounds(income_lower, income_upper, w) FROM released"),
+]
+
+
+# the range of the variance, covariance and correlation over the boxes (duckdb_sdc.methods.interval_moments):
+# Python-backed aggregates over one list of (lower vector, upper vector) structs per group
+_BOUNDS = "STRUCT(lower DOUBLE, upper DOUBLE, exact BOOLEAN)"
+_BOUNDS_ARROW = pa.struct([("lower", pa.float64()), ("upper", pa.float64()), ("exact", pa.bool_())])
+_XL = Param("x_lower", COLUMN_VALUES, doc="the box's lower bound of x")
+_XU = Param("x_upper", COLUMN_VALUES, doc="the box's upper bound of x")
+_YL = Param("y_lower", COLUMN_VALUES, doc="the box's lower bound of y")
+_YU = Param("y_upper", COLUMN_VALUES, doc="the box's upper bound of y")
+_OUTER = ("NP-hard to compute exactly in general (see docs/methods/boxes.md), so an outer bound: never narrower "
+          "than the true range; exact (exact = true) only for boxes that are points. Rows with a NULL bound are "
+          "left out; NULL with fewer than 2 records (correlation: also when x or y is constant in every choice).")
+
+
+def _struct(bounds: im.Bounds):
+    return None if bounds.lower is None else {"lower": bounds.lower, "upper": bounds.upper, "exact": bounds.exact}
+
+
+def _bounds_row(name: str, params: tuple[Param, ...], compute, doc: str, example: str, scale) -> SqlFunction:
+    lows = ", ".join(f"__sdc_check_value({p.name}, '{name}', '{p.name}')" for p in params[0::2])
+    highs = ", ".join(f"__sdc_check_value({p.name}, '{name}', '{p.name}')" for p in params[1::2])
+    names = {"x": " or ".join(p.name for p in params[0::2]), "xm": " or ".join(p.name for p in params[1::2])}
+    return SqlFunction(
+        name=name, kind="aggregate", params=params, returns=_BOUNDS, group=GROUP, doc=doc, example=example,
+        udf=Udf(aggregate_udf(name, compute, _BOUNDS_ARROW, 0, True, names), ("STRUCT(x DOUBLE[], xm DOUBLE[])[]",),
+                _BOUNDS),
+        body=f"__sdc_{name}('{name}', list(struct_pack(x := [{lows}], xm := [{highs}])))",
+        scale=scale,
+    )
+
+
+FUNCTIONS += [
+    _bounds_row(
+        "box_var_bounds", (_LO, _HI), lambda X, XM: _struct(im.variance_bounds(X[:, 0], XM[:, 0])),
+        ("The range of the population variance (1/n) sum (x - mean)^2 over the records' boxes: lower exact "
+         "(the convex minimum, O(n log n)); upper the minimum over c of (1/n) sum max((lower - c)^2, (upper - c)^2), "
+         "which is the true maximum when exact = true (it is attained at a vertex of the boxes) and otherwise an "
+         "outer bound: the maximum is NP-hard in general (Ferson, Ginzburg, Kreinovich et al. 2002, 2005). A lower "
+         "bound above its upper bound is an error; rows with a NULL bound are left out; NULL without a record."),
+        "SELECT box_var_bounds(income_lower, income_upper) FROM released",
+        {"lower": 2, "upper": 2, "exact": 0}),
+    _bounds_row(
+        "box_cov_bounds", (_XL, _XU, _YL, _YU),
+        lambda X, XM: _struct(im.covariance_bounds(X[:, 0], XM[:, 0], X[:, 1], XM[:, 1])),
+        ("The range of the population covariance of x and y over the records' boxes, as (V(x + y) - V(x - y)) / 4 "
+         "with the variance bounds of the sums and differences, within +- sqrt(Vx_up Vy_up). " + _OUTER),
+        "SELECT box_cov_bounds(income_lower, income_upper, savings_lower, savings_upper) FROM released",
+        {"lower": 2, "upper": 2, "exact": 0}),
+    _bounds_row(
+        "box_corr_bounds", (_XL, _XU, _YL, _YU),
+        lambda X, XM: _struct(im.correlation_bounds(X[:, 0], XM[:, 0], X[:, 1], XM[:, 1])),
+        ("The range of the correlation of x and y over the records' boxes, from the covariance and variance "
+         "bounds, within [-1, 1]. " + _OUTER),
+        "SELECT box_corr_bounds(income_lower, income_upper, savings_lower, savings_upper) FROM released",
+        {"lower": 0, "upper": 0, "exact": 0}),
 ]

@@ -51,6 +51,11 @@ def _udf(name: str, compute, n_params: int, returns: str, pa_type, side_effects:
                side_effects=side_effects)
 
 
+# the table forms' examples: equal frequency with 'auto'; the others leave the demo's largest incomes
+# alone with the Freedman-Diaconis c, which 'auto' refuses
+_TABLE_C = {"ewd": "5", "efd": "'auto'", "kmd": "5", "rbd": "5"}
+
+
 def _rows(method: str) -> list[SqlFunction]:
     title, what = _DESCRIPTIONS[method]
     rbd = method == "rbd"
@@ -71,7 +76,9 @@ def _rows(method: str) -> list[SqlFunction]:
              "point (mean, median or midpoint), or with stochastic := true by one of the two "
              "rounding points enclosing it, chosen at random so that the expected result is the "
              "value itself. The result is aligned with xs; NULLs stay NULL in place and join no "
-             f"interval. Use it with GROUP BY to mask strata separately.{seeded}"),
+             "interval. With c := 'auto' (Freedman-Diaconis) a result that would release a value alone (a "
+             "set of attraction of 1) is refused, as a release refuses it; an explicit c is the caller's "
+             f"choice. Use it with GROUP BY to mask strata separately.{seeded}"),
         example=(f"SELECT region, {names['round']}(list(income), 5) FROM people GROUP BY region"),
         udf=_udf(names["round"], _masked(names["round"]), len(tail), "DOUBLE[]", pa.float64(), side_effects=True),
         scale=1,
@@ -123,7 +130,7 @@ def _rows(method: str) -> list[SqlFunction]:
              "stratum_seed(seed, col, i) (see duckdb_sdc.masking), the one a release uses, so the result "
              "repeats exactly whatever DuckDB's threads and scan order. Rows come back in no particular "
              "order."),
-        example=f"SELECT * FROM {table_name}('people', 'income', 'auto', strata := 'region')",
+        example=f"SELECT * FROM {table_name}('people', 'income', {_TABLE_C[method]}, strata := 'region')",
         body=(f"FROM query(__sdc_mask_column_sql('{names['round']}', tbl, col, [{arg_list}], strata, "
               f"seeded := true, seed := seed, {POOLING_ARGS}))"),
         scale=1,

@@ -24,7 +24,7 @@ from ..measures import stacked as st
 from ..measures._input import UndefinedMeasure
 from ..measures.ranks import tie_seed
 from ..measures.risk import LINKAGE_RANK, PERCENTS
-from ..params import NONNEGATIVE, NONNEGATIVE_INTEGER, TIES
+from ..params import IL1S_FORM, NONNEGATIVE, NONNEGATIVE_INTEGER, TIES
 
 
 def _rank(name):
@@ -48,8 +48,10 @@ def _linkage(X, XM, rank):
     return st.record_linkage(X, XM, LINKAGE_RANK.check(rank, "record_linkage", "rank", n=X.shape[1]))
 
 
-def _score(X, XM, k):
-    return st.il_dr_score(X, XM, NONNEGATIVE.check(k, "il_dr_score", "k"))
+def _score(X, XM, k, max_outside, il1s_form):
+    return st.il_dr_score(X, XM, NONNEGATIVE.check(k, "il_dr_score", "k"),
+                          NONNEGATIVE_INTEGER.check(max_outside, "il_dr_score", "max_outside"),
+                          IL1S_FORM.check(il1s_form, "il_dr_score", "il1s_form"))
 
 
 # compute(X (G, n, p), XM, *params) -> (G,) values, or a dict of them for a struct, or None when the

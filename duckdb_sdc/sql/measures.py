@@ -22,6 +22,7 @@ from ..measures._input import UndefinedMeasure
 from ..measures.risk import LINKAGE_RANK
 from ..params import (
     COLUMN_VALUES,
+    IL1S_FORM,
     NONNEGATIVE,
     NONNEGATIVE_INTEGER,
     ROW_VECTOR,
@@ -49,6 +50,9 @@ _SEED = Param("seed", SEED, "0", doc="seed of the 'random' tie rule, 0 <= seed <
                                      "operating system's randomness (ties then differ between calls)")
 _HALF_WIDTH = Param("half_width", NONNEGATIVE, "0.05",
                     doc="half-width of the interval in masked standard deviations, >= 0")
+_MAX_OUTSIDE = Param("max_outside", NONNEGATIVE_INTEGER, "0",
+                     doc="values allowed outside their interval (0: the literature and sdcMicro's dRisk since "
+                         "5.5.2; 1: dRisk before)")
 
 _PAIRS = "STRUCT(x DOUBLE, xm DOUBLE)[]"
 _ROWS = "STRUCT(x DOUBLE[], xm DOUBLE[])[]"
@@ -201,13 +205,13 @@ def _regression(x, xm):
     return measures.regression_utility(x, xm, response=0)
 
 
-def _score(x, xm, half_width):
-    return measures.il_dr_score(x, xm, half_width)
+def _score(x, xm, half_width, max_outside, il1s_form):
+    return measures.il_dr_score(x, xm, half_width, max_outside=max_outside, il1s_form=il1s_form)
 
 
 _IL_TYPE = pa.struct([(c, pa.float64()) for c in (*measures.IL_COMPONENTS, "composite")])
 _IL_SQL = "STRUCT(" + ", ".join(f"{c} DOUBLE" for c in (*measures.IL_COMPONENTS, "composite")) + ")"
-_REG_TYPE = pa.struct([("mse", pa.float64()), ("r2", pa.float64())])
+_REG_TYPE = pa.struct([("mse", pa.float64()), ("r2", pa.float64()), ("r2_original", pa.float64())])
 
 
 def _value_args(params: tuple[Param, ...], fname: str, vectors: bool) -> str:
@@ -289,20 +293,21 @@ FUNCTIONS += [
         "SELECT (il_metrics([a, b, c], [a_m, b_m, c_m])).composite FROM j",
         _plain(measures.il_metrics), _IL_TYPE, True, 0),
     _aggregate(
-        "regression_utility", (_XV, _XMV), "STRUCT(mse DOUBLE, r2 DOUBLE)", GROUP_LOSS,
+        "regression_utility", (_XV, _XMV), "STRUCT(mse DOUBLE, r2 DOUBLE, r2_original DOUBLE)", GROUP_LOSS,
         "Regression utility: least squares of the first value of the row vector on the others (with "
         "intercept) fitted on the masked data, used to predict the original response from the original "
-        "predictors; mse of that prediction and r2 of the masked fit.",
+        "predictors; mse of that prediction, r2 of the masked fit and r2_original of the same regression "
+        "fitted on the original data (the baseline r2 is read against).",
         "SELECT regression_utility([y, a, b], [y_m, a_m, b_m]) FROM j",
-        _regression, _REG_TYPE, True, {"mse": 2, "r2": 0}),
+        _regression, _REG_TYPE, True, {"mse": 2, "r2": 0, "r2_original": 0}),
     _aggregate(
         "interval_disclosure",
-        (_XV, _XMV, _HALF_WIDTH, Param("max_outside", NONNEGATIVE_INTEGER, "0",
-                                       doc="values allowed outside their interval (sdcMicro's dRisk code: 1)")),
+        (_XV, _XMV, _HALF_WIDTH, _MAX_OUTSIDE),
         "DOUBLE", GROUP_RISK,
         "Interval disclosure risk (sdcMicro dRisk): the share of records whose original values all lie "
         "in the closed intervals xm +- half_width * sd(xm_j), sd the masked column's sample sd (with "
-        "max_outside := 1, at most one value outside, as sdcMicro's code counts).",
+        "max_outside := 1, at most one value outside, as sdcMicro's dRisk counted before 5.5.2; since then "
+        "it counts no value outside, the default).",
         "SELECT interval_disclosure([a, b], [a_m, b_m], half_width := 0.05) FROM j",
         _idr, pa.float64(), True, 0),
     _aggregate(
@@ -332,9 +337,13 @@ FUNCTIONS += [
         "SELECT global_linkage([a, b], [a_m, b_m]) FROM j",
         _plain(measures.global_linkage), pa.float64(), True, 0),
     _aggregate(
-        "il_dr_score", (_XV, _XMV, _HALF_WIDTH), "DOUBLE", GROUP_EVAL,
+        "il_dr_score", (_XV, _XMV, _HALF_WIDTH, _MAX_OUTSIDE, Param("il1s_form", IL1S_FORM, "'yancey'")),
+        "DOUBLE", GROUP_EVAL,
         "The seed's IL-DR score, lower is better: 0.25 * (il_metrics composite + 100 * il1s + "
-        "100 * record_linkage + 100 * interval_disclosure(half_width)), every term in percent.",
+        "100 * record_linkage + 100 * interval_disclosure(half_width)), every term in percent. "
+        "max_outside and il1s_form give the readings of sdcMicro's measures: max_outside := 1 counts "
+        "interval disclosure as dRisk did before 5.5.2, il1s_form := 'sdcmicro' doubles the IL1s term as "
+        "dUtility did before 5.0.3, il1s_form := 'sum' takes dUtility's summed IL1s since 5.0.3 as the term.",
         "SELECT il_dr_score([a, b, c], [a_m, b_m, c_m]) FROM j",
         _score, pa.float64(), True, 0),
 ]

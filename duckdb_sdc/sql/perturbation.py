@@ -110,8 +110,12 @@ FUNCTIONS: list[SqlFunction] = [
              "by at most floor(p n / 100); a value that finds none keeps its place. The list keeps its values "
              "exactly (a permutation) and no value moves more than p percent of the ranks; equal values are "
              "ranked in list order. The result is aligned with xs; NULLs stay NULL in place and take no part; a "
-             "list needs at least 2 values and p must allow a distance of 1 rank. Random: with a seed the same "
-             "list in the same order gives the same swaps (every group of a GROUP BY uses the same words)."),
+             "list needs at least 2 values and p must allow a distance of 1 rank. top_percent and bottom_percent "
+             "code the tails first, as sdcMicro's rankSwap (TopPercent, BottomPercent) does: the floor(n "
+             "top_percent / 100) largest values are replaced by their mean and take no part, likewise the "
+             "smallest, and the m others are swapped within floor(p m / 100) ranks. sdcMicro's P is a fraction "
+             "and its partners lie at most floor(P m) - 1 ranks apart. Random: with a seed the same list in the "
+             "same order gives the same swaps (every group of a GROUP BY uses the same words)."),
         example="SELECT region, rank_swap(list(income), 10, seed := 7) FROM people GROUP BY region"),
     _table_row(
         "rank_swap",

@@ -47,7 +47,9 @@ def decide(func, method, args, needs, how, rest, names, labels, is_rest, rows, c
     rest_index = next((i for i, r in enumerate(is_rest) if r), None)
     rest_label = ", ".join(f"{n} = {v!r}" for n, v in zip(names, rest or ()))
     return strata.pool(how, rows, counts, wanted, labels, rest_index=rest_index, rest_label=rest_label, func=func,
-                       hint="small_strata := 'nearest' or 'rest' pools small strata into others")
+                       hint="small_strata := 'rest' (with rest_stratum := 'other') pools the small strata into one "
+                            "stratum labelled so, 'nearest' pools each into a neighbouring stratum, whose values its "
+                            "records then carry")
 
 
 def pool_strata(fname, method, args, needs, how, rest, names, labels, is_rest, rows, counts, types):
