@@ -81,6 +81,7 @@ from ..sql.registry import REGISTRY
 from . import policy as policy_module
 from .methods import BOXES, COLUMN, EPSILON, METHODS, NAMES, ROWS, SECRET_PARAMS, ReleaseMethod, check_value
 from .policy import Policy
+from .ledger import LedgerSettings, parse_settings as ledger_settings
 from .. import strata as small_strata_module
 from ..params import REST_STRATUM as REST_KIND
 
@@ -299,6 +300,7 @@ class Spec:
     rest_stratum: tuple[str, ...] | None = None  # [masking] rest_stratum, one label per strata column
     resources: Resources = field(default_factory=lambda: Resources())  # [resources]
     path: Path | None = None  # the spec file, when read from one (a release never replaces it)
+    ledger: LedgerSettings = field(default_factory=lambda: LedgerSettings())  # [ledger] (release/ledger.py)
 
     def strata_of(self, rule: Rule) -> tuple[str, ...]:
         return self.strata if rule.strata is None else rule.strata
@@ -502,7 +504,7 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     """Check a parsed TOML document and return the Spec. Paths are relative to `base`."""
     c = _Checker(name)
     base = Path(base)
-    c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation", "policy", "resources"))
+    c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation", "policy", "resources", "ledger"))
     source = _source(c, c.table(doc, "source"), base)
     if WEIGHT in doc["source"]:
         source = dataclasses.replace(source, weight=c.name_value(f"source.{WEIGHT}", doc["source"][WEIGHT]))
@@ -571,7 +573,8 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
                 total_epsilon=None if total is None else float(total), declared_quasi_identifiers=qi,
                 sensitivity=_sensitivity(c, evaluation), ml_utility=_ml_utility(c, evaluation), name=name, text=doc, base=base, decimals=decimals,
                 reproducible_noise=reproducible, policy=policy, small_strata=small, rest_stratum=rest,
-                resources=resources(c, c.table(doc, "resources", required=False), base))
+                resources=resources(c, c.table(doc, "resources", required=False), base),
+                ledger=ledger_settings(c.table(doc, "ledger", required=False), c.error, base))
 
 
 def _policy_quasi_identifiers(c: _Checker, value, rules: dict[str, Rule]) -> tuple[str, ...]:
