@@ -238,10 +238,17 @@ def test_the_same_masking_again_passes_and_unlinkable_releases_are_said_to_be(fo
     release(_spec(folder, "k5", _mdav(5), policy={"min_k": 5}))
     again = release(_spec(folder, "k5b", _mdav(5), policy={"min_k": 5}))
     assert any(n.startswith("k-anonymity 5,") for n in again.notes), again.notes  # the same values: k unchanged
+    # no key, but the same values of income: linked through them, and k = 5 still
+    no_key = release(_spec(folder, "nokey", {**_mdav(5), "id": "drop"}, policy={"min_k": 5}))
+    assert any(n.startswith("k-anonymity 5,") and n.count("both release the same values of income") == 2
+               for n in no_key.notes), no_key.notes
+    # a noisy income is no exact link: a DP release of income after them is not linkable with any
+    dp = release(_spec(folder, "dp", {"id": "drop", "region": "drop", "income": DP["income"]}))
+    assert sum("not linkable with the earlier release" in n for n in dp.notes) == 3, dp.notes
     # no key and no common released column: nothing to join on (the row order of each is secret)
     only_region = {"id": "drop", "region": "keep", "income": "drop"}
     result = release(_spec(folder, "region", only_region, policy={"min_k": 5}))
-    assert sum("not linkable with the earlier release" in n for n in result.notes) == 2, result.notes
+    assert sum("not linkable with the earlier release" in n for n in result.notes) == 4, result.notes
 
 
 # ---------------------------------------------------------------------------------------------

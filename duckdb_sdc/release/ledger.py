@@ -368,15 +368,38 @@ def released_qi_columns(spec, source_columns) -> list[str]:
             if (c.source in qi) or (c.source is None and any(s in qi for s in c.rule.columns))]
 
 
+def signature(spec, column: str) -> str | None:
+    """What a released column's values are a function of, so that two releases of one source release
+    the same values of it for every record exactly when their signatures are equal: "keep", or the
+    method with its parameters, strata, decimals and weight. None for a column whose values are drawn
+    afresh by each release (a method that takes a seed, without one): they never match exactly."""
+    from .methods import SECRET_PARAMS
+    from .spec import weight_of
+
+    rule = spec.rules[column]
+    if rule.action == "keep":
+        return "keep"
+    if rule.action != "mask" or not rule.in_table:
+        return None
+    if any(p.name in SECRET_PARAMS for p in rule.method.params) and not rule.seeded:
+        return None
+    params = {k: v for k, v in rule.effective_params().items() if k not in SECRET_PARAMS}
+    return json.dumps({"method": rule.method.name, "parameters": params, "strata": list(spec.strata_of(rule)),
+                       "decimals": spec.decimals_of(rule), "weight": weight_of(spec, rule),
+                       "seeded": rule.seeded}, sort_keys=True, default=str)
+
+
 def link_reason(spec, released: list[str], entry: Entry) -> str | None:
     """Why an earlier release of the same source can be joined record by record with this one (both
-    release the key, or a column released by both), or None: unlinkable (no key in both, no common
-    released column, and each release's row order is secret)."""
+    release the key, or a column released by both with the same values: kept in both, or masked by
+    the same deterministic method with the same parameters), or None: unlinkable (no key in both, no
+    column with the same released values, and each release's row order is secret)."""
     if spec.key_released() and entry.data.get("key_released"):
         return f"both release the key {spec.source.key!r}"
-    common = [c for c in released if c in entry.data.get("released", [])]
+    theirs = entry.data.get("signatures", {})
+    common = [c for c in released if (sig := signature(spec, c)) is not None and theirs.get(c) == sig]
     if common:
-        return f"both release {', '.join(common)}"
+        return f"both release the same values of {', '.join(common)}"
     return None
 
 
@@ -451,8 +474,8 @@ class Composer:
             why = link_reason(spec, released, entry)
             if why is None:
                 self.notes.append(f"not linkable with the earlier release {entry.id} of the same source: no key "
-                                  "released by both, no column released by both, and the row order of each is "
-                                  "secret")
+                                  "released by both, no column whose released values are the same in both, and "
+                                  "the row order of each is secret")
                 continue
             path = self.book.values_path(entry.id)
             if not path.is_file():
@@ -519,6 +542,7 @@ class Composer:
             "linkage": None if spec.output.linkage is None else str(Path(spec.output.linkage).absolute()),
             "spec": None if spec.path is None else str(spec.path), "source": spec.source.describe(spec.base),
             "key": spec.source.key, "key_released": spec.key_released(), "released": list(spec.released()),
+            "signatures": {c: signature(spec, c) for c in spec.released()},
             "quasi_identifiers": list(spec.quasi_identifiers()), "quasi_identifier_columns": mine,
             "columns": columns, "epsilon_total": spec.epsilon_spent(), "linked": self.linked,
             "notes": self.notes, "warnings": self.warnings, "package_version": __version__, "forgotten_at": None,

@@ -12,6 +12,10 @@ system); a process killed from that moment is rolled forward by its watchdog, so
 linkage are in place together or not at all. Any failure before it deletes the new files, so there
 is either no output file or the previous release, untouched; a release never replaces a file that is
 not a previous release of the same table (`check_outputs`).
+
+The ledger (release/ledger.py) is locked for the whole release; its checks refuse with
+`ledger.LedgerRefusal` (a PolicyBreach: exit 3, nothing written), and the release's entry and values
+are the first renames of the commit.
 """
 
 from __future__ import annotations

@@ -61,6 +61,12 @@
     max_unique_share = 0.0
     max_record_linkage = 0.2
     max_interval_disclosure = 0.5
+    epsilon_budget = 3.0          # every release of the source together (release/ledger.py)
+
+    [ledger]                      # optional (release/ledger.py): default $XDG_DATA_HOME/duckdb-sdc/ledger
+    path = "ledger"               # the ledger folder, relative to the spec's folder
+    repeat_dp = false             # true: a DP column released before may be released again (no budget)
+    allow_linked = false          # true: a linked release breaching min_k / max_unique_share, warned
 
 Everything is validated here against the method table (`methods.METHODS`); what needs the source
 (its columns and types) is checked when the release is planned (`plan.py`).
