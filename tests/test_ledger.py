@@ -175,6 +175,11 @@ def test_four_dp_releases_at_epsilon_1_and_a_budget_of_3_the_fourth_is_refused(f
     out = capsys.readouterr().out
     assert "3 releases, epsilon spent 3" in out and f"{ids[1]}" in out and "FORGOTTEN at" in out
     assert "income: dp_laplace, epsilon 1: epsilon-DP" in out
+    fp = Ledger(folder / "ledger").entries()[0].data["fingerprint"]
+    assert main(["ledger", "--ledger", str(folder / "ledger"), "--source", fp[:8]]) == 0
+    assert capsys.readouterr().out.startswith(f"source {fp} (2000 records; csv files people.csv): 3 releases")
+    assert main(["ledger", "--ledger", str(folder / "ledger"), "--source", "ffffffff"]) == 0
+    assert capsys.readouterr().out.startswith("no release of source ffffffff in the ledger")
     assert main(["ledger", "--ledger", str(folder / "ledger"), "forget", ids[1]]) == 2
     assert "forgotten already" in capsys.readouterr().err
     assert main(["ledger", "--ledger", str(folder / "ledger"), "forget", "no-such-release"]) == 2
@@ -265,6 +270,7 @@ def test_the_default_ledger_is_private_under_xdg_data_home(tmp_path, monkeypatch
     os.chmod(book.path, 0o755)
     with pytest.raises(Exception, match="mode 0700"):
         Ledger(tmp_path / "open").ensure()
+    assert main(["ledger", "--ledger", str(book.path)]) == 2  # a user error, exit 2, nothing listed
 
 
 def _env():

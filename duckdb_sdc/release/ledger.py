@@ -211,14 +211,18 @@ class Ledger:
             self.path.mkdir(mode=0o700, exist_ok=True)
         except OSError as e:
             raise LedgerError(f"ledger: cannot create {str(self.path)!r} ({e.strerror})") from None
+        self._check()
+        for sub in (self.entries_dir, self.values_dir):
+            sub.mkdir(mode=0o700, exist_ok=True)
+        return self
+
+    def _check(self) -> None:
+        """Refuse a ledger folder that is not private (it could be read, or entries planted in it)."""
         info = os.lstat(self.path)
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
             raise LedgerError(f"ledger: {str(self.path)!r} must be a folder owned by you with mode 0700 (it holds "
                               f"the released values of every release by source key); it has mode "
                               f"{stat.S_IMODE(info.st_mode):04o} and owner uid {info.st_uid}")
-        for sub in (self.entries_dir, self.values_dir):
-            sub.mkdir(mode=0o700, exist_ok=True)
-        return self
 
     @contextmanager
     def locked(self):
@@ -262,6 +266,7 @@ class Ledger:
         out = []
         if not self.entries_dir.is_dir():
             return out
+        self._check()
         for path in self.entries_dir.glob("*.json"):
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
