@@ -6,6 +6,8 @@
     duckdb-sdc tradeoff SPEC --k 3..50       sweep k (or --c, --epsilon): plot loss against risk
     duckdb-sdc sql [DB] [-c SQL] [-f FILE]   SQL with every duckdb_sdc function registered, with
                                              DuckDB's dot commands and output modes (duckdb_sdc.shell)
+    duckdb-sdc ledger [list] [--source FP]   the releases recorded in the ledger, and the epsilon spent
+    duckdb-sdc ledger forget RELEASE_ID      record a release that was never published as forgotten
     duckdb-sdc warmup                        compile every kernel into the cache (run once after install)
     duckdb-sdc --version
 
@@ -15,7 +17,9 @@ a traceback; 3 the release breaches its [policy] (`release` writes nothing; `eva
 an existing release), each failed limit printed with its measured value; 130 interrupted (SIGINT,
 Ctrl-C) and 143 terminated (SIGTERM), after cleaning up: a release being written leaves no file
 behind (the handlers are installed first thing, before any import beyond the standard library; a
-signal in the interpreter's own start-up, a few milliseconds, still ends the process by the signal).
+signal in the interpreter's own start-up, a few milliseconds, still ends the process by the signal);
+`release` also exits 3 when the ledger refuses it (release/ledger.py: the epsilon budget, a repeated
+DP release, a linked release breaching min_k or max_unique_share).
 Output to a closed pipe (`duckdb-sdc release --dry-run | head`) ends the command quietly, exit 0. In
 the interactive prompt a failing statement prints its error and Ctrl-C cancels the current
 statement; the prompt goes on.
@@ -160,7 +164,17 @@ def _parser() -> argparse.ArgumentParser:
                                                       "(also when the policy refuses it: the would-be release)")
     rel.add_argument("--tradeoff", metavar="PAGE", help="with --report: include the plot of this page written by "
                                                         "duckdb-sdc tradeoff")
+    _ledger_option(rel)
     _resource_options(rel)
+
+    led = sub.add_parser("ledger", help="list the releases recorded in the ledger (per source, with the epsilon "
+                                        "spent), or forget one that was never published")
+    led.add_argument("action", nargs="?", choices=("list", "forget"), default="list",
+                     help="list (default) or forget")
+    led.add_argument("release_id", nargs="?", help="with forget: the release id (the manifest's release_id)")
+    led.add_argument("--source", metavar="FINGERPRINT", help="list the releases of this source (a prefix will do)")
+    led.add_argument("--all", action="store_true", help="list forgotten releases too")
+    _ledger_option(led)
 
     ev = sub.add_parser("evaluate", help="report every information loss and disclosure risk measure and the "
                                          "k-anonymity of the release written from a spec")
@@ -213,7 +227,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = {"demo": "_demo", "release": "_release", "evaluate": "_evaluate", "tradeoff": "_tradeoff",
+def _ledger_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--ledger", metavar="PATH",
+                         help="the ledger folder (default: the spec's [ledger] path, else "
+                              "$XDG_DATA_HOME/duckdb-sdc/ledger, i.e. ~/.local/share/duckdb-sdc/ledger)")
+
+
+COMMANDS = {"ledger": "_ledger", "demo": "_demo", "release": "_release", "evaluate": "_evaluate", "tradeoff": "_tradeoff",
             "sql": "_sql", "warmup": "_warmup"}
 
 
@@ -312,9 +332,9 @@ def _release(args) -> int:
             from .release.html import breach_writer
 
             result = release(spec, progress=progress, resources=resources,
-                             on_breach=breach_writer(spec, page, tradeoff=args.tradeoff))
+                             on_breach=breach_writer(spec, page, tradeoff=args.tradeoff), ledger_path=args.ledger)
         else:
-            result = release(spec, progress=progress, resources=resources)
+            result = release(spec, progress=progress, resources=resources, ledger_path=args.ledger)
     except PolicyBreach as e:
         print(f"duckdb-sdc release: {e}", file=sys.stderr)
         if page is not None:
@@ -327,6 +347,8 @@ def _release(args) -> int:
     for note in getattr(result, "notes", []):
         # always, also with --quiet: what the spec opted into, as the manifest's notes record it
         print(f"duckdb-sdc release: note: {note}", file=sys.stderr)
+    for warning in getattr(result, "warnings", []):
+        print(f"duckdb-sdc release: warning: {warning}", file=sys.stderr)
     if result.not_private:
         # always, also with --quiet: the spec opted in, and the manifest says so too
         print(f"duckdb-sdc release: warning: {', '.join(result.not_private)} released with reproducible noise "
@@ -363,6 +385,51 @@ def _release_spark(spec, args):
     if args.dry_run:
         raise UserError("--dry-run prints the DuckDB script; a Spark release has no script to print")
     return release(spec, local_session(args.master, quiet=True))
+
+
+def _ledger(args) -> int:
+    from .release.ledger import Ledger
+
+    book = Ledger(args.ledger)
+    if args.action == "forget":
+        if not args.release_id:
+            raise UserError("ledger forget needs the RELEASE_ID to forget")
+        entry = book.forget(args.release_id)
+        print(f"forgot release {entry.id} ({entry.data['output']} table {entry.data['table']!r}): it is kept in the "
+              f"ledger, marked forgotten at {entry.data['forgotten_at']}, and no longer counts for later releases")
+        return 0
+    if args.release_id:
+        raise UserError(f"ledger list takes no release id, got {args.release_id!r}")
+    print(format_ledger(book, args.source, forgotten=args.all), end="")
+    return 0
+
+
+def format_ledger(book, source: str | None = None, *, forgotten: bool = False) -> str:
+    """The ledger's releases, grouped by source, with their columns and the epsilon spent."""
+    import math
+
+    entries = book.entries(source, forgotten=forgotten)
+    if not entries:
+        return f"no release{' of source ' + source if source else ''} in the ledger {book.path}\n"
+    lines = []
+    by_source: dict[str, list] = {}
+    for e in entries:
+        by_source.setdefault(e.data["fingerprint"], []).append(e)
+    for fp, es in by_source.items():
+        live = [e for e in es if not e.forgotten]
+        spent = math.fsum(e.data.get("epsilon_total") or 0.0 for e in live)
+        lines.append(f"source {fp} ({es[-1].data['rows']} records; {es[-1].data['source']}): {len(live)} release"
+                     f"{'s' if len(live) != 1 else ''}, epsilon spent {spent:g}")
+        for e in es:
+            mark = f" FORGOTTEN at {e.data['forgotten_at']}" if e.forgotten else ""
+            lines.append(f"  {e.id}  {e.data['created_at'][:19]}  {e.data['output']} table {e.data['table']!r}{mark}")
+            for c in e.data["columns"]:
+                if c["released_as"] is None:  # dropped
+                    continue
+                what = c["rule"] if c["method"] is None else c["method"]
+                eps = f", epsilon {c['epsilon']:g}" if c.get("epsilon") is not None else ""
+                lines.append(f"    {c['column']}: {what}{eps}: {c['privacy_model'] or 'none'}")
+    return "\n".join(lines) + "\n"
 
 
 def _evaluate(args) -> int:

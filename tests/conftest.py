@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import duckdb
@@ -22,6 +24,17 @@ LONGEST_FIRST = ("test_release_kill.py", "test_contract.py", "test_spark_release
                  "test_release_leaks.py", "test_spark_release_rules.py", "test_examples_long.py",
                  "test_dbt_example.py", "test_cli.py", "test_small_strata_sql.py", "test_release_tradeoff.py",
                  "test_dbt_package.py")
+
+
+# Every release records itself in the ledger (duckdb_sdc/release/ledger.py), by default under
+# $XDG_DATA_HOME: the tests never touch the user's, and each test has a ledger of its own (a module
+# fixture's releases go to the session's), so that no test's releases compose with another's.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="duckdb-sdc-tests-xdg-")
+
+
+@pytest.fixture(autouse=True)
+def _own_ledger(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg")))
 
 
 def pytest_collection_modifyitems(items):

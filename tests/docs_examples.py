@@ -196,6 +196,7 @@ class Session:
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
         env.update(COLUMNS="100", NO_COLOR="1", TERM="dumb", PYTHONUNBUFFERED="1")
         env.pop("FORCE_COLOR", None)
+        env["XDG_DATA_HOME"] = str(self.work / ".data")  # the page's own release ledger (release/ledger.py)
         run = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", text], cwd=self.work, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=SHELL_TIMEOUT)
         return run.stdout, run.returncode == 0

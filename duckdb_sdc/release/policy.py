@@ -82,6 +82,7 @@ LIMITS = (
           "share of cells sensitive under the dominance or the p% rule"),
 )
 LIMIT = {limit.key: limit for limit in LIMITS}
+EPSILON_BUDGET = "epsilon_budget"  # not a limit of one release: the ledger's (release/ledger.py)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ class Policy:
     max_interval_disclosure: float | None = None
     max_sensitive_share: float | None = None
     quasi_identifiers: tuple[str, ...] | None = None  # [policy] quasi_identifiers: the gate's narrower set
+    epsilon_budget: float | None = None  # epsilon of every release of the source together (release/ledger.py)
     origin: str = field(default="[policy]", compare=False)  # where the limits come from, for messages
 
     def limits(self) -> list[tuple[Limit, float]]:
@@ -113,14 +115,20 @@ def parse(table: dict, error) -> Policy | None:
     """The [policy] table of a spec (None when absent). `error(where, message)` makes the exception."""
     if not table:
         return None
-    unknown = [k for k in table if k not in LIMIT]
+    unknown = [k for k in table if k not in LIMIT and k != EPSILON_BUDGET]
     if unknown:
         raise error("policy", f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                              f"allowed: {', '.join((*LIMIT, 'quasi_identifiers'))}")
+                              f"allowed: {', '.join((*LIMIT, 'quasi_identifiers', EPSILON_BUDGET))}")
     values = {}
     for key, value in table.items():
         where = f"policy.{key}"
-        if key == "min_k":
+        if key == EPSILON_BUDGET:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value <= 0:
+                raise error(where, f"must be a finite number > 0 (the epsilon every release of the source may "
+                                   f"spend together), got {value!r}")
+            values[key] = float(value)
+        elif key == "min_k":
             if isinstance(value, bool) or not isinstance(value, int) or value < 2:
                 raise error(where, f"must be an integer >= 2 (a class of one record is unique), got {value!r}")
             values[key] = value

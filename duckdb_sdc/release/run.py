@@ -12,6 +12,10 @@ system); a process killed from that moment is rolled forward by its watchdog, so
 linkage are in place together or not at all. Any failure before it deletes the new files, so there
 is either no output file or the previous release, untouched; a release never replaces a file that is
 not a previous release of the same table (`check_outputs`).
+
+The ledger (release/ledger.py) is locked for the whole release; its checks refuse with
+`ledger.LedgerRefusal` (a PolicyBreach: exit 3, nothing written), and the release's entry and values
+are the first renames of the commit.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from . import manifest, pooling, safeguards
 from .plan import (DIALECT, LINKAGE_TABLE, RAW, RELEASE_DB, RELEASED, SOURCE, Plan, Step, column, ident, key_step,
                    keyed_step, linkage_steps, literal, mask_steps, release_table_step, released_columns, released_step,
                    resolve, source_steps, table, view_steps)
+from .ledger import Composer, Ledger
 from .policy import PolicyBreach, judge
 from .progress import Progress
 from .spec import MANIFEST_TABLE, Resources, Spec, SpecError
@@ -54,6 +59,7 @@ class ReleaseResult:
     linkage: Path | None = None
     notes: list[str] = field(default_factory=list)  # what the command line prints (and the manifest records)
     pooled: str | None = None  # what pooling small strata did to the released strata (pooling.summary)
+    warnings: list[str] = field(default_factory=list)  # what the spec opted into (the ledger records it)
 
 
 def _temporary_path(out: Path) -> Path:
@@ -306,11 +312,12 @@ def prepare(spec: Spec, source_columns, *, salt: str | None = None, gate: bool =
 def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str, duckdb_version: str,
           linkage_path: Path | None = None, salt: str | None = None, release_id: str = "",
           created_at: datetime | None = None, facts: safeguards.Facts | None = None,
-          on_breach=None) -> list[Step]:
+          on_breach=None, checks: tuple[Step, ...] = ()) -> list[Step]:
     """The steps after the source is set up: `prepare`'s, then writing the release file (and the
     linkage file). `salt` None: a dry run (the salt is a placeholder). `facts` collects what the
     steps measure (the manifest's numbers). `on_breach(con, manifest_rows)` is called by the gate on
-    a breach, with the would-be manifest's rows (a callable)."""
+    a breach, with the would-be manifest's rows (a callable). `checks` (the ledger's) run after the
+    gate, on the would-be release too."""
     created_at = created_at or datetime.now(timezone.utc)
     facts = facts if facts is not None else safeguards.Facts()
     manifest_rows = functools.cache(lambda: manifest.rows(spec, source_columns, facts, release_id=release_id,
@@ -318,6 +325,7 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
                                                           duckdb_version=duckdb_version, created_at=created_at))
     steps, facts, centroids = prepare(spec, source_columns, salt=salt, facts=facts,
                                       on_breach=None if on_breach is None else lambda con: on_breach(con, manifest_rows))
+    steps += list(checks)
     options = []
     if spec.output.storage_version:
         options.append(exp.AttachOption(this=exp.Var(this="STORAGE_VERSION"),
@@ -337,8 +345,9 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
 
 def plan_release(con, spec: Spec, attach_path: Path | None = None, *, linkage_path: Path | None = None,
                  salt: str | None = None, release_id: str = "", snapshot: Snapshot | None = None,
-                 on_breach=None) -> Plan:
-    """Set up the source on `con` (read-only) and return the whole script (`on_breach`: see build)."""
+                 on_breach=None, checks: tuple[Step, ...] = (), created_at: datetime | None = None) -> Plan:
+    """Set up the source on `con` (read-only) and return the whole script (`on_breach`, `checks`: see
+    build)."""
     snapshot = snapshot or Snapshot.take(spec, con)
     check_outputs(spec, snapshot)
     attach_path = attach_path or _temporary_path(spec.output.database)
@@ -347,7 +356,8 @@ def plan_release(con, spec: Spec, attach_path: Path | None = None, *, linkage_pa
     setup, source_columns = open_source(con, spec, snapshot)
     facts = safeguards.Facts()
     steps = build(spec, source_columns, attach_path, package_version=__version__, duckdb_version=duckdb.__version__,
-                  linkage_path=linkage_path, salt=salt, release_id=release_id, facts=facts, on_breach=on_breach)
+                  linkage_path=linkage_path, salt=salt, release_id=release_id, facts=facts, on_breach=on_breach,
+                  checks=checks, created_at=created_at)
     return Plan(spec=spec, source_columns=source_columns, attach_path=attach_path, setup=setup, steps=steps,
                 linkage_path=linkage_path, facts=facts)
 
@@ -397,23 +407,31 @@ def _mkdir(spec: Spec, where: str, out: Path) -> None:
 
 
 def release(spec: Spec, *, progress: Progress | None = None, resources: Resources | None = None,
-            on_breach=None) -> ReleaseResult:
-    """Write the release file declared by `spec` (and its linkage file, when asked for); raise
-    SpecError or PolicyBreach with nothing written on any failure. `resources` overrides the spec's
-    [resources] (memory limit, threads, where the private workspace is made). `on_breach(con,
-    manifest_rows)` sees the would-be release of a breach before it is discarded (see build)."""
+            on_breach=None, ledger_path: Path | str | None = None) -> ReleaseResult:
+    """Write the release file declared by `spec` (and its linkage file, when asked for) and record it in
+    the ledger (`ledger_path`, else the spec's [ledger] path, else the default: release/ledger.py);
+    raise SpecError or PolicyBreach (a LedgerRefusal too) with nothing written on any failure.
+    `resources` overrides the spec's [resources] (memory limit, threads, where the private workspace
+    is made). `on_breach(con, manifest_rows)` sees the would-be release of a breach before it is
+    discarded (see build)."""
     start = time.perf_counter()
     progress = progress or Progress(enabled=False)
     resources = resources or spec.resources
-    with Workspace(resources.temp_directory) as workspace:
+    book = Ledger(ledger_path if ledger_path is not None else spec.ledger.path)
+    # the ledger's lock first: the workspace is closed (its files deleted or renamed) before it is let go
+    with book.locked(), Workspace(resources.temp_directory) as workspace:
         con = private_connection(workspace, resources)
         try:
             snapshot = Snapshot.take(spec, con)
             attach_path = workspace.temporary(spec.output.database)
             linkage_path = None if spec.output.linkage is None else workspace.temporary(spec.output.linkage)
+            release_id = str(uuid.UUID(bytes=secrets.token_bytes(16), version=4))
+            created_at = datetime.now(timezone.utc)
+            composer = Composer(book, spec)
             plan = plan_release(con, spec, attach_path, linkage_path=linkage_path, salt=secrets.token_hex(16),
-                                release_id=str(uuid.UUID(bytes=secrets.token_bytes(16), version=4)),
-                                snapshot=snapshot, on_breach=on_breach)
+                                release_id=release_id, snapshot=snapshot, on_breach=on_breach,
+                                checks=(composer.step(),), created_at=created_at)
+            composer.source(con, plan.source_columns)  # the fingerprint; DP composition refused before masking
             _mkdir(spec, "output.database", spec.output.database)
             if spec.output.linkage is not None:
                 _mkdir(spec, "output.linkage", spec.output.linkage)
@@ -427,10 +445,12 @@ def release(spec: Spec, *, progress: Progress | None = None, resources: Resource
                     with watching(task.group):
                         _run(con, step, spec)
             rows = con.execute(exp.select(exp.Count(this=exp.Star())).from_(table(SOURCE)).sql(dialect=DIALECT)).fetchall()[0][0]
+            recorded = composer.write(con, workspace, release_id, created_at, plan, rows)
         finally:
             con.close()
         snapshot.check(spec)
-        moves = [(attach_path, spec.output.database)]
+        # the ledger's files first: from the recorded commit on, the release and its entry are in place together
+        moves = recorded + [(attach_path, spec.output.database)]
         if linkage_path is not None:
             moves.append((linkage_path, spec.output.linkage))
         try:
@@ -441,8 +461,8 @@ def release(spec: Spec, *, progress: Progress | None = None, resources: Resource
                          columns=len(released_columns(spec, plan.source_columns)),
                          masked=[c for r in spec.masked() for c in r.columns], seconds=time.perf_counter() - start,
                          not_private=[c for r in spec.masked() if r.seeded for c in r.columns],
-                         linkage=spec.output.linkage, notes=manifest.release_notes(spec, plan.facts),
-                         pooled=pooling.summary(spec, plan.facts))
+                         linkage=spec.output.linkage, notes=manifest.release_notes(spec, plan.facts) + composer.notes,
+                         pooled=pooling.summary(spec, plan.facts), warnings=composer.warnings)
 
 
 __all__ = ["ReleaseResult", "Snapshot", "build", "check_outputs", "dry_run", "error_message", "open_source",

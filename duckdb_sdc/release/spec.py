@@ -63,6 +63,12 @@
     max_unique_share = 0.0
     max_record_linkage = 0.2
     max_interval_disclosure = 0.5
+    epsilon_budget = 3.0          # every release of the source together (release/ledger.py)
+
+    [ledger]                      # optional (release/ledger.py): default $XDG_DATA_HOME/duckdb-sdc/ledger
+    path = "ledger"               # the ledger folder, relative to the spec's folder
+    repeat_dp = false             # true: a DP column released before may be released again (no budget)
+    allow_linked = false          # true: a linked release breaching min_k / max_unique_share, warned
 
 Everything is validated here against the method table (`methods.METHODS`); what needs the source
 (its columns and types) is checked when the release is planned (`plan.py`).
@@ -83,6 +89,7 @@ from ..sql.registry import REGISTRY
 from . import policy as policy_module
 from .methods import BOXES, COLUMN, EPSILON, METHODS, NAMES, ROWS, SECRET_PARAMS, ReleaseMethod, check_value
 from .policy import Policy
+from .ledger import LedgerSettings, parse_settings as ledger_settings
 from .. import strata as small_strata_module
 from ..params import REST_STRATUM as REST_KIND
 
@@ -332,6 +339,7 @@ class Spec:
     rest_stratum: tuple[str, ...] | None = None  # [masking] rest_stratum, one label per strata column
     resources: Resources = field(default_factory=lambda: Resources())  # [resources]
     path: Path | None = None  # the spec file, when read from one (a release never replaces it)
+    ledger: LedgerSettings = field(default_factory=lambda: LedgerSettings())  # [ledger] (release/ledger.py)
 
     def strata_of(self, rule: Rule) -> tuple[str, ...]:
         return self.strata if rule.strata is None else rule.strata
@@ -539,7 +547,7 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec", *, relatio
     may then give only key and weight, and [output] only table (the caller writes the table)."""
     c = _Checker(name)
     base = Path(base)
-    c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation", "policy", "resources"))
+    c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation", "policy", "resources", "ledger"))
     if relation is None:
         source = _source(c, c.table(doc, "source"), base)
         output = _output(c, c.table(doc, "output"), base)
@@ -611,7 +619,8 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec", *, relatio
                 total_epsilon=None if total is None else float(total), declared_quasi_identifiers=qi,
                 sensitivity=_sensitivity(c, evaluation), ml_utility=_ml_utility(c, evaluation), name=name, text=doc, base=base, decimals=decimals,
                 reproducible_noise=reproducible, policy=policy, small_strata=small, rest_stratum=rest,
-                resources=resources(c, c.table(doc, "resources", required=False), base))
+                resources=resources(c, c.table(doc, "resources", required=False), base),
+                ledger=ledger_settings(c.table(doc, "ledger", required=False), c.error, base))
 
 
 def _policy_quasi_identifiers(c: _Checker, value, rules: dict[str, Rule]) -> tuple[str, ...]:
