@@ -1,4 +1,4 @@
-"""The smallest sets of attraction measured in the masking kernel (`duckdb_sdc.spark.attraction`):
+"""The smallest sets of attraction measured in the masking kernel (`duckdb_sdc.kernels.attraction`):
 the buckets' facts, merged on the driver, equal a slow reference (a count of the released values) on
 random data, whole strata and pieces of split strata (classes across bucket boundaries, a stratum of
 one value); pieces out of order give a lower bound and say so. With a real Spark (local[2]): the
@@ -22,7 +22,7 @@ from duckdb_sdc.release import SpecError, parse_spec, release, safeguards
 from duckdb_sdc.spark import Options
 from duckdb_sdc.spark import engine
 from duckdb_sdc.spark import release as spark_release
-from duckdb_sdc.spark.attraction import (PieceFact, class_sizes, merge_pieces, piece_fact, smallest_set,
+from duckdb_sdc.kernels.attraction import (PieceFact, class_sizes, merge_pieces, piece_fact, smallest_set,
                                          whole_fact)
 from duckdb_sdc.spark.kernel import CONFLICT, Reports
 

@@ -20,7 +20,7 @@ from duckdb_sdc import methods
 from duckdb_sdc.release import SpecError, parse_spec, release
 from duckdb_sdc.spark import Options
 from duckdb_sdc.spark import engine
-from duckdb_sdc.spark.cipher import encrypt, round_keys
+from duckdb_sdc.kernels.cipher import encrypt, round_keys
 from duckdb_sdc.spark import release as spark_release
 
 

@@ -74,11 +74,12 @@ from ..release.plan import ROW_KEY, VALUE, key_step, released_columns, resolve
 from ..release.policy import PolicyBreach, judge
 from ..release.run import _refuse_unopted_seeds
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
-from . import intervals, summary
+from ..kernels import summary
+from . import intervals
 from .files import FileSystem, normalise, sibling
 from .session import check_spark_version, jit_sized_codegen
-from .attraction import smallest_set
-from .cipher import round_keys
+from ..kernels.attraction import smallest_set
+from ..kernels.cipher import round_keys
 from .kernel import CONFLICT, WHOLE, BucketTask, Part, Reports, StageKernel
 from .ordering import B, HASH, S, V, qcol
 from .planner import POSITIONAL, Options, check_finite, plan_rule

@@ -1,4 +1,4 @@
-"""The numpy core of the distributed one-stratum path (duckdb_sdc.spark.positional) against the numpy
+"""The numpy core of the distributed one-stratum path (duckdb_sdc.kernels.positional) against the numpy
 methods: a stratum sorted as the Spark engine sorts it, cut into buckets at every allowed kind of
 place, each bucket masked alone, must give the numpy method's values exactly (no Spark here)."""
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from duckdb_sdc import methods
 from duckdb_sdc.methods import dp as np_dp
 from duckdb_sdc.methods import noise
-from duckdb_sdc.spark.positional import Bucket, DpPlan, MdavPlan, RankingPlan, runs
+from duckdb_sdc.kernels.positional import Bucket, DpPlan, MdavPlan, RankingPlan, runs
 
 
 def sorted_like_spark(x: np.ndarray, tie_split: float = np.inf):
@@ -248,7 +248,7 @@ def test_mdav_exact_tie_at_the_last_decision_with_the_top_run_cut():
 
 
 def test_laplace_in_buckets_equals_numpy_up_to_the_draw(no_noise):
-    from duckdb_sdc.spark.positional import LaplacePlan
+    from duckdb_sdc.kernels.positional import LaplacePlan
 
     rng = np.random.default_rng(9)
     x = np.round(rng.normal(50, 30, 300), 1)
@@ -274,7 +274,7 @@ def test_bucket_order_is_the_order_the_planner_cuts_in(values, split, seed):
     of `ordering.Order` (its Python sort key mirrors the Spark comparisons of `Order.ranked`): the two must
     agree record for record, with ties, signed zeros and both ends of the doubles."""
     from duckdb_sdc.spark.ordering import Order
-    from duckdb_sdc.spark.positional import bucket_order
+    from duckdb_sdc.kernels.positional import bucket_order
 
     rng = np.random.default_rng(seed)
     v = np.array(values, dtype=np.float64)
