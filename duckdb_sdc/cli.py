@@ -56,6 +56,13 @@ class _Signals:
         received, self.received = self.received, None
         return received
 
+    def reclaim(self) -> None:
+        """Take SIGINT back after something installed a handler of its own (PySpark's SparkContext
+        does: it cancels every job and raises KeyboardInterrupt), so that an interrupted command still
+        cleans up and exits 130."""
+        if sys.platform != "win32" and _main_thread() and signal.getsignal(signal.SIGINT) != self._handle:
+            signal.signal(signal.SIGINT, self._handle)
+
     @contextmanager
     def installed(self):
         if sys.platform == "win32" or not _main_thread():
@@ -122,6 +129,11 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.add_argument("--check", action="store_true", help="apply the spec's [policy] to the release: exit 3, "
                                                         "naming each failed limit, when it is breached")
+    ev.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
+                    help="duckdb (default): the release file; spark: the Parquet release folder written by "
+                         "`release --engine spark`, measured in Spark SQL (needs pyspark and Java)")
+    ev.add_argument("--master", default="local[2]",
+                    help="with --engine spark: the Spark master (default local[2]; e.g. yarn, spark://host:7077)")
 
     tr = sub.add_parser("tradeoff", help="sweep k, c or epsilon of the masked columns and plot information "
                                          "loss against disclosure risk (PNG and HTML)")
@@ -168,8 +180,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"duckdb-sdc {args.command}: error: {e}", file=sys.stderr)
                     return USER_ERROR
                 raise
-        except BaseException:
+        except BaseException as e:
             received = SIGNALS.take()
+            if received is None and isinstance(e, KeyboardInterrupt):
+                received = signal.SIGINT  # through a handler other than ours (PySpark installs one)
             if received is None:
                 raise
             # DuckDB reports an interrupted query as an error of its own (RuntimeError, an
@@ -219,11 +233,31 @@ def _release(args) -> int:
 
 
 def _release_spark(spec, args):
-    from .spark import local_session, release
+    from .spark import preflight
 
     if args.dry_run:
         raise UserError("--dry-run prints the DuckDB script; a Spark release has no script to print")
-    return release(spec, local_session(args.master, quiet=True))
+    preflight.check(spec, args.master)  # every refusal at once, before a JVM starts
+    from .spark import local_session, release
+
+    spark = local_session(args.master, quiet=True)
+    SIGNALS.reclaim()
+    return release(spec, spark)
+
+
+def _evaluate_spark(spec, args):
+    from .spark import preflight
+
+    where = preflight.locations(spec)
+    local = preflight._local_path(where.output)
+    if local is not None and not Path(local, spec.output.table).is_dir():
+        raise UserError(f"{spec.name}: output.database: no Spark release at {where.output!r} (its table folder "
+                        f"{spec.output.table!r} is missing): write it with `duckdb-sdc release --engine spark` first")
+    from .spark import evaluate, local_session
+
+    spark = local_session(args.master, quiet=True)
+    SIGNALS.reclaim()
+    return evaluate(spec, spark)
 
 
 def _evaluate(args) -> int:
@@ -234,7 +268,10 @@ def _evaluate(args) -> int:
     spec = load_spec(args.spec)
     if args.check and (spec.policy is None or not spec.policy.limits()):
         raise UserError(f"{spec.name}: --check applies the spec's [policy], and it has none")
-    df = report(spec, progress=Progress(enabled=False if args.quiet else None))
+    if args.engine == "spark":
+        df = _evaluate_spark(spec, args)
+    else:
+        df = report(spec, progress=Progress(enabled=False if args.quiet else None))
     print(df.to_csv(index=False) if args.csv else format_report(df), end="")
     if args.check:
         failed = verdicts(df)

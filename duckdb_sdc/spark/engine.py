@@ -49,9 +49,11 @@ import logging
 import math
 import re
 import secrets
+import sys
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -72,11 +74,11 @@ from ..release.manifest import rows as manifest_rows
 from ..release.methods import BOXES, COLUMN
 from ..release.plan import ROW_KEY, VALUE, key_step, released_columns, resolve
 from ..release.policy import PolicyBreach, judge
-from ..release.run import _refuse_unopted_seeds
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from ..kernels import summary
 from . import intervals
-from .files import FileSystem, normalise, sibling
+from . import preflight
+from .files import FileSystem, put_in_place, remove_residues, sibling
 from .session import check_spark_version, jit_sized_codegen
 from ..kernels.attraction import smallest_set
 from ..kernels.cipher import round_keys
@@ -92,7 +94,6 @@ LABELLED_BUCKETS = 1024
 KEY_CHECK = "__sdc_key_check"  # what the key check compares: the previous key of a hash, or a cipher text's count
 RESULT = "__sdc_masked"  # a stage's masked columns, as the struct its kernel returns
 KEY_FAILURE = "__sdc_key_not_unique"
-TABLE_FOLDER_FORBIDDEN = re.compile(r"[/\\]|^[._]")
 
 
 @dataclass
@@ -108,36 +109,6 @@ class SparkReleaseResult:
 
 # ---------------------------------------------------------------------------------------------
 # the spec, the source
-
-
-def check_spec(spec: Spec) -> None:
-    """Refuse what a Spark release cannot honour, naming the spec key."""
-    if "storage_version" in (spec.text.get("output") or {}):
-        raise SpecError(f"{spec.name}: output.storage_version: a Spark release writes Parquet files, which have "
-                        "no DuckDB storage version; remove the key (any DuckDB version reads the Parquet files)")
-    if spec.output.view_without_key is not None:
-        raise SpecError(f"{spec.name}: output.view_without_key: a Spark release writes Parquet files, which hold "
-                        "no views; remove the key and release the key column with \"drop\" if readers must not "
-                        "see it")
-    if spec.output.linkage is not None:
-        raise SpecError(f"{spec.name}: output.linkage: a Spark release does not write the private linkage file "
-                        "(a DuckDB database); remove the key, or run the release with DuckDB")
-    if spec.source.weight is not None:
-        raise SpecError(f"{spec.name}: source.weight: a Spark release does not mask with sampling weights; "
-                        "remove the key, or run the release with DuckDB")
-    if spec.small_strata != "refuse":
-        raise SpecError(f"{spec.name}: masking.small_strata: a Spark release does not pool small strata (it refuses "
-                        "a stratum too small for its method, naming it); remove the key, or run the release with DuckDB")
-    for rule in spec.masked():
-        if rule.cells is not None:
-            raise SpecError(f"{spec.name}: {rule.where}.cells: a Spark release does not protect cells (suppression "
-                            "or merging of sensitive cells); remove the setting, or run the release with DuckDB")
-        if rule.centroids_table is not None:
-            raise SpecError(f"{spec.name}: {rule.where}.centroids_table: a Spark release does not write DP-UM's "
-                            "unlinked centroids table; remove the setting, or run the release with DuckDB")
-    if TABLE_FOLDER_FORBIDDEN.search(spec.output.table):
-        raise SpecError(f"{spec.name}: output.table: {spec.output.table!r} names the table's folder in a Spark "
-                        "release: it cannot contain a slash or start with '.' or '_'")
 
 
 _SPARK_TO_DUCKDB = {
@@ -158,57 +129,106 @@ def duckdb_type(dtype: T.DataType) -> str:
     return dtype.simpleString().upper()
 
 
-def _local_files(spec: Spec) -> bool:
-    return spec.source.database is None and not any("://" in f for f in spec.source.files)
+def needed_columns(spec: Spec, names: list[str]) -> list[str]:
+    """The source columns a release reads, in the source's order: every column when the spec has no key
+    (the surrogate key orders records by all of them), else the released ones, the key, the strata
+    (kept or not) and the masked ones; a dropped column that nothing needs is never read."""
+    if spec.source.key is None:
+        return list(names)
+    wanted = {c for c, r in spec.rules.items() if r.action != "drop"} | {spec.source.key}
+    for rule in spec.masked():
+        wanted |= set(rule.columns) | set(spec.strata_of(rule))
+    return [n for n in names if n in wanted]
 
 
-def read_source(spark: SparkSession, spec: Spec, source, staging: str | None):
+CHUNK_ROWS = 1_000_000  # records of a DuckDB source per Arrow batch sent to Spark
+_ARROW_SAFE = {"UUID": "VARCHAR", "JSON": "VARCHAR"}  # types Spark reads only as text
+
+
+def _duckdb_table(spark: SparkSession, spec: Spec) -> tuple[DataFrame, list[tuple[str, str]]]:
+    """The spec's DuckDB table as a DataFrame that no file holds: the columns the release reads, sent
+    from DuckDB to Spark in Arrow batches over PySpark's local socket (`_to_jvm_in_memory`) and kept
+    by Spark (driver memory for its lineage: an executor lost later recomputes its part from there;
+    the executors' block stores, encrypted with spark.io.encryption, for the passes). No copy of the
+    source is written anywhere, so nothing of it is left behind when the release ends, however it
+    ends, and executors on other machines read it without a shared disk. Costs the driver the memory
+    of those columns in Arrow (8 bytes a number, the text's bytes)."""
+    import duckdb
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    con = duckdb.connect()
+    try:
+        con.execute("ATTACH ? AS src (READ_ONLY)", [str(spec.source.database)])
+        q = '"' + spec.source.schema.replace('"', '""') + '"."' + spec.source.table.replace('"', '""') + '"'
+        described = [(r[0], r[1]) for r in con.execute(f"DESCRIBE src.{q}").fetchall()]
+        names = needed_columns(spec, [n for n, _ in described])
+        types = dict(described)
+
+        def select(n):
+            quoted = '"' + n.replace('"', '""') + '"'
+            kind = types[n].split("(")[0].upper()
+            if kind in _ARROW_SAFE or kind.startswith("ENUM"):
+                return f"CAST({quoted} AS VARCHAR) AS {quoted}"
+            return quoted
+
+        reader = con.sql(f"SELECT {', '.join(map(select, names))} FROM src.{q}").to_arrow_reader(CHUNK_ROWS)
+        batches = list(reader)
+        table = pa.Table.from_batches(batches, reader.schema)
+        del batches
+    except duckdb.Error as e:
+        raise SpecError(f"{spec.name}: source: {e}") from None
+    finally:
+        con.close()
+    schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)  # TIMESTAMP stays without a zone
+    with _to_jvm_in_memory(spark):
+        df = spark.createDataFrame(table, schema)
+    del table
+    return df.persist(StorageLevel.DISK_ONLY), described
+
+
+@contextmanager
+def _to_jvm_in_memory(spark):
+    """PySpark sends local data to the JVM through a temporary file in the driver's local folder unless
+    spark.io.encryption.enabled is on, when it uses an authenticated local socket instead
+    (`SparkContext._serialize_to_jvm`). A release never puts raw records in a file, so it takes the
+    socket either way while the block runs."""
+    sc = spark.sparkContext
+    before = sc._encryption_enabled
+    sc._encryption_enabled = True
+    try:
+        yield
+    finally:
+        sc._encryption_enabled = before
+
+
+def read_source(spark: SparkSession, spec: Spec, source, files: tuple[str, ...] | None = None):
     """(DataFrame, [(column, DuckDB type)]) of the source: a DataFrame or a Spark table name given by
-    the caller, or the spec's Parquet/CSV files, or its DuckDB table (copied to Parquet in `staging`
-    first: local mode or a shared disk only)."""
+    the caller, or the spec's Parquet/CSV files (`files`: where Spark reads them, see
+    `preflight.locations`), or its DuckDB table (`_duckdb_table`; a persisted DataFrame the caller
+    unpersists)."""
     if isinstance(source, DataFrame):
         df = source
     elif isinstance(source, str):
         df = spark.table(source)
     elif spec.source.database is not None:
-        import duckdb
-
-        from ..release.run import check_source
-
-        check_source(spec)
-        path = f"{staging}/source.parquet"
-        con = duckdb.connect()
-        try:
-            con.execute("ATTACH ? AS src (READ_ONLY)", [str(spec.source.database)])
-            q = '"' + spec.source.schema.replace('"', '""') + '"."' + spec.source.table.replace('"', '""') + '"'
-            described = con.execute(f"DESCRIBE src.{q}").fetchall()
-            Path(staging).mkdir(parents=True, exist_ok=True)
-            con.execute(f"COPY (SELECT * FROM src.{q}) TO ? (FORMAT parquet)".replace("?", "'" + path.replace("'", "''") + "'"))
-        except duckdb.Error as e:
-            raise SpecError(f"{spec.name}: source: {e}") from None
-        finally:
-            con.close()
-        return spark.read.parquet(path), [(r[0], r[1]) for r in described]
+        return _duckdb_table(spark, spec)
     else:
-        from ..release.run import check_source
-
-        if _local_files(spec):
-            check_source(spec)
-        files = list(spec.source.files)
+        files = list(files if files is not None else preflight.locations(spec).files)
         df = (spark.read.parquet(*files) if spec.source.format == "parquet"
               else spark.read.csv(files, header=True, inferSchema=True))
-        if _local_files(spec) and spec.source.format == "parquet":
-            return df, _describe_parquet(spec, df)
+        if spec.source.format == "parquet" and not any(preflight.is_uri(f) for f in files):
+            return df, _describe_parquet(files, df)
     return df, [(f.name, duckdb_type(f.dataType)) for f in df.schema.fields]
 
 
-def _describe_parquet(spec, df) -> list[tuple[str, str]]:
+def _describe_parquet(files, df) -> list[tuple[str, str]]:
     """The DuckDB types of local Parquet files (what the DuckDB release's manifest says)."""
     import duckdb
 
     con = duckdb.connect()
     try:
-        rows = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [list(spec.source.files)]).fetchall()
+        rows = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [list(files)]).fetchall()
     finally:
         con.close()
     types = {r[0]: r[1] for r in rows}
@@ -921,6 +941,19 @@ def _job_error(spec: Spec, src: DataFrame, error: Exception) -> SpecError:
     return SpecError(f"{spec.name}: the Spark job failed: {_first_line(error)}")
 
 
+IO_ENCRYPTION = "spark.io.encryption.enabled"
+
+
+def io_encryption_warning(spark) -> str | None:
+    """The warning for a session whose shuffle and spill files are not encrypted, or None."""
+    if spark.sparkContext.getConf().get(IO_ENCRYPTION, "false").lower() == "true":
+        return None
+    return ("duckdb_sdc.spark: warning: this session runs without spark.io.encryption.enabled, so while the "
+            "release runs the executors' shuffle, spill and cached blocks on their local disks hold raw source "
+            "values in the clear (and keep them if an executor dies); start the session with "
+            "spark.io.encryption.enabled=true (local_session does)")
+
+
 def release(spec: Spec, spark: SparkSession, *, source=None, target=None, options: Options | None = None,
             check=None) -> SparkReleaseResult:
     """Write the release declared by `spec` with Spark; raise SpecError, PolicyBreach when the
@@ -930,29 +963,97 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
     source: a DataFrame or a Spark table name to release instead of the spec's [source] (the spec's
     key and rules still apply). target: the release folder (default: output.database). check: an
     optional callable check(spark, released DataFrame, original DataFrame) run on the written table
-    before it is put in place; it raises to refuse the release."""
+    before it is put in place; it raises to refuse the release.
+
+    Everything that needs no Spark is checked first, all at once (`preflight.check`); its notes (keys
+    that mean nothing for Parquet) and a warning for a session without spark.io.encryption.enabled
+    are printed to stderr. The release's jobs run in a job group of their own, cancelled on any
+    failure or interrupt before the temporary folder is deleted."""
+    pre = preflight.check(spec, spark.sparkContext.master, source_given=source is not None, target=target)
+    check_spark_version(spark.version)
+    for line in pre.notes:
+        print(f"duckdb_sdc.spark: note: {line}", file=sys.stderr)
+    warning = io_encryption_warning(spark)
+    if warning is not None:
+        print(warning, file=sys.stderr)
+    sc = spark.sparkContext
+    group = f"duckdb-sdc-{uuid.uuid4()}"
+    before = {k: sc.getLocalProperty(k) for k in _GROUP_PROPERTIES}  # a job group of the caller's, if any
+    sc.setJobGroup(group, f"duckdb-sdc release of {spec.name}", interruptOnCancel=True)
     with jit_sized_codegen(spark):
-        return _release(spec, spark, source=source, target=target, options=options, check=check)
+        result = _release(spec, spark, source=source, where=pre.locations, options=options, check=check,
+                          group=group)
+    for k, v in before.items():  # (after a failure the caller's thread is left in the release's group)
+        sc.setLocalProperty(k, v)
+    return result
 
 
-def _release(spec: Spec, spark: SparkSession, *, source, target, options: Options | None, check) -> SparkReleaseResult:
+_GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+
+
+def _elsewhere(work) -> None:
+    """Run the cleanup of a failed or interrupted release in a thread of its own, best effort. An
+    interrupt (SIGINT raised as KeyboardInterrupt) can arrive while this thread waits for the JVM's
+    answer to a call; its connection to the JVM then still has that answer to come, so a call made
+    on it would read the wrong one. A new thread gets a connection of its own (PySpark's pinned
+    threads)."""
+    import threading
+
+    def run():
+        try:
+            work()
+        except Exception:  # noqa: BLE001 - the JVM may be gone
+            LOG.warning("cleaning up after a failed release did not finish", exc_info=True)
+
+    thread = threading.Thread(target=run, name="duckdb-sdc-cleanup", daemon=True)
+    thread.start()
+    thread.join()
+
+
+def _stop_jobs(sc, group: str, wait: float = 30.0) -> None:
+    """Cancel the release's jobs (an interrupt of the driver leaves them running otherwise) and wait,
+    up to `wait` seconds, until none of them runs and the executors run no task, so that no task
+    writes into the temporary folder after it is deleted. Best effort: the JVM may be gone."""
+    try:
+        sc.cancelJobGroup(group)
+        tracker = sc.statusTracker()
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            running = [j for j in tracker.getJobIdsForGroup(group)
+                       if (info := tracker.getJobInfo(j)) is not None and info.status == "RUNNING"]
+            tasks = sum(e.numRunningTasks() for e in sc._jsc.sc().statusTracker().getExecutorInfos())
+            if not running and not tasks:
+                return
+            time.sleep(0.2)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locations, options: Options | None,
+             check, group: str) -> SparkReleaseResult:
     from .gate import policy_gate
 
     start = time.perf_counter()
     options = options or Options()
-    check_spark_version(spark.version)
-    check_spec(spec)
-    _refuse_unopted_seeds(spec)
-    target = normalise(target if target is not None else spec.output.database)
+    target = where.output
     fs = FileSystem(spark, target)
-    if fs.exists(target) and not fs.is_dir(target):
-        raise SpecError(f"{spec.name}: output.database {target!r} is a file; a Spark release writes a folder")
+    if fs.exists(target):
+        if not fs.is_dir(target):
+            raise SpecError(f"{spec.name}: output.database: {target!r} is a file; a Spark release writes a folder "
+                            "(and never replaces a file)")
+        problem = preflight.previous_release_problem(fs.names(target), spec.output.table)
+        if problem is not None:
+            raise SpecError(f"{spec.name}: output.database: {target!r} cannot be replaced: {problem}")
     parent = target.rstrip("/").rpartition("/")[0]
-    fs.mkdirs(parent)
+    fs.mkdirs(parent or "/")
+    for other in remove_residues(fs, target):
+        LOG.warning("%s: %s may be left by a release on another host (not removed)", spec.name, other)
     tmp = sibling(target, "tmp")
     cached: list[DataFrame] = []
     try:
-        src, source_columns = read_source(spark, spec, source, staging=f"{tmp}-staging" if source is None else None)
+        src, source_columns = read_source(spark, spec, source, where.files)
+        if spec.source.database is not None and source is None:
+            cached.append(src)
         resolve(spec, source_columns)
         _refuse_collations(spec, src)
         if spec.source.key is None:
@@ -1004,18 +1105,24 @@ def _release(spec: Spec, spark: SparkSession, *, source, target, options: Option
         manifest_frame(spark, manifest).coalesce(1).write.parquet(f"{tmp}/{MANIFEST_TABLE}")
         if check is not None:
             check(spark, spark.read.parquet(f"{tmp}/{spec.output.table}"), src)
-        _put_in_place(fs, tmp, target, spec)
+        try:
+            put_in_place(fs, tmp, target)
+        except OSError as e:
+            raise SpecError(f"{spec.name}: output.database: {e}") from None
     except BaseException:
-        for leftover in (tmp, f"{tmp}-staging"):
-            try:
-                fs.delete(leftover)
-            except Exception:  # noqa: BLE001 - best effort: nothing at the target was touched
-                pass
+        def clean():
+            _stop_jobs(spark.sparkContext, group)
+            fs.delete(tmp)
+            if fs.exists(tmp):  # a task that was still finishing wrote into it
+                time.sleep(1.0)
+                fs.delete(tmp)
+            for frame in cached:
+                frame.unpersist()
+
+        _elsewhere(clean)
         raise
-    finally:
-        for frame in cached:
-            frame.unpersist()
-    fs.delete(f"{tmp}-staging")
+    for frame in cached:
+        frame.unpersist()
     return SparkReleaseResult(path=target, table=spec.output.table, rows=rows,
                               columns=len(released_columns(spec, source_columns)),
                               masked=[c for r in spec.masked() for c in r.columns],
@@ -1023,19 +1130,5 @@ def _release(spec: Spec, spark: SparkSession, *, source, target, options: Option
                               not_private=[c for r in spec.masked() if r.seeded for c in r.columns])
 
 
-def _put_in_place(fs: FileSystem, tmp: str, target: str, spec: Spec) -> None:
-    old = None
-    if fs.exists(target):
-        old = sibling(target, "old")
-        if not fs.rename(target, old):
-            raise SpecError(f"{spec.name}: output.database: cannot move the previous release {target!r} aside")
-    if not fs.rename(tmp, target):
-        if old is not None:
-            fs.rename(old, target)
-        raise SpecError(f"{spec.name}: output.database: cannot write {target!r}")
-    if old is not None:
-        fs.delete(old)
-
-
-__all__ = ["Options", "SparkReleaseResult", "check_spec", "duckdb_type", "manifest_frame", "read_source", "release"]
+__all__ = ["IO_ENCRYPTION", "Options", "SparkReleaseResult", "duckdb_type", "manifest_frame", "read_source", "release"]
 

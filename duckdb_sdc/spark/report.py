@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import re
-import tempfile
 
 import pandas as pd
 import sqlglot
@@ -101,7 +100,7 @@ def _inline(expr: exp.Expression) -> exp.Expression:
         if not any(isinstance(n, exp.Anonymous) and n.name.lower() in names for n in expr.walk()):
             return expr
         expr = _expand_once(expr)
-    raise RuntimeError("duckdb_sdc.spark.evaluate: the measure macros do not expand")
+    raise RuntimeError("duckdb_sdc.spark.report: the measure macros do not expand")
 
 
 def measure_sql(name: str, x: str, xm: str) -> str:
@@ -207,17 +206,23 @@ def evaluate(spec: Spec, spark, *, released: DataFrame | None = None, original: 
     note, direction, unit), like `release.report`. released: the release's table (default: read from the release folder);
     original: the source (default: the spec's)."""
     from .engine import duckdb_type, read_source
-    from .files import normalise
+    from .preflight import locations
 
+    where = locations(spec)
     if released is None:
-        released = spark.read.parquet(f"{normalise(spec.output.database)}/{spec.output.table}")
-    with tempfile.TemporaryDirectory() as staging:  # a DuckDB source is read through a Parquet copy
-        if original is None:
-            original, source_columns = read_source(spark, spec, None, staging=staging)
-            types = dict(source_columns)
-        else:
-            types = {f.name: duckdb_type(f.dataType) for f in original.schema.fields}
+        released = spark.read.parquet(f"{where.output}/{spec.output.table}")
+    cached = None
+    if original is None:
+        original, source_columns = read_source(spark, spec, None, where.files)
+        cached = original if spec.source.database is not None else None  # a DuckDB table, held by Spark
+        types = dict(source_columns)
+    else:
+        types = {f.name: duckdb_type(f.dataType) for f in original.schema.fields}
+    try:
         rows = measure_rows(spec, released, original, k) + k_anonymity_rows(spec, released, types)
+    finally:
+        if cached is not None:
+            cached.unpersist()
     return _frame(rows)
 
 
