@@ -151,3 +151,35 @@ def test_a_killed_spark_release_leaves_no_raw_value_and_no_partial_release(setup
     assert code == 0 and _complete(work), err
     assert _hidden(work) == [], f"left by the trials: {left}"
     assert raw_values_in(work, raw, skip={data}) == {} and raw_values_in(systmp, raw) == {}
+
+
+PLAIN_SESSION = r'''
+import json, sys
+from pyspark.sql import SparkSession
+from duckdb_sdc.release import load_spec
+from duckdb_sdc.spark import release
+
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+sc = spark.sparkContext
+before = sc._encryption_enabled
+result = release(load_spec(sys.argv[1]), spark, target=sys.argv[2])
+print("RESULT " + json.dumps({"before": before, "after": sc._encryption_enabled, "rows": result.rows}), flush=True)
+'''
+
+
+def test_a_session_without_io_encryption_gets_a_warning_and_still_no_file(setup, tmp_path):
+    """A user's own session without spark.io.encryption.enabled: the release prints the warning, and
+    still sends the DuckDB table to the JVM over PySpark's socket (which PySpark otherwise uses only
+    with that setting), so no raw record passes through a file; the session's own setting is left as
+    it was."""
+    root, data, work, systmp, env, raw = setup
+    done = subprocess.run([sys.executable, "-c", PLAIN_SESSION, str(work / "spec.toml"), str(tmp_path / "plain")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    result = next((line for line in done.stdout.splitlines() if line.startswith("RESULT ")), None)
+    assert done.returncode == 0 and result, done.stderr[-3000:]
+    import json
+
+    assert json.loads(result[len("RESULT "):]) == {"before": False, "after": False, "rows": ROWS}
+    assert "warning: this session runs without spark.io.encryption.enabled" in done.stderr
+    assert raw_values_in(systmp, raw) == {} and raw_values_in(tmp_path, raw) == {}
