@@ -232,12 +232,28 @@ def _release(args) -> int:
     return 0
 
 
+def _spark_logging() -> None:
+    """Warnings of duckdb_sdc's loggers on stderr, and nothing of the root logger's: py4j reports a call
+    that SIGINT interrupted with logging.exception on the root logger, which would print a traceback
+    after the command's own one-line message."""
+    import logging
+
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler.addFilter(lambda record: record.name != "root")
+        handler.setFormatter(logging.Formatter("duckdb-sdc: %(name)s: %(message)s"))
+        root.addHandler(handler)
+
+
 def _release_spark(spec, args):
     from .spark import preflight
 
     if args.dry_run:
         raise UserError("--dry-run prints the DuckDB script; a Spark release has no script to print")
     preflight.check(spec, args.master)  # every refusal at once, before a JVM starts
+    _spark_logging()
     from .spark import local_session, release
 
     spark = local_session(args.master, quiet=True)
@@ -253,6 +269,7 @@ def _evaluate_spark(spec, args):
     if local is not None and not Path(local, spec.output.table).is_dir():
         raise UserError(f"{spec.name}: output.database: no Spark release at {where.output!r} (its table folder "
                         f"{spec.output.table!r} is missing): write it with `duckdb-sdc release --engine spark` first")
+    _spark_logging()
     from .spark import evaluate, local_session
 
     spark = local_session(args.master, quiet=True)

@@ -45,15 +45,15 @@ table = "people"
 strata = ["region"]
 
 [columns]
-id = "keep"
+id = "drop"
 region = "keep"
 note = "drop"
 x = {{ method = "mdav_round", k = 5 }}
 y = {{ method = "ranking_round", k = 5 }}
 
 [policy]
-min_k = 1
 max_record_linkage = 1.0
+max_interval_disclosure = 1.0
 """
 
 
@@ -154,7 +154,8 @@ def test_a_killed_spark_release_leaves_no_raw_value_and_no_partial_release(setup
 
 
 PLAIN_SESSION = r'''
-import json, sys
+import json, os, sys
+os.environ["PYSPARK_PYTHON"] = sys.executable  # the session's own choice of Python for its workers
 from pyspark.sql import SparkSession
 from duckdb_sdc.release import load_spec
 from duckdb_sdc.spark import release

@@ -980,12 +980,16 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
     group = f"duckdb-sdc-{uuid.uuid4()}"
     before = {k: sc.getLocalProperty(k) for k in _GROUP_PROPERTIES}  # a job group of the caller's, if any
     sc.setJobGroup(group, f"duckdb-sdc release of {spec.name}", interruptOnCancel=True)
-    with jit_sized_codegen(spark):
-        result = _release(spec, spark, source=source, where=pre.locations, options=options, check=check,
-                          group=group)
-    for k, v in before.items():  # (after a failure the caller's thread is left in the release's group)
-        sc.setLocalProperty(k, v)
-    return result
+    try:
+        with jit_sized_codegen(spark):
+            return _release(spec, spark, source=source, where=pre.locations, options=options, check=check,
+                            group=group)
+    finally:
+        try:
+            for k, v in before.items():
+                sc.setLocalProperty(k, v)
+        except Exception:  # noqa: BLE001 - after an interrupt the JVM may be gone
+            pass
 
 
 _GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
