@@ -61,5 +61,5 @@ def test_evaluation_needs_the_key(tmp_path, spark):
                       base=tmp_path)
     released = spark.createDataFrame(pd.DataFrame({"income": np.arange(40.0)}))
     original = spark.createDataFrame(df[["id", "income"]])
-    with pytest.raises(SpecError, match="the release has no key column 'id'"):
+    with pytest.raises(SpecError, match="the release table 't' has no key column to link its records"):
         evaluate(spec, spark, released=released, original=original)

@@ -64,21 +64,43 @@ def test_the_readme_quickstart_spec_passes_with_two_notes(tmp_path):
 
 def test_every_refusal_is_named_at_once(tmp_path):
     _people(tmp_path)
-    doc = _spec(tmp_path, **{"output.linkage": "private/link.duckdb"})
+    doc = _spec(tmp_path, **{"output.linkage": "out/release/link"})  # inside the release folder
     doc["columns"]["x"] = {"method": "mdav_round", "k": 3, "cells": {"rule": "dominance", "n": 2, "r": 0.7, "action": "suppress"}}
     doc["output"]["table"] = "_hidden"
     with pytest.raises(SpecError) as e:
         preflight.check(parse_spec(doc, base=tmp_path, name="s.toml"))
     lines = str(e.value).splitlines()
     assert lines[0] == "s.toml: a Spark release refuses this spec, for 3 reasons:"
-    assert [ln.split(":")[0].strip() for ln in lines[1:]] == ["output.linkage", "columns.x.cells", "output.table"]
+    assert [ln.split(":")[0].strip() for ln in lines[1:]] == ["columns.x.cells", "output.table", "output.linkage"]
+
+
+@pytest.mark.parametrize("linkage, why", [
+    ("out/release/private", "is inside the release folder or holds it"),
+    ("out", "is inside the release folder or holds it"),
+    ("people.csv", "holds the source"),
+    ("notes", "it is not a Spark linkage folder"),
+    ("notes.txt", "it is not a Spark linkage folder"),
+])
+def test_a_linkage_location_that_would_publish_it_or_replace_a_file_is_refused(tmp_path, linkage, why):
+    """The linkage folder stays apart from the release folder (whoever gets the release must not get the
+    key of each row) and from the source, and it replaces only a previous linkage folder."""
+    _people(tmp_path)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "mine.txt").write_text("a user's file")
+    (tmp_path / "notes.txt").write_text("a user's file")
+    with pytest.raises(SpecError, match=re.escape(f"output.linkage: '{tmp_path / linkage}' ") + ".*" + why):
+        preflight.check(parse_spec(_spec(tmp_path, **{"output.linkage": linkage}), base=tmp_path))
+    assert (tmp_path / "notes" / "mine.txt").read_text() == (tmp_path / "notes.txt").read_text() == "a user's file"
+    (tmp_path / "previous" / "release_linkage").mkdir(parents=True)  # a previous linkage may be replaced
+    preflight.check(parse_spec(_spec(tmp_path, **{"output.linkage": "previous"}), base=tmp_path))
 
 
 def test_two_unsupported_keys_are_named_before_any_jvm_starts(tmp_path):
     """The command line refuses the spec before it starts Spark: both keys in one message, exit 2, in
     well under the time a JVM takes to start (the budget: 5 s for the whole process)."""
     _people(tmp_path)
-    doc_text = readme_quickstart_spec().replace("[output]\n", '[output]\nlinkage = "private/link.duckdb"\n')
+    doc_text = re.sub(r"(?m)^linkage = .*\n", "", readme_quickstart_spec())  # a linkage inside the release:
+    doc_text = doc_text.replace("[output]\n", '[output]\nlinkage = "release/people.duckdb/private"\n')
     doc_text = doc_text.replace("[masking]\n", '[masking]\nsmall_strata = "nearest"\n')
     (tmp_path / "people.toml").write_text(doc_text)
     from duckdb_sdc.demo import make_microdata
@@ -91,7 +113,7 @@ def test_two_unsupported_keys_are_named_before_any_jvm_starts(tmp_path):
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert done.returncode == 2, done.stderr
-    assert "output.linkage: a Spark release does not write the private linkage file" in done.stderr
+    assert "output.linkage: " in done.stderr and "is inside the release folder or holds it" in done.stderr
     assert "masking.small_strata: a Spark release does not pool small strata" in done.stderr
     assert "for 2 reasons" in done.stderr and "Traceback" not in done.stderr and "Java" not in done.stderr
     # the process's own time (its wall time on an idle machine; a shared one only makes it wait): 1.9 s

@@ -17,10 +17,11 @@ from pyspark.sql import functions as F
 from spark_helpers import previous_release, read_manifest, read_release, spark, tree, write_parquet  # noqa: F401 (fixture)
 
 from duckdb_sdc import methods
-from duckdb_sdc.release import SpecError, parse_spec, release
+from duckdb_sdc.release import SpecError, parse_spec, release, report
 from duckdb_sdc.spark import Options
 from duckdb_sdc.spark import engine
 from duckdb_sdc.kernels.cipher import encrypt, round_keys
+from duckdb_sdc.spark import evaluate as spark_evaluate
 from duckdb_sdc.spark import release as spark_release
 
 
@@ -517,3 +518,73 @@ def test_an_empty_source_with_strata_gives_an_empty_release(tmp_path, spark):
     duck = duckdb.connect(str(tmp_path / "duck.duckdb"), read_only=True).execute("SELECT * FROM t").fetchdf()
     assert list(duck.columns) == list(out.columns) and len(duck) == 0
     assert len(read_manifest(tmp_path / "out")) == 3
+
+
+
+def _linked(con, table: str, linkage: str) -> pd.DataFrame:
+    """The rows of `table` (a DuckDB table, in its row order) with their keys from `linkage`."""
+    return con.execute(f"SELECT l.key AS __key, t.* EXCLUDE (position) FROM (SELECT rowid + 1 AS position, * "
+                       f"FROM {table}) t JOIN {linkage} l USING (position) ORDER BY l.key").fetchdf()
+
+
+@pytest.mark.parametrize("key", ["id", None])
+def test_the_linkage_gives_each_released_row_its_record(source, spark, key):
+    """output.linkage on Spark: a folder release_linkage/ with the DuckDB linkage file's columns, whose
+    positions are the rows' places as DuckDB reads the release folder (its files in name order); joined
+    back to the source by key, every row's kept values are its record's and its masked values the
+    DuckDB release's for that record. Without a key, the key is the surrogate (the record's rank in all
+    its columns, NULLs last) that both engines compute."""
+    folder, df = source
+    columns = {**SMALL, "id": "drop" if key else "keep", "savings": {"method": "ranking_round", "k": 4}}
+
+    def spec(out, link):
+        d = doc(out, columns)
+        if key is None:
+            del d["source"]["key"]
+        d["output"]["linkage"] = link
+        return parse_spec(d, base=folder)
+
+    release(spec("duck.duckdb", "private/duck_link.duckdb"))
+    result = spark_release(spec("out", "private/spark_link"), spark)
+    assert result.linkage == str(folder / "private" / "spark_link")
+    assert sorted(os.listdir(folder / "private" / "spark_link")) == ["release_linkage"]
+    assert sorted(os.listdir(folder / "out")) == ["people", "release_manifest"] and _leftovers(folder / "private") == []
+    con = duckdb.connect()
+    con.execute("SET threads = 2")
+    con.execute(f"CREATE TABLE spark_rel AS SELECT * FROM read_parquet('{folder}/out/people/*.parquet')")
+    con.execute("CREATE TABLE spark_link AS SELECT * FROM "
+                f"read_parquet('{folder}/private/spark_link/release_linkage/*.parquet')")
+    con.execute(f"ATTACH '{folder}/duck.duckdb' AS duck (READ_ONLY)")
+    con.execute(f"ATTACH '{folder}/private/duck_link.duckdb' AS duck_link (READ_ONLY)")
+    assert len(list((folder / "out" / "people").glob("*.parquet"))) > 1  # positions run across files
+    # the same columns and types (DuckDB types key_column NULL when the spec has no key; Spark VARCHAR)
+    duck_types = [(r[0], r[1]) for r in con.execute("DESCRIBE duck_link.release_linkage").fetchall()]
+    assert [(r[0], r[1]) for r in con.execute("DESCRIBE spark_link").fetchall()] == [
+        (n, "VARCHAR" if t == '"NULL"' else t) for n, t in duck_types]
+    manifest = read_manifest(folder / "out")
+    assert con.execute("SELECT DISTINCT release_id, release_table, key_column FROM spark_link").fetchall() == [
+        (manifest["release_id"][0], "people", key)]
+    assert con.execute("SELECT count(*), min(position), max(position), count(DISTINCT position), count(DISTINCT key) "
+                       "FROM spark_link").fetchone() == (len(df), 1, len(df), len(df), len(df))
+    spark_rows = _linked(con, "spark_rel", "spark_link")
+    pd.testing.assert_frame_equal(spark_rows, _linked(con, "duck.people", "duck_link.release_linkage"),
+                                  check_dtype=False)
+    order = ", ".join(f'"{c}" NULLS LAST' for c in df.columns)
+    keyed = con.execute(f"SELECT {'id' if key else f'row_number() OVER (ORDER BY {order})'} AS __key, * "
+                        f"FROM read_parquet('{folder}/people.parquet') ORDER BY __key").fetchdf()
+    con.close()
+    kept = ["region", "age"] + ([] if key else ["id"])
+    pd.testing.assert_frame_equal(spark_rows[["__key", *kept]], keyed[["__key", *kept]], check_dtype=False)
+    for (_, rows), (_, originals) in zip(spark_rows.groupby("region", dropna=False), keyed.groupby("region", dropna=False)):
+        for column, method, k in (("income", methods.mdav_round, 5), ("savings", methods.ranking_round, 4)):
+            x = originals.sort_values("__key")[column].to_numpy()
+            ok = ~np.isnan(x)
+            got = rows.sort_values("__key")[column].to_numpy()
+            assert np.isnan(got[~ok]).all() and (got[ok] == method(x[ok], k)).all()
+    # evaluate links the records through the linkage folder as DuckDB's report does through its file
+    ours = spark_evaluate(spec("out", "private/spark_link"), spark)
+    duck = report(spec("duck.duckdb", "private/duck_link.duckdb"))
+    on = ["section", "measure", "column"]
+    both_ = ours.fillna({"column": ""}).merge(duck.fillna({"column": ""}), on=on, how="left", suffixes=("", "_duck"))
+    assert len(both_) == len(ours) > 20 and both_["value_duck"].notna().sum() == both_["value"].notna().sum()
+    np.testing.assert_allclose(both_["value"].astype(float), both_["value_duck"].astype(float), rtol=1e-12)

@@ -74,6 +74,7 @@ from ..release.manifest import rows as manifest_rows
 from ..release.methods import BOXES, COLUMN
 from ..release.plan import ROW_KEY, VALUE, key_step, released_columns, resolve
 from ..release.policy import PolicyBreach, judge
+from ..release.plan import LINKAGE_TABLE
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from ..kernels import summary
 from . import intervals
@@ -105,6 +106,7 @@ class SparkReleaseResult:
     masked: list[str]
     seconds: float
     not_private: list[str]  # columns released with reproducible noise (the spec opted in)
+    linkage: str | None = None  # the private linkage folder, when the spec asks for one
 
 
 # ---------------------------------------------------------------------------------------------
@@ -738,7 +740,10 @@ def order_cipher(src: DataFrame, spec: Spec, stages: list) -> tuple | None:
     return None
 
 
-def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
+LINK_KEY = "__sdc_link_key"  # a record's key (the spec's or the surrogate) beside the released columns
+
+
+def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int, linked: bool = False) -> DataFrame:
     """The release's columns in order (ROW_KEY dropped), rows in a secret order unrelated to the
     source's and the key's (as `plan.released_step`), drawn per release from 128 random bits that are
     never written, and through a cryptographic function, not only a mixing one that a few known
@@ -752,13 +757,16 @@ def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
 
     A declared key is checked unique and non-NULL on the way (duplicates get the same HASH, so they
     meet in one partition, next to each other). A key the release carries is shuffled once: as its
-    released column, not also as ROW_KEY; a dropped one goes along only on the md5 path."""
+    released column, not also as ROW_KEY; a dropped one goes along only on the md5 path, or when
+    `linked` (the private linkage file needs every record's key): then it comes out as LINK_KEY."""
     spark = df.sparkSession
     # about 2M rows a file, in a multiple of the cores (5 partitions on 2 cores run in 3 waves)
     cores = max(1, spark.sparkContext.defaultParallelism)
     partitions = cores * max(1, math.ceil(rows / 2_000_000 / cores))
     if HASH in df.columns:  # the cipher's order
-        df = df.drop(ROW_KEY)  # HASH is NULL exactly where the key is: a dropped key need not go along
+        key = F.col(ROW_KEY)
+        if not linked:
+            df = df.drop(ROW_KEY)  # HASH is NULL exactly where the key is: a dropped key need not go along
         order = [F.col(HASH)]
         # the records of one HASH are those of one key; a window without an order, which needs the
         # records sorted by HASH alone, as they are (an order on HASH too would make Spark sort on
@@ -786,7 +794,41 @@ def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
     df = df.repartition(partitions, HASH).sortWithinPartitions(*order)
     if spec.source.key is not None:
         df = df.withColumn(KEY_CHECK, check).where(F.assert_true(ok, F.lit(KEY_FAILURE)).isNull())
-    return df.select(*(qcol(c.name) for c in released_columns(spec, source_columns)))
+    return df.select(*(qcol(c.name) for c in released_columns(spec, source_columns)),
+                     *([key.alias(LINK_KEY)] if linked else []))
+
+
+POSITION = "__sdc_position"
+
+
+def write_linked(ordered: DataFrame, spec: Spec, source_columns, table: str, linkage: str, release_id: str) -> None:
+    """The release table and the private linkage file from one ordering of the records (`shuffled` with
+    `linked`), persisted so that both see the same rows in the same partitions: the table's files are
+    one per partition, in the partitions' order by their names (part-00000, part-00001, ...), so a
+    row's position is the rows of the partitions before it plus its place in its own; the linkage
+    file (`linkage`/release_linkage, Parquet: release_id, release_table, key_column, position, key,
+    the DuckDB release's columns) maps every position, 1-based, to the record's key. Positions count
+    the rows as DuckDB's read_parquet reads the folder (its files in name order, each in order)."""
+    ordered = ordered.withColumn(POSITION, F.monotonically_increasing_id()).persist(StorageLevel.DISK_ONLY)
+    try:
+        ordered.select(*(qcol(c.name) for c in released_columns(spec, source_columns))).write.parquet(table)
+        part = F.shiftright(F.col(POSITION), 33)
+        counts = sorted((r[0], r[1]) for r in ordered.groupBy(part.alias("p")).count().collect())
+        pairs, total = [], 0
+        for p, n in counts:
+            pairs += [F.lit(p), F.lit(total)]
+            total += n
+        base = F.create_map(*pairs)[part] if pairs else F.lit(0)
+        local = F.col(POSITION).bitwiseAND(F.lit((1 << 33) - 1))
+        (ordered.select(F.lit(release_id).alias("release_id"), F.lit(spec.output.table).alias("release_table"),
+                        F.lit(spec.source.key).cast("string").alias("key_column"),
+                        (base + local + F.lit(1)).cast("long").alias("position"), F.col(LINK_KEY).alias("key"))
+         .write.parquet(f"{linkage}/{LINKAGE_TABLE}"))
+    finally:
+        try:
+            ordered.unpersist()
+        except Exception:  # noqa: BLE001 - after an interrupt the JVM may be gone
+            pass
 
 
 def with_surrogate_key(df: DataFrame, source_columns) -> DataFrame:
@@ -1014,6 +1056,16 @@ def _elsewhere(work) -> None:
     thread.join()
 
 
+def linkage_problem(fs: FileSystem, path: str) -> str | None:
+    """Why the folder at `path` is not a previous Spark linkage folder (None if it is one)."""
+    if not fs.is_dir(path):
+        return "it is a file, and a Spark release writes its linkage as a folder (and never replaces a file)"
+    names = fs.names(path)
+    if names != {LINKAGE_TABLE}:
+        return f"it is not a Spark linkage folder (one folder {LINKAGE_TABLE}/ and nothing else)"
+    return None
+
+
 def _stop_jobs(sc, group: str, wait: float = 30.0) -> None:
     """Cancel the release's jobs (an interrupt of the driver leaves them running otherwise) and wait,
     up to `wait` seconds, until none of them runs and the executors run no task, so that no task
@@ -1053,6 +1105,17 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
     for other in remove_residues(fs, target):
         LOG.warning("%s: %s may be left by a release on another host (not removed)", spec.name, other)
     tmp = sibling(target, "tmp")
+    link_fs = link_tmp = None
+    if where.linkage is not None:
+        link_fs = FileSystem(spark, where.linkage)
+        if link_fs.exists(where.linkage):
+            problem = linkage_problem(link_fs, where.linkage)
+            if problem is not None:
+                raise SpecError(f"{spec.name}: output.linkage: {where.linkage!r} cannot be replaced: {problem}")
+        link_fs.mkdirs(where.linkage.rstrip("/").rpartition("/")[0] or "/")
+        remove_residues(link_fs, where.linkage)
+        link_tmp = sibling(where.linkage, "tmp")
+    release_id = str(uuid.uuid4())
     cached: list[DataFrame] = []
     try:
         src, source_columns = read_source(spark, spec, source, where.files)
@@ -1094,7 +1157,11 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
                 if not all(o.passed for o in outcomes):
                     raise PolicyBreach(spec.name, outcomes)
                 LOG.info("policy gate: %.1f s", time.perf_counter() - start)
-            shuffled(released, spec, source_columns, rows).write.parquet(f"{tmp}/{spec.output.table}")
+            if where.linkage is None:
+                shuffled(released, spec, source_columns, rows).write.parquet(f"{tmp}/{spec.output.table}")
+            else:
+                write_linked(shuffled(released, spec, source_columns, rows, linked=True), spec, source_columns,
+                             f"{tmp}/{spec.output.table}", link_tmp, release_id)
             if reports is not None:  # measured by the kernel while it masked; a refusal deletes tmp
                 measured_sets(spark, reports.value, spec, rules, strata, stages, facts)
         except (SpecError, PolicyBreach):
@@ -1103,7 +1170,7 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
             raise _job_error(spec, src, e) from (None if executor_message(e) else e)
         LOG.info("table written: %.1f s", time.perf_counter() - start)
         created = datetime.now(timezone.utc)
-        manifest = manifest_rows(spec, source_columns, facts, release_id=str(uuid.uuid4()),
+        manifest = manifest_rows(spec, source_columns, facts, release_id=release_id,
                                  package_version=__version__, duckdb_version=f"spark {spark.version}",
                                  created_at=created)
         manifest_frame(spark, manifest).coalesce(1).write.parquet(f"{tmp}/{MANIFEST_TABLE}")
@@ -1113,13 +1180,22 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
             put_in_place(fs, tmp, target)
         except OSError as e:
             raise SpecError(f"{spec.name}: output.database: {e}") from None
+        if link_tmp is not None:  # after the release: a linkage never names a release that is not there
+            try:
+                put_in_place(link_fs, link_tmp, where.linkage)
+            except OSError as e:
+                raise SpecError(f"{spec.name}: output.linkage: {e} (the release is in place; release it again to "
+                                "write its linkage)") from None
     except BaseException:
         def clean():
             _stop_jobs(spark.sparkContext, group)
-            fs.delete(tmp)
-            if fs.exists(tmp):  # a task that was still finishing wrote into it
-                time.sleep(1.0)
-                fs.delete(tmp)
+            for system, folder in ((fs, tmp), (link_fs, link_tmp)):
+                if folder is None:
+                    continue
+                system.delete(folder)
+                if system.exists(folder):  # a task that was still finishing wrote into it
+                    time.sleep(1.0)
+                    system.delete(folder)
             for frame in cached:
                 frame.unpersist()
 
@@ -1127,7 +1203,7 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
         raise
     for frame in cached:
         frame.unpersist()
-    return SparkReleaseResult(path=target, table=spec.output.table, rows=rows,
+    return SparkReleaseResult(path=target, table=spec.output.table, rows=rows, linkage=where.linkage,
                               columns=len(released_columns(spec, source_columns)),
                               masked=[c for r in spec.masked() for c in r.columns],
                               seconds=time.perf_counter() - start,

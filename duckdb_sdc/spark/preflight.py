@@ -7,15 +7,17 @@
   version; every DuckDB version reads the files) and `output.view_without_key` (Parquet holds no
   views; the DuckDB release's file holds the table with the key too, and its view is no access
   control either);
-* keys a Spark release cannot honour (the linkage file, sampling weights, pooled small strata, cell
-  protection, DP-UM's centroids table, a table name Spark would hide), and a seed without
+* keys a Spark release cannot honour (sampling weights, pooled small strata, cell protection, DP-UM's
+  centroids table, a table name Spark would hide), and a seed without
   reproducible_noise (the DuckDB release's rule and message, `run._refuse_unopted_seeds`);
 * locations: the release folder and the source files must be where every executor reads and writes.
   With a master that is not local, a path without a scheme is a path on the machine that runs the
   driver, and is refused, naming the key; `file:///...` says that it is a shared mount, `hdfs://`,
   `s3a://` and the other schemes Spark reads are taken as they are written;
 * the target: an existing file, or a folder that is not a previous Spark release of the same table
-  (a folder holding `release_manifest/` and `<table>/` and nothing else), is never replaced;
+  (a folder holding `release_manifest/` and `<table>/` and nothing else), is never replaced; nor is
+  anything at `output.linkage` but a previous linkage folder (`release_linkage/` alone), which must
+  be apart from the release folder and the source;
 * the source (local files or a DuckDB table): it exists, and its columns meet the rules (every column
   declared, the rules' columns present and numeric: `release.plan.resolve` on the columns DuckDB reads
   there; a CSV source's column names only, as Spark infers its types itself).
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..release.run import _refuse_unopted_seeds
+from ..release.plan import LINKAGE_TABLE
 from ..release.spec import MANIFEST_TABLE, Spec, SpecError
 
 TABLE_FOLDER_FORBIDDEN = re.compile(r"[/\\]|^[._]")
@@ -61,25 +64,30 @@ class Locations:
     path."""
     output: str
     files: tuple[str, ...]
+    linkage: str | None = None
+
+
+def _written(spec: Spec, key: str, path) -> str:
+    text = (spec.text.get("output") or {}).get(key)
+    out = text if isinstance(text, str) and is_uri(text) else str(path)
+    out = out if is_uri(out) else str(Path(out).expanduser().resolve())
+    return out.rstrip("/") or "/"
 
 
 def locations(spec: Spec, target=None) -> Locations:
-    out_text = (spec.text.get("output") or {}).get("database")
-    if target is not None:
-        output = str(target)
-    elif isinstance(out_text, str) and is_uri(out_text):
-        output = out_text
+    if target is None:
+        output = _written(spec, "database", spec.output.database)
     else:
-        output = str(spec.output.database)
-    if not is_uri(output):
-        output = str(Path(output).expanduser().resolve())
+        output = str(target) if is_uri(str(target)) else str(Path(target).expanduser().resolve())
+        output = output.rstrip("/") or "/"
+    linkage = None if spec.output.linkage is None else _written(spec, "linkage", spec.output.linkage)
     written = (spec.text.get("source") or {}).get("files")
     written = [written] if isinstance(written, str) else list(written or [])
     files = []
     for i, f in enumerate(spec.source.files):
         raw = written[i] if i < len(written) and isinstance(written[i], str) else f
         files.append(raw if is_uri(raw) else f)
-    return Locations(output.rstrip("/") or "/", tuple(files))
+    return Locations(output, tuple(files), linkage)
 
 
 def previous_release_problem(names: set[str], table: str) -> str | None:
@@ -101,9 +109,6 @@ class Preflight:
 
 def _key_problems(spec: Spec) -> list[str]:
     out = []
-    if spec.output.linkage is not None:
-        out.append("output.linkage: a Spark release does not write the private linkage file (a DuckDB database); "
-                   "remove the key, or run the release with DuckDB")
     if spec.source.weight is not None:
         out.append("source.weight: a Spark release does not mask with sampling weights; remove the key, or run the "
                    "release with DuckDB")
@@ -147,9 +152,10 @@ def _location_problems(spec: Spec, where: Locations, master: str | None, source_
     out = []
     shared = ("give a location every executor reads and writes: a shared mount written as file:///..., "
               "hdfs://..., s3a://...")
-    if not is_uri(where.output):
-        out.append(f"output.database: {where.output!r} is a path on the machine of the driver, but master {master!r} "
-                   f"runs executors elsewhere, which would write the release's files on their own disks; {shared}")
+    for key, location in (("output.database", where.output), ("output.linkage", where.linkage)):
+        if location is not None and not is_uri(location):
+            out.append(f"{key}: {location!r} is a path on the machine of the driver, but master {master!r} runs "
+                       f"executors elsewhere, which would write the release's files on their own disks; {shared}")
     if not source_given and spec.source.database is None:
         local = [f for f in where.files if not is_uri(f)]
         if local:
@@ -158,15 +164,36 @@ def _location_problems(spec: Spec, where: Locations, master: str | None, source_
     return out
 
 
+def _inside(a: str, b: str) -> bool:
+    """Whether location a is b or inside it."""
+    return a == b or a.startswith(b.rstrip("/") + "/")
+
+
 def _target_problems(spec: Spec, where: Locations) -> list[str]:
+    out = []
     path = _local_path(where.output)
-    if path is None or not os.path.lexists(path):
-        return []
-    if not os.path.isdir(path):
-        return [f"output.database: {where.output!r} is a file; a Spark release writes a folder (and never replaces "
-                "a file)"]
-    problem = previous_release_problem(set(os.listdir(path)), spec.output.table)
-    return [] if problem is None else [f"output.database: {where.output!r} cannot be replaced: {problem}"]
+    if path is not None and os.path.lexists(path):
+        if not os.path.isdir(path):
+            out.append(f"output.database: {where.output!r} is a file; a Spark release writes a folder (and never "
+                       "replaces a file)")
+        else:
+            problem = previous_release_problem(set(os.listdir(path)), spec.output.table)
+            if problem is not None:
+                out.append(f"output.database: {where.output!r} cannot be replaced: {problem}")
+    if where.linkage is not None:
+        if _inside(where.linkage, where.output) or _inside(where.output, where.linkage):
+            out.append(f"output.linkage: {where.linkage!r} is inside the release folder or holds it; the private "
+                       "linkage must be kept apart from the release that is handed out")
+        sources = [str(spec.source.database)] if spec.source.database is not None else list(where.files)
+        if any(_inside(s, where.linkage) for s in sources):
+            out.append(f"output.linkage: {where.linkage!r} holds the source; a release never replaces it")
+        path = _local_path(where.linkage)
+        if path is not None and os.path.lexists(path):
+            names = set(os.listdir(path)) if os.path.isdir(path) else None
+            if names != {LINKAGE_TABLE}:
+                out.append(f"output.linkage: {where.linkage!r} cannot be replaced: it is not a Spark linkage folder "
+                           f"(one folder {LINKAGE_TABLE}/ and nothing else), and a release never replaces other files")
+    return out
 
 
 def describe_source(spec: Spec, files: tuple[str, ...]) -> list[tuple[str, str]] | None:

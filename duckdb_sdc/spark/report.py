@@ -28,6 +28,8 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from ..release.report import K_ANONYMITY, RISK, Row, _frame, section_of
+from ..release.plan import ROW_KEY
+from ..release.spec import MANIFEST_TABLE as MANIFEST
 from ..release.spec import Spec, SpecError, bound_columns
 from ..sql import sql_files
 from .ordering import qcol
@@ -160,14 +162,12 @@ def k_anonymity_rows(spec: Spec, released: DataFrame, types: dict[str, str]) -> 
 def measure_rows(spec: Spec, released: DataFrame, original: DataFrame, k: float = 0.05) -> list[Row]:
     """Per masked column released as values: the SQL measures and interval disclosure, in one
     aggregate over the original and released records joined on the key."""
-    key = spec.source.key
-    if key is None:
-        raise SpecError(f"{spec.name}: source.key: a release of a spec without a key cannot be linked to the "
-                        "source record by record (its surrogate key is never released); evaluate it with the "
-                        "policy gate of the release, or declare a key")
-    if key not in released.columns:
-        raise SpecError(f"{spec.name}: source.key: the release has no key column {key!r} to link its records to "
-                        "the original ones; evaluate a release that keeps the key")
+    key = spec.source.key or ROW_KEY  # (the surrogate: given to both sides through the linkage file)
+    if key not in released.columns or key not in original.columns:
+        raise SpecError(f"{spec.name}: the release table {spec.output.table!r} has no key column to link its "
+                        "records to the source's (never by their position: the rows are in a secret random "
+                        "order); keep the key, or write the private linkage file ([output] linkage) and release "
+                        "again")
     columns = [c for r in spec.masked() if not r.boxed for c in r.columns]
     if not columns:
         return []
@@ -200,29 +200,76 @@ def measure_rows(spec: Spec, released: DataFrame, original: DataFrame, k: float 
     return rows
 
 
+def linked(spark, spec: Spec, where) -> DataFrame:
+    """The release table read from its folder with the key of each row (column spec.source.key, or
+    ROW_KEY, the surrogate, for a spec without one) from the private linkage folder: a row's position
+    is its place when the table's files are read in the order of their names (`engine.write_linked`),
+    from Spark's `_metadata` of each file (its name, the row's index in it). Refused when there is no
+    linkage, or it belongs to another release: records are never matched by their position alone."""
+    from ..release.plan import LINKAGE_TABLE
+    from .files import FileSystem
+
+    if where.linkage is None or not FileSystem(spark, where.linkage).exists(f"{where.linkage}/{LINKAGE_TABLE}"):
+        why = "the spec writes none" if where.linkage is None else f"there is none at {where.linkage!r}"
+        raise SpecError(f"{spec.name}: the release table {spec.output.table!r} has no key column and {why} of the "
+                        "private linkage file, so its records cannot be matched with the source's (never by their "
+                        "position: the rows are in a secret random order); write it ([output] linkage) and release "
+                        "again")
+    folder = f"{where.output}/{spec.output.table}"
+    table = spark.read.parquet(folder).select("*", F.col("_metadata.file_name").alias(_FILE),
+                                              F.col("_metadata.row_index").alias(_ROW))
+    counts = sorted((r[0], r[1]) for r in table.groupBy(_FILE).count().collect())
+    pairs, total = [], 0
+    for name, n in counts:
+        pairs += [F.lit(name), F.lit(total)]
+        total += n
+    base = F.create_map(*pairs)[F.col(_FILE)] if pairs else F.lit(0)
+    table = table.withColumn(_AT, (base + F.col(_ROW) + F.lit(1)).cast("long")).drop(_FILE, _ROW)
+    link = spark.read.parquet(f"{where.linkage}/{LINKAGE_TABLE}")
+    ids = [r[0] for r in link.select("release_id").distinct().collect()]
+    manifest = [r[0] for r in spark.read.parquet(f"{where.output}/{MANIFEST}").select("release_id").distinct().collect()]
+    if ids != manifest or link.count() != total:
+        raise SpecError(f"{spec.name}: output.linkage: {where.linkage!r} belongs to another release (release it again: "
+                        "both are written together)")
+    key = spec.source.key or ROW_KEY
+    return (table.join(link.select(F.col("position").alias(_AT), F.col("key").alias(_KEY)), _AT, "inner")
+            .drop(_AT).withColumnRenamed(_KEY, key))
+
+
+_FILE, _ROW, _AT, _KEY = "__sdc_file", "__sdc_row", "__sdc_at", "__sdc_key"
+
+
 def evaluate(spec: Spec, spark, *, released: DataFrame | None = None, original: DataFrame | None = None,
              k: float = 0.05) -> pd.DataFrame:
     """The measures and k-anonymity of a Spark release as a tidy frame (section, measure, column, value,
-    note, direction, unit), like `release.report`. released: the release's table (default: read from the release folder);
-    original: the source (default: the spec's)."""
-    from .engine import duckdb_type, read_source
+    note, direction, unit), like `release.report`. released: the release's table (default: read from
+    the release folder, with each row's key from the private linkage file when the table has no key
+    column, `linked`); original: the source (default: the spec's, with the surrogate key of a spec
+    without one)."""
+    from .engine import duckdb_type, read_source, with_surrogate_key
     from .preflight import locations
 
     where = locations(spec)
     if released is None:
-        released = spark.read.parquet(f"{where.output}/{spec.output.table}")
-    cached = None
+        released = (spark.read.parquet(f"{where.output}/{spec.output.table}") if spec.key_released()
+                    else linked(spark, spec, where))
+    cached = []
     if original is None:
         original, source_columns = read_source(spark, spec, None, where.files)
-        cached = original if spec.source.database is not None else None  # a DuckDB table, held by Spark
+        if spec.source.database is not None:  # a DuckDB table, held by Spark
+            cached.append(original)
         types = dict(source_columns)
     else:
-        types = {f.name: duckdb_type(f.dataType) for f in original.schema.fields}
+        source_columns = [(f.name, duckdb_type(f.dataType)) for f in original.schema.fields]
+        types = dict(source_columns)
+    if spec.source.key is None and ROW_KEY not in original.columns:
+        original = with_surrogate_key(original, source_columns)
+        cached.append(original)
     try:
         rows = measure_rows(spec, released, original, k) + k_anonymity_rows(spec, released, types)
     finally:
-        if cached is not None:
-            cached.unpersist()
+        for frame in cached:
+            frame.unpersist()
     return _frame(rows)
 
 
