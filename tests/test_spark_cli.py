@@ -69,9 +69,14 @@ def _quickstart(folder: Path) -> None:
 
 
 def test_the_readme_quickstart_spec_releases_on_spark_unchanged(tmp_path, spark, capsys):
-    """The quickstart's spec as the README writes it: the Spark release equals the DuckDB release by
-    key, column by column; the keys that mean nothing for Parquet are noted, not refused."""
+    """The quickstart's spec as the README writes it: the Spark release equals the DuckDB release
+    record by record, column by column (matched on the key, through each engine's linkage where the
+    spec drops the key); the keys that mean nothing for Parquet are noted, not refused."""
     import duckdb
+    from test_spark_preflight import readme_quickstart_spec
+    from test_spark_release import _linked
+
+    from duckdb_sdc.release import load_spec
 
     spark_dir, duck_dir = tmp_path / "spark", tmp_path / "duck"
     for d in (spark_dir, duck_dir):
@@ -79,13 +84,22 @@ def test_the_readme_quickstart_spec_releases_on_spark_unchanged(tmp_path, spark,
         _quickstart(d)
     assert cli.main(["release", str(spark_dir / "people.toml"), "--engine", "spark"]) == 0
     err = capsys.readouterr().err
-    assert "note: output.storage_version is ignored" in err and "note: output.view_without_key is ignored" in err
+    for key in ("storage_version", "view_without_key"):
+        assert (f"note: output.{key} is ignored" in err) == (f"\n{key} = " in readme_quickstart_spec())
     assert cli.main(["release", str(duck_dir / "people.toml"), "--quiet"]) == 0
+    spec = load_spec(spark_dir / "people.toml")
     con = duckdb.connect()
-    ours = con.execute(f"SELECT * FROM read_parquet('{spark_dir}/release/people.duckdb/people/*.parquet') "
-                       "ORDER BY person_id").fetchdf()
-    con.execute(f"ATTACH '{duck_dir}/release/people.duckdb' AS d (READ_ONLY)")
-    theirs = con.execute("SELECT * FROM d.people ORDER BY person_id").fetchdf()
+    con.execute(f"CREATE TABLE ours AS SELECT * FROM read_parquet('{spark_dir / spec.output.database.relative_to(spark_dir)}"
+                "/people/*.parquet')")
+    con.execute(f"ATTACH '{duck_dir / spec.output.database.relative_to(spark_dir)}' AS d (READ_ONLY)")
+    if spec.output.linkage is None:
+        ours = con.execute(f"SELECT * FROM ours ORDER BY {spec.source.key}").fetchdf()
+        theirs = con.execute(f"SELECT * FROM d.people ORDER BY {spec.source.key}").fetchdf()
+    else:
+        link = spec.output.linkage.relative_to(spark_dir)
+        con.execute(f"CREATE TABLE our_link AS SELECT * FROM read_parquet('{spark_dir / link}/release_linkage/*.parquet')")
+        con.execute(f"ATTACH '{duck_dir / link}' AS dl (READ_ONLY)")
+        ours, theirs = _linked(con, "ours", "our_link"), _linked(con, "d.people", "dl.release_linkage")
     con.close()
     assert list(ours.columns) == list(theirs.columns) and len(ours) == 1000
     pd.testing.assert_frame_equal(ours, theirs, check_dtype=False)
