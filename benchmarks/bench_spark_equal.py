@@ -54,7 +54,7 @@ def symmetric_source(path: Path, n: int, seed: float) -> None:
 def spec_doc(out: str, method: str) -> dict:
     return {"source": {"files": "src.parquet", "key": "id"}, "output": {"database": out, "table": "t"},
             "masking": {"strata": ["region"]},
-            "columns": {"id": "keep", "region": "keep", "x": {"method": method, "k": 5}}}
+            "columns": {"id": {"rule": "keep", "identifying": False}, "region": "keep", "x": {"method": method, "k": 5}}}
 
 
 def main(argv=None) -> int:

@@ -57,7 +57,7 @@ def _source(n: int = ROWS) -> pd.DataFrame:
 def _doc(source: dict, out: str) -> dict:
     return {"source": {**source, "key": "id"}, "output": {"database": out, "table": "people"},
             "masking": {"strata": ["region"]},
-            "columns": {"id": "keep", "region": "keep", "note": "drop",
+            "columns": {"id": {"rule": "keep", "identifying": False}, "region": "keep", "note": "drop",
                         "x": {"method": "mdav_round", "k": 5}, "y": {"method": "ranking_round", "k": 4},
                         "z": {"method": "efd_round", "c": 8}},
             "groups": [{"columns": ["u", "w"], "method": "mondrian_round", "k": 5}]}

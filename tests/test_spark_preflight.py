@@ -38,7 +38,7 @@ def _people(folder: Path, n: int = 60) -> None:
 def _spec(folder: Path, **changes) -> dict:
     doc = {"source": {"files": ["people.csv"], "key": "id"},
            "output": {"database": "out/release", "table": "people"},
-           "columns": {"id": "keep", "region": "keep", "x": {"method": "mdav_round", "k": 3}, "y": "drop"}}
+           "columns": {"id": {"rule": "keep", "identifying": False}, "region": "keep", "x": {"method": "mdav_round", "k": 3}, "y": "drop"}}
     for where, value in changes.items():
         section, _, key = where.partition(".")
         if value is None:

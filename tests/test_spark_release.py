@@ -241,6 +241,23 @@ def test_an_interrupted_run_writes_nothing(source, spark, monkeypatch):
     assert not (folder / "out").exists() and _leftovers(folder) == []
 
 
+def test_a_source_changed_during_the_release_is_refused(source, spark):
+    """The source files as the release started are checked before the rename (issue 27's snapshot): a
+    source file rewritten while the release reads it (here by the check hook, after the table was
+    written) refuses the release; the previous release and the linkage stay as they were."""
+    folder, df = source
+    before = previous_release(folder / "out", "people")
+
+    def rewrite(spark, released, src):
+        write_parquet(df.iloc[::-1], folder / "people.parquet")
+
+    d = doc("out", SMALL)
+    with pytest.raises(SpecError, match=r"source.files: '.*people.parquet' changed \(its size, modification time or "
+                                        r"inode\) while the release read it; nothing was written"):
+        spark_release(parse_spec(d, base=folder), spark, check=rewrite)
+    assert tree(folder / "out") == before and _leftovers(folder) == []
+
+
 def text_keys(df: pd.DataFrame) -> pd.DataFrame:
     """The records with their key as text: the secret order is then md5's, not the cipher's."""
     return df.assign(id=["k" + str(i) for i in df["id"]])

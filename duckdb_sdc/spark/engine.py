@@ -54,7 +54,7 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -70,11 +70,13 @@ from .._validate import SdcError, is_auto
 from ..methods.freedman_diaconis import group_size_sorted, intervals_sorted
 from ..release import safeguards
 from ..release.manifest import MANIFEST_COLUMNS
+from ..release.manifest import release_notes
 from ..release.manifest import rows as manifest_rows
 from ..release.methods import BOXES, COLUMN
 from ..release.plan import ROW_KEY, VALUE, key_step, released_columns, resolve
-from ..release.policy import PolicyBreach, judge
 from ..release.plan import LINKAGE_TABLE
+from ..release.policy import PolicyBreach, judge
+from ..release.run import Snapshot
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from ..kernels import summary
 from . import intervals
@@ -107,6 +109,7 @@ class SparkReleaseResult:
     seconds: float
     not_private: list[str]  # columns released with reproducible noise (the spec opted in)
     linkage: str | None = None  # the private linkage folder, when the spec asks for one
+    notes: list[str] = field(default_factory=list)  # what the command line prints (the manifest's notes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1125,6 +1128,10 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
         link_tmp = sibling(where.linkage, "tmp")
     release_id = str(uuid.uuid4())
     cached: list[DataFrame] = []
+    # the source's local files as the release starts: checked unchanged before the rename (a Spark
+    # read lists its files once, but re-reads them in every pass over the source)
+    local = source is None and (spec.source.database is not None or not any(map(preflight.is_uri, where.files)))
+    snapshot = Snapshot.take(spec) if local else None
     try:
         src, source_columns = read_source(spark, spec, source, where.files)
         if spec.source.database is not None and source is None:
@@ -1186,6 +1193,8 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
         manifest_frame(spark, manifest).coalesce(1).write.parquet(f"{tmp}/{MANIFEST_TABLE}")
         if check is not None:
             check(spark, spark.read.parquet(f"{tmp}/{spec.output.table}"), src)
+        if snapshot is not None:
+            snapshot.check(spec)
         try:
             put_in_place(fs, tmp, target)
         except OSError as e:
@@ -1217,7 +1226,8 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
                               columns=len(released_columns(spec, source_columns)),
                               masked=[c for r in spec.masked() for c in r.columns],
                               seconds=time.perf_counter() - start,
-                              not_private=[c for r in spec.masked() if r.seeded for c in r.columns])
+                              not_private=[c for r in spec.masked() if r.seeded for c in r.columns],
+                              notes=release_notes(spec, facts))
 
 
 __all__ = ["IO_ENCRYPTION", "Options", "SparkReleaseResult", "duckdb_type", "manifest_frame", "read_source", "release"]

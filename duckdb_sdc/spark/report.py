@@ -18,6 +18,7 @@ evaluate a sample with `duckdb-sdc evaluate` for it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 
@@ -27,7 +28,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from ..release.report import K_ANONYMITY, RISK, Row, _frame, section_of
+from ..release.report import K_ANONYMITY, RISK, SCENARIO, Row, _frame, section_of
 from ..release.plan import ROW_KEY
 from ..release.spec import MANIFEST_TABLE as MANIFEST
 from ..release.spec import Spec, SpecError, bound_columns
@@ -116,8 +117,9 @@ def _ref(table: str, column: str) -> str:
     return f"{table}.`{column.replace('`', '``')}`"
 
 
-def _classes(df: DataFrame, total: int, by: list[str], present: list[str], col: str | None) -> list[Row]:
-    """report._classes on Spark: k-anonymity of the released records grouped by `by`."""
+def _classes(df: DataFrame, total: int | None, by: list[str], present: list[str], col: str | None) -> list[Row]:
+    """report._classes on Spark: k-anonymity of the released records grouped by `by`; `total`: the
+    number of records (needed only with `present`)."""
     rows = df
     for c in present:
         rows = rows.where(qcol(c).isNotNull())
@@ -128,34 +130,56 @@ def _classes(df: DataFrame, total: int, by: list[str], present: list[str], col: 
     counted = counted or 0
     note = ("NULL counts as a value (a record alone with a NULL is as identifiable as one alone with a value)"
             if not present and col is None else None)
-    if counted < total:
-        what = f"a NULL {col!r}" if col is not None else "a NULL quasi-identifier"
-        note = f"{total - counted} of {total} records with {what} left out"
+    if present and counted < total:
+        note = f"{total - counted} of {total} records with a NULL {col!r} left out"
     if counted == 0:
-        return [Row(K_ANONYMITY, m, col, None, note) for m in ("k_anonymity", "classes", "unique_share")]
+        return [Row(K_ANONYMITY, m, col, None, note or "no released record")
+                for m in ("k_anonymity", "classes", "unique_share")]
     return [Row(K_ANONYMITY, "k_anonymity", col, float(smallest), note),
             Row(K_ANONYMITY, "classes", col, float(classes), note),
             Row(K_ANONYMITY, "unique_share", col, alone / counted, note)]
 
 
-def k_anonymity_rows(spec: Spec, released: DataFrame, types: dict[str, str]) -> list[Row]:
-    """The report's k-anonymity section (`report.k_anonymity_section`) on a released DataFrame; `types`:
-    the source's column types (they choose the default quasi-identifiers)."""
-    q = spec.quasi_identifiers(types)
+def _released(spec: Spec, name: str) -> list[str]:
+    return list(bound_columns(name)) if spec.rules[name].boxed else [name]
+
+
+def together(spec: Spec, columns) -> tuple[str, ...]:
+    """`report._together`: the released columns of `columns` counted together, each one's value or
+    bounds, and the box id of each box rule with a column among them."""
+    out = [r for c in columns for r in _released(spec, c)]
+    for rule in spec.masked():
+        if rule.boxed and any(c in columns for c in rule.columns):
+            out.append(rule.box_column)
+    return tuple(dict.fromkeys(out))
+
+
+def overall_classes(released: DataFrame, columns: list[str]) -> list[Row]:
+    """The k-anonymity section's overall rows (column None) over `columns`, NULL counting as a value:
+    what the policy's min_k and max_unique_share judge."""
+    return _classes(released, None, columns, [], None)
+
+
+def k_anonymity_rows(spec: Spec, released: DataFrame, types: dict[str, str] | None = None) -> list[Row]:
+    """The report's k-anonymity section (`report.k_anonymity_section`) on a released DataFrame: the
+    quasi-identifiers of `Spec.quasi_identifiers` (every released column unless exempted), each within
+    its strata, all of them together, each box rule's ids, then the [evaluation] scenario."""
+    q = spec.quasi_identifiers()
+    if not q:
+        return [Row(K_ANONYMITY, m, None, None, "no quasi-identifier is released")
+                for m in ("k_anonymity", "classes", "unique_share")]
     strata = [c for c in q if c in set(spec.strata_columns())]
     total = released.count()
-
-    def cols(name):
-        return list(bound_columns(name)) if spec.rules[name].boxed else [name]
-
     rows = []
     for c in q:
         if c not in strata:
-            rows += _classes(released, total, strata + cols(c), cols(c), c)
-    every = [r for c in q for r in cols(c)]
-    rows += _classes(released, total, every, [], None)  # all together, NULL counting as a value
+            rows += _classes(released, total, strata + _released(spec, c), _released(spec, c), c)
+    rows += overall_classes(released, list(together(spec, q)))
     for rule in {id(r): r for r in spec.masked() if r.boxed}.values():
         rows += _classes(released, total, [rule.box_column], [rule.box_column], rule.box_column)
+    if spec.declared_quasi_identifiers:
+        rows += [dataclasses.replace(r, column=SCENARIO)
+                 for r in overall_classes(released, list(together(spec, spec.declared_quasi_identifiers)))]
     return rows
 
 
