@@ -322,16 +322,17 @@ def _release(args) -> int:
 
 
 def _spark_logging() -> None:
-    """Warnings of duckdb_sdc's loggers on stderr, and nothing of the root logger's: py4j reports a call
-    that SIGINT interrupted with logging.exception on the root logger, which would print a traceback
-    after the command's own one-line message."""
+    """Warnings of duckdb_sdc's loggers on stderr, and nothing of py4j's or the root logger's: py4j
+    reports a call that SIGINT interrupted with logging.exception (on the root logger, or on
+    py4j.clientserver's while it shuts a connection down), which would print a traceback after the
+    command's own one-line message."""
     import logging
 
     root = logging.getLogger()
     if not root.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setLevel(logging.WARNING)
-        handler.addFilter(lambda record: record.name != "root")
+        handler.addFilter(lambda record: record.name.split(".")[0] == "duckdb_sdc")  # not py4j's, not the root's
         handler.setFormatter(logging.Formatter("duckdb-sdc: %(name)s: %(message)s"))
         root.addHandler(handler)
 
