@@ -147,7 +147,7 @@ def spec_doc(out: str, strata: bool, kept: int = 0) -> dict:
     return {"source": {"files": "src.parquet", "key": "id"},
             "output": {"database": out, "table": "t"},
             "masking": {"strata": ["region"] if strata else []},
-            "columns": {"id": "keep", "region": "keep", "x": {"method": "mdav_round", "k": 5},
+            "columns": {"id": {"rule": "keep", "identifying": False}, "region": "keep", "x": {"method": "mdav_round", "k": 5},
                         **{f"c{i + 1}": "keep" for i in range(kept)}}}
 
 

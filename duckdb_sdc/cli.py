@@ -78,6 +78,13 @@ class _Signals:
         received, self.received = self.received, None
         return received
 
+    def reclaim(self) -> None:
+        """Take SIGINT back after something installed a handler of its own (PySpark's SparkContext
+        does: it cancels every job and raises KeyboardInterrupt), so that an interrupted command still
+        cleans up and exits 130."""
+        if sys.platform != "win32" and _main_thread() and signal.getsignal(signal.SIGINT) != self._handle:
+            signal.signal(signal.SIGINT, self._handle)
+
     @contextmanager
     def installed(self):
         if sys.platform == "win32" or not _main_thread():
@@ -187,6 +194,11 @@ def _parser() -> argparse.ArgumentParser:
                                                    "verdicts, the guarantees, what fails each limit)")
     ev.add_argument("--tradeoff", metavar="PAGE", help="with --html: include the plot of this page written by "
                                                        "duckdb-sdc tradeoff")
+    ev.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
+                    help="duckdb (default): the release file; spark: the Parquet release folder written by "
+                         "`release --engine spark`, measured in Spark SQL (needs pyspark and Java)")
+    ev.add_argument("--master", default="local[2]",
+                    help="with --engine spark: the Spark master (default local[2]; e.g. yarn, spark://host:7077)")
     _resource_options(ev)
 
     tr = sub.add_parser("tradeoff", help="sweep k, c or epsilon of the masked columns and plot information "
@@ -257,8 +269,10 @@ def main(argv: list[str] | None = None) -> int:
                     raise
             except BrokenPipeError:
                 return _closed_pipe()
-        except BaseException:
+        except BaseException as e:
             received = SIGNALS.take()
+            if received is None and isinstance(e, KeyboardInterrupt):
+                received = signal.SIGINT  # through a handler other than ours (PySpark installs one)
             if received is None:
                 raise
             # DuckDB reports an interrupted query as an error of its own (RuntimeError, an
@@ -379,12 +393,50 @@ def _page_target(spec, args, option: str, flag: str):
     return check_target(spec, Path(getattr(args, option)), flag)
 
 
+def _spark_logging() -> None:
+    """Warnings of duckdb_sdc's loggers on stderr, and nothing of py4j's or the root logger's: py4j
+    reports a call that SIGINT interrupted with logging.exception (on the root logger, or on
+    py4j.clientserver's while it shuts a connection down), which would print a traceback after the
+    command's own one-line message."""
+    import logging
+
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler.addFilter(lambda record: record.name.split(".")[0] == "duckdb_sdc")  # not py4j's, not the root's
+        handler.setFormatter(logging.Formatter("duckdb-sdc: %(name)s: %(message)s"))
+        root.addHandler(handler)
+
+
 def _release_spark(spec, args):
-    from .spark import local_session, release
+    from .spark import preflight
 
     if args.dry_run:
         raise UserError("--dry-run prints the DuckDB script; a Spark release has no script to print")
-    return release(spec, local_session(args.master, quiet=True))
+    preflight.check(spec, args.master)  # every refusal at once, before a JVM starts
+    _spark_logging()
+    from .spark import local_session, release
+
+    spark = local_session(args.master, quiet=True)
+    SIGNALS.reclaim()
+    return release(spec, spark)
+
+
+def _evaluate_spark(spec, args):
+    from .spark import preflight
+
+    where = preflight.locations(spec)
+    local = preflight._local_path(where.output)
+    if local is not None and not Path(local, spec.output.table).is_dir():
+        raise UserError(f"{spec.name}: output.database: no Spark release at {where.output!r} (its table folder "
+                        f"{spec.output.table!r} is missing): write it with `duckdb-sdc release --engine spark` first")
+    _spark_logging()
+    from .spark import evaluate, local_session
+
+    spark = local_session(args.master, quiet=True)
+    SIGNALS.reclaim()
+    return evaluate(spec, spark)
 
 
 def _ledger(args) -> int:
@@ -443,7 +495,11 @@ def _evaluate(args) -> int:
     page = _page_target(spec, args, "html", "--html")
     progress = Progress(enabled=False if args.quiet else None)
     resources = _resources(spec, args)
-    if page is None:
+    if args.engine == "spark":
+        if page is not None:
+            raise UserError("--html writes the page of a DuckDB release's report; it is not made for --engine spark")
+        df = _evaluate_spark(spec, args)
+    elif page is None:
         df = report(spec, progress=progress, resources=resources)
     else:
         from .release.html import evaluate_page

@@ -15,7 +15,7 @@ Why not SQL window functions: measured on this machine at 20M rows of a file-bac
 of the column took 11 s; `row_number() OVER (ORDER BY x, id)` alone 24 s and individual ranking with
 a windowed mean 28 s, and SQL sums are not ordered, so the means would differ from the numpy method's
 in the last bits. Streaming the sorted rows through the position-based kernels of
-`duckdb_sdc.spark.positional` (the ones the Spark engine runs) took 16 s with a trivial kernel and
+`duckdb_sdc.kernels.positional` (the ones the Spark engine runs) took 16 s with a trivial kernel and
 gives the numpy method's values exactly: the same groups, and each group's mean summed in the same
 order by the same code.
 
@@ -29,7 +29,7 @@ Methods (`METHODS`):
   run of the median value, or a run above it), so a chunk holds whole groups;
 * equal frequency, and equal width with c = 'auto' or medians (`efd_round`, `ewd_round`): the
   stratum's (distinct value, count) summary from a GROUP BY, the intervals and points computed from it
-  exactly as the numpy method (`spark.summary.summary_points`), and each record's point found by an
+  exactly as the numpy method (`kernels.summary.summary_points`), and each record's point found by an
   ASOF join on its value;
 * equal width with a given c and means or midpoints: each bin's sum of (x - min) added in key order
   (the numpy method's order), streamed in (strata, bin, key) order.
@@ -58,8 +58,8 @@ from ._validate import SdcError, fail
 from .params import AUTO, GROUP_SIZE_AUTO, INTERVALS, POINT, REPRESENTATIVE
 from .methods import discretisation as disc
 from .methods.freedman_diaconis import group_size_sorted
-from .spark import summary as iv
-from .spark.positional import Bucket, MdavPlan, RankingPlan
+from .kernels import summary as iv
+from .kernels.positional import Bucket, MdavPlan, RankingPlan
 
 METHODS = ("ranking_round", "mdav_round", "efd_round", "ewd_round")
 CHUNK_ROWS = 1 << 20  # records a chunk holds (and the largest stratum masked whole in memory)

@@ -1,4 +1,4 @@
-"""The smallest sets of attraction measured in the masking kernel (`duckdb_sdc.spark.attraction`):
+"""The smallest sets of attraction measured in the masking kernel (`duckdb_sdc.kernels.attraction`):
 the buckets' facts, merged on the driver, equal a slow reference (a count of the released values) on
 random data, whole strata and pieces of split strata (classes across bucket boundaries, a stratum of
 one value); pieces out of order give a lower bound and say so. With a real Spark (local[2]): the
@@ -16,13 +16,13 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from spark_helpers import read_manifest, spark, write_parquet  # noqa: F401 (fixture)
+from spark_helpers import previous_release, read_manifest, spark, tree, write_parquet  # noqa: F401 (fixture)
 
 from duckdb_sdc.release import SpecError, parse_spec, release, safeguards
 from duckdb_sdc.spark import Options
 from duckdb_sdc.spark import engine
 from duckdb_sdc.spark import release as spark_release
-from duckdb_sdc.spark.attraction import (PieceFact, class_sizes, merge_pieces, piece_fact, smallest_set,
+from duckdb_sdc.kernels.attraction import (PieceFact, class_sizes, merge_pieces, piece_fact, smallest_set,
                                          whole_fact)
 from duckdb_sdc.spark.kernel import CONFLICT, Reports
 
@@ -220,13 +220,12 @@ def test_a_refusal_has_the_duckdb_message_and_writes_nothing(tmp_path, spark):
              "masking": {"strata": ["s"]}, "columns": columns} for out in ("duck.duckdb", "out")]
     with pytest.raises(SpecError) as duck:
         release(parse_spec(docs[0], base=tmp_path))
-    (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "previous.txt").write_text("the previous release")
+    before = previous_release(tmp_path / "out", "t")
     with pytest.raises(SpecError) as ours:
         spark_release(parse_spec(docs[1], base=tmp_path), spark, options=SPLIT)
     assert str(ours.value) == str(duck.value)
     assert "shared by 1 record: a set of attraction below 2" in str(ours.value)
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["previous.txt"]
+    assert tree(tmp_path / "out") == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 

@@ -57,3 +57,71 @@ def test_dry_run_is_refused_for_spark(tmp_path, capsys):
     (tmp_path / "spec.toml").write_text(SPEC.format(k=5))
     assert cli.main(["release", str(tmp_path / "spec.toml"), "--engine", "spark", "--dry-run"]) == 2
     assert "a Spark release has no script to print" in capsys.readouterr().err
+
+
+def _quickstart(folder: Path) -> None:
+    from test_spark_preflight import readme_quickstart_spec
+
+    from duckdb_sdc.demo import make_microdata
+
+    make_microdata(1000).to_csv(folder / "people.csv", index=False)
+    (folder / "people.toml").write_text(readme_quickstart_spec())
+
+
+def test_the_readme_quickstart_spec_releases_on_spark_unchanged(tmp_path, spark, capsys):
+    """The quickstart's spec as the README writes it: the Spark release equals the DuckDB release
+    record by record, column by column (matched on the key, through each engine's linkage where the
+    spec drops the key); the keys that mean nothing for Parquet are noted, not refused."""
+    import duckdb
+    from test_spark_preflight import readme_quickstart_spec
+    from test_spark_release import _linked
+
+    from duckdb_sdc.release import load_spec
+
+    spark_dir, duck_dir = tmp_path / "spark", tmp_path / "duck"
+    for d in (spark_dir, duck_dir):
+        d.mkdir()
+        _quickstart(d)
+    assert cli.main(["release", str(spark_dir / "people.toml"), "--engine", "spark"]) == 0
+    err = capsys.readouterr().err
+    for key in ("storage_version", "view_without_key"):
+        assert (f"note: output.{key} is ignored" in err) == (f"\n{key} = " in readme_quickstart_spec())
+    assert cli.main(["release", str(duck_dir / "people.toml"), "--quiet"]) == 0
+    spec = load_spec(spark_dir / "people.toml")
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE ours AS SELECT * FROM read_parquet('{spark_dir / spec.output.database.relative_to(spark_dir)}"
+                "/people/*.parquet')")
+    con.execute(f"ATTACH '{duck_dir / spec.output.database.relative_to(spark_dir)}' AS d (READ_ONLY)")
+    if spec.output.linkage is None:
+        ours = con.execute(f"SELECT * FROM ours ORDER BY {spec.source.key}").fetchdf()
+        theirs = con.execute(f"SELECT * FROM d.people ORDER BY {spec.source.key}").fetchdf()
+    else:
+        link = spec.output.linkage.relative_to(spark_dir)
+        con.execute(f"CREATE TABLE our_link AS SELECT * FROM read_parquet('{spark_dir / link}/release_linkage/*.parquet')")
+        con.execute(f"ATTACH '{duck_dir / link}' AS dl (READ_ONLY)")
+        ours, theirs = _linked(con, "ours", "our_link"), _linked(con, "d.people", "dl.release_linkage")
+    con.close()
+    assert list(ours.columns) == list(theirs.columns) and len(ours) == 1000
+    pd.testing.assert_frame_equal(ours, theirs, check_dtype=False)
+
+
+def test_evaluate_with_the_spark_engine(tmp_path, spark, capsys):
+    """`duckdb-sdc evaluate --engine spark` reads the Spark release folder and prints the report's rows,
+    the values of DuckDB's report of the same release (--csv: the tidy rows)."""
+    _quickstart(tmp_path)
+    assert cli.main(["evaluate", str(tmp_path / "people.toml"), "--engine", "spark"]) == 2
+    assert "no Spark release at" in capsys.readouterr().err
+    assert cli.main(["release", str(tmp_path / "people.toml"), "--engine", "spark", "--quiet"]) == 0
+    capsys.readouterr()
+    assert cli.main(["evaluate", str(tmp_path / "people.toml"), "--engine", "spark", "--csv"]) == 0
+    import io
+
+    ours = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert {"il1s", "mae", "interval_disclosure", "k_anonymity", "unique_share"} <= set(ours["measure"])
+    from duckdb_sdc.release import load_spec
+    from duckdb_sdc.spark import evaluate
+
+    frame = evaluate(load_spec(tmp_path / "people.toml"), spark)
+    both = ours.merge(frame, on=["section", "measure", "column"], how="outer", suffixes=("", "_direct"))
+    assert len(both) == len(ours) == len(frame)
+    np.testing.assert_allclose(both["value"].to_numpy(float), both["value_direct"].to_numpy(float), rtol=1e-12)

@@ -11,7 +11,8 @@ from spark_helpers import spark, write_parquet  # noqa: F401 (fixture)
 from test_spark_release import records
 
 from duckdb_sdc.release import SpecError, parse_spec, release, report
-from duckdb_sdc.spark.evaluate import evaluate, measure_sql
+from duckdb_sdc.spark import evaluate
+from duckdb_sdc.spark.report import measure_sql
 
 
 def test_measure_sql_is_the_duckdb_macro_in_spark_sql():
@@ -60,5 +61,5 @@ def test_evaluation_needs_the_key(tmp_path, spark):
                       base=tmp_path)
     released = spark.createDataFrame(pd.DataFrame({"income": np.arange(40.0)}))
     original = spark.createDataFrame(df[["id", "income"]])
-    with pytest.raises(SpecError, match="the release has no key column 'id'"):
+    with pytest.raises(SpecError, match="the release table 't' has no key column to link its records"):
         evaluate(spec, spark, released=released, original=original)

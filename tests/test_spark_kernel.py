@@ -15,7 +15,7 @@ from duckdb_sdc import methods
 from duckdb_sdc.release.methods import METHODS
 from duckdb_sdc.spark.kernel import SPLIT, WHOLE, BucketTask, Part, StageKernel, key_order
 from duckdb_sdc.spark.ordering import B
-from duckdb_sdc.spark.positional import Bucket, RankingPlan
+from duckdb_sdc.kernels.positional import Bucket, RankingPlan
 from duckdb_sdc.spark.session import SparkUnavailable, check_spark_version
 from duckdb_sdc.spark.stratum import StratumCall
 

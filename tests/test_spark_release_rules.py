@@ -6,6 +6,8 @@ cannot honour refused naming their key."""
 
 from __future__ import annotations
 
+import re
+
 import duckdb
 import numpy as np
 import pandas as pd
@@ -64,6 +66,39 @@ def test_a_policy_breach_writes_nothing_and_raises_the_duckdb_error(source, spar
     assert str(ours.value) == str(duck.value)
     assert "k_anonymity = 1 breaches min_k = 4" in str(ours.value)  # age is a unique-ish quasi-identifier
     assert not (folder / "out").exists() and _leftovers(folder) == []
+
+
+def test_kept_text_and_date_columns_count_in_both_gates_with_the_same_figures(tmp_path, spark):
+    """Every released column is a quasi-identifier, whatever its type: a kept text column unique per
+    record makes every record unique, a kept DATE column (seconds since 1970 in the distances) lets
+    record linkage find almost every record. Both engines refuse the same spec with the same figures;
+    exempting both columns (identifying = false) lets the same release through both gates."""
+    df = records(240)
+    df["birth"] = pd.Timestamp("1950-01-01") + pd.to_timedelta(np.random.default_rng(5).permutation(240) * 97, "D")
+    con = duckdb.connect()
+    con.register("frame", df)
+    con.execute(f"COPY (SELECT * REPLACE (birth::DATE AS birth) FROM frame) TO '{tmp_path}/people.parquet' "
+                "(FORMAT parquet)")
+    con.close()
+    columns = {**BASE, **DROP_REST, "id": "drop", "note": "keep", "birth": "keep",
+               "income": {"method": "mdav_round", "k": 5}}
+    d = doc("out", columns)
+    d["policy"] = {"min_k": 2, "max_unique_share": 0.5, "max_record_linkage": 0.5}
+    with pytest.raises(PolicyBreach) as duck:
+        release(parse_spec({**d, "output": {"database": "duck.duckdb", "table": "people"}}, base=tmp_path))
+    with pytest.raises(PolicyBreach) as ours:
+        spark_release(parse_spec(d, base=tmp_path), spark)
+    assert str(ours.value) == str(duck.value)
+    text = str(ours.value)
+    assert "k_anonymity = 1 breaches min_k = 2" in text and "unique_share = 1 breaches" in text
+    linkage = float(re.search(r"record_linkage = ([0-9.]+) breaches", text).group(1))
+    assert linkage > 0.5  # with birth exempted (below), income alone passes max_record_linkage = 0.5
+    assert not (tmp_path / "out").exists() and not (tmp_path / "duck.duckdb").exists()
+    exempt = {**columns, "note": {"rule": "keep", "identifying": False}, "birth": {"rule": "keep", "identifying": False}}
+    d = {**doc("out", exempt), "policy": {"min_k": 2, "max_record_linkage": 0.5}}
+    release(parse_spec({**d, "output": {"database": "duck.duckdb", "table": "people"}}, base=tmp_path))
+    spark_release(parse_spec(d, base=tmp_path), spark)
+    assert (tmp_path / "out" / "people").is_dir() and (tmp_path / "duck.duckdb").is_file()
 
 
 def test_a_policy_that_holds_lets_the_release_through(source, spark):
@@ -186,7 +221,7 @@ def test_the_per_stratum_adapter_runs_the_numpy_method_with_the_stratum_seed(met
 
 
 @pytest.mark.parametrize("where, value, message", [
-    ("linkage", "links.duckdb", "output.linkage: a Spark release does not write the private linkage file"),
+    ("linkage", "out/links", "output.linkage: .* is inside the release folder or holds it"),
     ("cells", {"rule": "dominance", "action": "suppress"}, "columns.income.cells: a Spark release does not protect"),
     ("centroids_table", "centroids", "columns.income.centroids_table: a Spark release does not write"),
 ])

@@ -12,7 +12,10 @@ tests):
   comes first in the input (smallest position). In one dimension this means that records of equal
   value are always taken in input order, whichever end of the sorted column a group grows from.
 * Distances are squared Euclidean distances, computed on the values centred by their median (exact
-  for integer data, and the same partitions when the data are shifted).
+  for integer data, and the same partitions when the data are shifted). MDAV's choice of the end a
+  group is taken from is decided exactly on those values (`_mdav_sorted`, `_exact`): a float
+  running total would decide an exact tie by its rounding, and differently from an engine that adds
+  the same values in another order.
 * The optimal method prefers, among equally good partitions, the one whose last group is smallest
   (strict improvement is needed to take a larger last group); records of equal value are assigned in
   input order.
@@ -25,6 +28,7 @@ import numpy as np
 
 from .._numerics import exponent
 from .._validate import finite_values, named
+from . import _exact
 from ..params import AUTO, GROUP_SIZE_AUTO, NONNEGATIVE, REPRESENTATIVE, choice
 from ._order import sort_column, unsort
 from .freedman_diaconis import group_size_sorted
@@ -54,7 +58,7 @@ def _top_block(v, hi, cache_s, cache_e):
 
 @nb.njit(cache=True, nogil=True)
 def _bottom_is_farther(v, order, lo, hi, total, count, cache):
-    """Is the low end of the remaining sorted range [lo, hi) farther than the high end from the
+    """V-MDAV's choice of end: is the low end of the remaining sorted range [lo, hi) farther than the high end from the
     centroid c = total / count?
 
     Compared as |count v - total|, without dividing, so that equal distances are recognised exactly
@@ -134,31 +138,102 @@ def _finish_labels(v, when, grp, g):
 # MDAV
 
 
+_U2 = 2.0**-52  # twice the unit roundoff of float64
+
+
+@nb.njit(cache=True, nogil=True)
+def _mdav_tie(v, order, lo, hi, acc, synced, work, cache):
+    """`_mdav_sorted`'s decision where the float test cannot tell (the two ends equally far within about
+    1e-15 of their distances): the sign of S = 2 T - c (a + b) in exact arithmetic (`_exact`), T from an
+    exact sum of the remaining values (`acc`, brought up to date from the range `synced` it last held,
+    so that the exact sums cost O(n) in all over a partition, and nothing when no decision is close).
+    At an exact tie the end holding the record that comes first in the input wins: records of equal
+    value are consumed in input order from whichever end reaches them, so the first remaining record
+    at the low end is order[lo] and at the high end the one after the (block end - hi) records of its
+    tie block already taken (`cache` holds the high end's tie block)."""
+    if synced[0] < 0:
+        _exact.add_range(acc, v, lo, hi, 1)
+    else:
+        _exact.add_range(acc, v, synced[0], lo, -1)
+        _exact.add_range(acc, v, hi, synced[1], -1)
+    synced[0] = lo
+    synced[1] = hi
+    side = _exact.midpoint_side(acc, hi - lo, v[lo], v[hi - 1], work)
+    if side != 0:
+        return side > 0
+    s0, e0 = _top_block(v, hi, cache[0], cache[1])
+    cache[0] = s0
+    cache[1] = e0
+    return order[lo] <= order[s0 + (e0 - hi)]
+
+
 @nb.njit(cache=True, nogil=True)
 def _mdav_sorted(v, order, k):
+    """Univariate MDAV on the sorted values v (ties in input order, `order`), decided exactly.
+
+    Each decision: is the low end of the remaining range [lo, hi) farther than its high end from the
+    mean of the remaining values? With a = v[lo], b = v[hi - 1], c = hi - lo and T the exact sum of
+    the remaining values, a <= T / c <= b, so |c a - T| - |c b - T| = 2 T - c (a + b) =: S, and the low
+    end is farther when S > 0. S is computed from a compensated running total (T = total + comp
+    within err: Neumaier's sum, comp adding up the exact rounding error of every addition to total,
+    found by TwoSum; only the additions to comp round, each by at most u |comp|); when |S| exceeds the
+    bound of its rounding its sign is certain, else `_mdav_tie` decides exactly. So two implementations
+    that add the values in different orders (the Spark engine's buckets) take the same decisions, and
+    a tie is a tie."""
     n = v.shape[0]
     grp = np.empty(n, np.int64)
     cache = np.array([0, 0], np.int64)
+    acc = np.zeros(_exact.LIMBS + 1, np.int64)  # the exact sum of the remaining values, when needed
+    work = np.zeros(_exact.LIMBS + 1, np.int64)
+    synced = np.array([-1, -1], np.int64)
     total = 0.0
+    comp = 0.0
+    err = 0.0
     for i in range(n):
-        total += v[i]
+        x = v[i]
+        s = total + x
+        bp = s - total
+        comp += (total - (s - bp)) + (x - bp)
+        err += _U2 * abs(comp)
+        total = s
     lo = 0
     hi = n
     g = 0
     while hi - lo >= 2 * k:
-        bottom = _bottom_is_farther(v, order, lo, hi, total, hi - lo, cache)
+        a = v[lo]
+        b = v[hi - 1]
+        if a == b:
+            bottom = True  # all remaining values equal: both ends give the same groups
+        else:
+            c = hi - lo
+            t2 = 2.0 * total
+            c2 = 2.0 * comp
+            p1 = c * a
+            p2 = c * b
+            s = ((t2 - p1) - p2) + c2
+            # two products and three sums rounded (each by at most u times its result), the total's
+            # error, and the absolute error of a product that is a subnormal number
+            bound = 2.0 * err + 3.0 * _U2 * (abs(t2) + abs(p1) + abs(p2) + abs(c2)) + 2.0**-1070
+            if abs(s) > bound:
+                bottom = s > 0.0
+            else:
+                bottom = _mdav_tie(v, order, lo, hi, acc, synced, work, cache)
         rounds = 2 if hi - lo >= 3 * k else 1
         for _ in range(rounds):
             if bottom:
-                for t in range(lo, lo + k):
-                    grp[t] = g
-                    total -= v[t]
+                first = lo
                 lo += k
             else:
-                for t in range(hi - k, hi):
-                    grp[t] = g
-                    total -= v[t]
+                first = hi - k
                 hi -= k
+            for t in range(first, first + k):
+                grp[t] = g
+                x = -v[t]
+                s = total + x
+                bp = s - total
+                comp += (total - (s - bp)) + (x - bp)
+                err += _U2 * abs(comp)
+                total = s
             g += 1
             bottom = not bottom
     for t in range(lo, hi):

@@ -6,11 +6,13 @@
 
 pyspark is an optional dependency (`pip install 'duckdb-sdc[spark]'`), imported only when these
 functions are used. Modules: `engine` (the release), `stratum` (one whole stratum through the numpy
-layer, shared with the DuckDB release), `positional` (a huge stratum bucket by bucket, no Spark in
-it), `planner` (the driver's passes that place the buckets), `intervals` and `summary` (equal-width
-and equal-frequency discretisation of a huge stratum in Spark SQL; `summary` needs no Spark), `kernel` (what the executors run), `cipher` (the secret row order of an integer key, no Spark in it),
-`evaluate` (the measures and k-anonymity of a release in Spark SQL), `files` (the atomic folder
-swap), `session` (a local session). See docs/spark.md.
+layer, shared with the DuckDB release), `planner` (the driver's passes that place the buckets of a
+huge stratum), `intervals` (equal-width and equal-frequency discretisation of a huge stratum in Spark
+SQL), `kernel` (what the executors run), `report` (`evaluate`: the measures and k-anonymity of a release in
+Spark SQL), `gate` (the policy gate), `preflight` (what is checked before Spark starts), `files` (the
+atomic folder swap, leftovers of killed runs), `session` (a local session). The engine-free numpy parts
+(buckets of a huge stratum, summaries, sets of attraction, the row-order cipher) are in
+`duckdb_sdc.kernels`. See docs/spark.md.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def __getattr__(name):
 
         return getattr(engine, name)
     if name == "evaluate":
-        from .evaluate import evaluate
+        from .report import evaluate
 
         return evaluate
     raise AttributeError(name)

@@ -49,10 +49,12 @@ import logging
 import math
 import re
 import secrets
+import sys
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -68,17 +70,21 @@ from .._validate import SdcError, is_auto
 from ..methods.freedman_diaconis import group_size_sorted, intervals_sorted
 from ..release import safeguards
 from ..release.manifest import MANIFEST_COLUMNS
+from ..release.manifest import release_notes
 from ..release.manifest import rows as manifest_rows
 from ..release.methods import BOXES, COLUMN
 from ..release.plan import ROW_KEY, VALUE, key_step, released_columns, resolve
+from ..release.plan import LINKAGE_TABLE
 from ..release.policy import PolicyBreach, judge
-from ..release.run import _refuse_unopted_seeds
+from ..release.run import Snapshot
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
-from . import intervals, summary
-from .files import FileSystem, normalise, sibling
+from ..kernels import summary
+from . import intervals
+from . import preflight
+from .files import FileSystem, put_in_place, remove_residues, sibling
 from .session import check_spark_version, jit_sized_codegen
-from .attraction import smallest_set
-from .cipher import round_keys
+from ..kernels.attraction import smallest_set
+from ..kernels.cipher import round_keys
 from .kernel import CONFLICT, WHOLE, BucketTask, Part, Reports, StageKernel
 from .ordering import B, HASH, S, V, qcol
 from .planner import POSITIONAL, Options, check_finite, plan_rule
@@ -91,7 +97,6 @@ LABELLED_BUCKETS = 1024
 KEY_CHECK = "__sdc_key_check"  # what the key check compares: the previous key of a hash, or a cipher text's count
 RESULT = "__sdc_masked"  # a stage's masked columns, as the struct its kernel returns
 KEY_FAILURE = "__sdc_key_not_unique"
-TABLE_FOLDER_FORBIDDEN = re.compile(r"[/\\]|^[._]")
 
 
 @dataclass
@@ -103,40 +108,12 @@ class SparkReleaseResult:
     masked: list[str]
     seconds: float
     not_private: list[str]  # columns released with reproducible noise (the spec opted in)
+    linkage: str | None = None  # the private linkage folder, when the spec asks for one
+    notes: list[str] = field(default_factory=list)  # what the command line prints (the manifest's notes)
 
 
 # ---------------------------------------------------------------------------------------------
 # the spec, the source
-
-
-def check_spec(spec: Spec) -> None:
-    """Refuse what a Spark release cannot honour, naming the spec key."""
-    if "storage_version" in (spec.text.get("output") or {}):
-        raise SpecError(f"{spec.name}: output.storage_version: a Spark release writes Parquet files, which have "
-                        "no DuckDB storage version; remove the key (any DuckDB version reads the Parquet files)")
-    if spec.output.view_without_key is not None:
-        raise SpecError(f"{spec.name}: output.view_without_key: a Spark release writes Parquet files, which hold "
-                        "no views; remove the key and release the key column with \"drop\" if readers must not "
-                        "see it")
-    if spec.output.linkage is not None:
-        raise SpecError(f"{spec.name}: output.linkage: a Spark release does not write the private linkage file "
-                        "(a DuckDB database); remove the key, or run the release with DuckDB")
-    if spec.source.weight is not None:
-        raise SpecError(f"{spec.name}: source.weight: a Spark release does not mask with sampling weights; "
-                        "remove the key, or run the release with DuckDB")
-    if spec.small_strata != "refuse":
-        raise SpecError(f"{spec.name}: masking.small_strata: a Spark release does not pool small strata (it refuses "
-                        "a stratum too small for its method, naming it); remove the key, or run the release with DuckDB")
-    for rule in spec.masked():
-        if rule.cells is not None:
-            raise SpecError(f"{spec.name}: {rule.where}.cells: a Spark release does not protect cells (suppression "
-                            "or merging of sensitive cells); remove the setting, or run the release with DuckDB")
-        if rule.centroids_table is not None:
-            raise SpecError(f"{spec.name}: {rule.where}.centroids_table: a Spark release does not write DP-UM's "
-                            "unlinked centroids table; remove the setting, or run the release with DuckDB")
-    if TABLE_FOLDER_FORBIDDEN.search(spec.output.table):
-        raise SpecError(f"{spec.name}: output.table: {spec.output.table!r} names the table's folder in a Spark "
-                        "release: it cannot contain a slash or start with '.' or '_'")
 
 
 _SPARK_TO_DUCKDB = {
@@ -157,57 +134,106 @@ def duckdb_type(dtype: T.DataType) -> str:
     return dtype.simpleString().upper()
 
 
-def _local_files(spec: Spec) -> bool:
-    return spec.source.database is None and not any("://" in f for f in spec.source.files)
+def needed_columns(spec: Spec, names: list[str]) -> list[str]:
+    """The source columns a release reads, in the source's order: every column when the spec has no key
+    (the surrogate key orders records by all of them), else the released ones, the key, the strata
+    (kept or not) and the masked ones; a dropped column that nothing needs is never read."""
+    if spec.source.key is None:
+        return list(names)
+    wanted = {c for c, r in spec.rules.items() if r.action != "drop"} | {spec.source.key}
+    for rule in spec.masked():
+        wanted |= set(rule.columns) | set(spec.strata_of(rule))
+    return [n for n in names if n in wanted]
 
 
-def read_source(spark: SparkSession, spec: Spec, source, staging: str | None):
+CHUNK_ROWS = 1_000_000  # records of a DuckDB source per Arrow batch sent to Spark
+_ARROW_SAFE = {"UUID": "VARCHAR", "JSON": "VARCHAR"}  # types Spark reads only as text
+
+
+def _duckdb_table(spark: SparkSession, spec: Spec) -> tuple[DataFrame, list[tuple[str, str]]]:
+    """The spec's DuckDB table as a DataFrame that no file holds: the columns the release reads, sent
+    from DuckDB to Spark in Arrow batches over PySpark's local socket (`_to_jvm_in_memory`) and kept
+    by Spark (driver memory for its lineage: an executor lost later recomputes its part from there;
+    the executors' block stores, encrypted with spark.io.encryption, for the passes). No copy of the
+    source is written anywhere, so nothing of it is left behind when the release ends, however it
+    ends, and executors on other machines read it without a shared disk. Costs the driver the memory
+    of those columns in Arrow (8 bytes a number, the text's bytes)."""
+    import duckdb
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    con = duckdb.connect()
+    try:
+        con.execute("ATTACH ? AS src (READ_ONLY)", [str(spec.source.database)])
+        q = '"' + spec.source.schema.replace('"', '""') + '"."' + spec.source.table.replace('"', '""') + '"'
+        described = [(r[0], r[1]) for r in con.execute(f"DESCRIBE src.{q}").fetchall()]
+        names = needed_columns(spec, [n for n, _ in described])
+        types = dict(described)
+
+        def select(n):
+            quoted = '"' + n.replace('"', '""') + '"'
+            kind = types[n].split("(")[0].upper()
+            if kind in _ARROW_SAFE or kind.startswith("ENUM"):
+                return f"CAST({quoted} AS VARCHAR) AS {quoted}"
+            return quoted
+
+        reader = con.sql(f"SELECT {', '.join(map(select, names))} FROM src.{q}").to_arrow_reader(CHUNK_ROWS)
+        batches = list(reader)
+        table = pa.Table.from_batches(batches, reader.schema)
+        del batches
+    except duckdb.Error as e:
+        raise SpecError(f"{spec.name}: source: {e}") from None
+    finally:
+        con.close()
+    schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)  # TIMESTAMP stays without a zone
+    with _to_jvm_in_memory(spark):
+        df = spark.createDataFrame(table, schema)
+    del table
+    return df.persist(StorageLevel.DISK_ONLY), described
+
+
+@contextmanager
+def _to_jvm_in_memory(spark):
+    """PySpark sends local data to the JVM through a temporary file in the driver's local folder unless
+    spark.io.encryption.enabled is on, when it uses an authenticated local socket instead
+    (`SparkContext._serialize_to_jvm`). A release never puts raw records in a file, so it takes the
+    socket either way while the block runs."""
+    sc = spark.sparkContext
+    before = sc._encryption_enabled
+    sc._encryption_enabled = True
+    try:
+        yield
+    finally:
+        sc._encryption_enabled = before
+
+
+def read_source(spark: SparkSession, spec: Spec, source, files: tuple[str, ...] | None = None):
     """(DataFrame, [(column, DuckDB type)]) of the source: a DataFrame or a Spark table name given by
-    the caller, or the spec's Parquet/CSV files, or its DuckDB table (copied to Parquet in `staging`
-    first: local mode or a shared disk only)."""
+    the caller, or the spec's Parquet/CSV files (`files`: where Spark reads them, see
+    `preflight.locations`), or its DuckDB table (`_duckdb_table`; a persisted DataFrame the caller
+    unpersists)."""
     if isinstance(source, DataFrame):
         df = source
     elif isinstance(source, str):
         df = spark.table(source)
     elif spec.source.database is not None:
-        import duckdb
-
-        from ..release.run import check_source
-
-        check_source(spec)
-        path = f"{staging}/source.parquet"
-        con = duckdb.connect()
-        try:
-            con.execute("ATTACH ? AS src (READ_ONLY)", [str(spec.source.database)])
-            q = '"' + spec.source.schema.replace('"', '""') + '"."' + spec.source.table.replace('"', '""') + '"'
-            described = con.execute(f"DESCRIBE src.{q}").fetchall()
-            Path(staging).mkdir(parents=True, exist_ok=True)
-            con.execute(f"COPY (SELECT * FROM src.{q}) TO ? (FORMAT parquet)".replace("?", "'" + path.replace("'", "''") + "'"))
-        except duckdb.Error as e:
-            raise SpecError(f"{spec.name}: source: {e}") from None
-        finally:
-            con.close()
-        return spark.read.parquet(path), [(r[0], r[1]) for r in described]
+        return _duckdb_table(spark, spec)
     else:
-        from ..release.run import check_source
-
-        if _local_files(spec):
-            check_source(spec)
-        files = list(spec.source.files)
+        files = list(files if files is not None else preflight.locations(spec).files)
         df = (spark.read.parquet(*files) if spec.source.format == "parquet"
               else spark.read.csv(files, header=True, inferSchema=True))
-        if _local_files(spec) and spec.source.format == "parquet":
-            return df, _describe_parquet(spec, df)
+        if spec.source.format == "parquet" and not any(preflight.is_uri(f) for f in files):
+            return df, _describe_parquet(files, df)
     return df, [(f.name, duckdb_type(f.dataType)) for f in df.schema.fields]
 
 
-def _describe_parquet(spec, df) -> list[tuple[str, str]]:
+def _describe_parquet(files, df) -> list[tuple[str, str]]:
     """The DuckDB types of local Parquet files (what the DuckDB release's manifest says)."""
     import duckdb
 
     con = duckdb.connect()
     try:
-        rows = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [list(spec.source.files)]).fetchall()
+        rows = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [list(files)]).fetchall()
     finally:
         con.close()
     types = {r[0]: r[1] for r in rows}
@@ -717,7 +743,10 @@ def order_cipher(src: DataFrame, spec: Spec, stages: list) -> tuple | None:
     return None
 
 
-def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
+LINK_KEY = "__sdc_link_key"  # a record's key (the spec's or the surrogate) beside the released columns
+
+
+def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int, linked: bool = False) -> DataFrame:
     """The release's columns in order (ROW_KEY dropped), rows in a secret order unrelated to the
     source's and the key's (as `plan.released_step`), drawn per release from 128 random bits that are
     never written, and through a cryptographic function, not only a mixing one that a few known
@@ -731,13 +760,16 @@ def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
 
     A declared key is checked unique and non-NULL on the way (duplicates get the same HASH, so they
     meet in one partition, next to each other). A key the release carries is shuffled once: as its
-    released column, not also as ROW_KEY; a dropped one goes along only on the md5 path."""
+    released column, not also as ROW_KEY; a dropped one goes along only on the md5 path, or when
+    `linked` (the private linkage file needs every record's key): then it comes out as LINK_KEY."""
     spark = df.sparkSession
     # about 2M rows a file, in a multiple of the cores (5 partitions on 2 cores run in 3 waves)
     cores = max(1, spark.sparkContext.defaultParallelism)
     partitions = cores * max(1, math.ceil(rows / 2_000_000 / cores))
     if HASH in df.columns:  # the cipher's order
-        df = df.drop(ROW_KEY)  # HASH is NULL exactly where the key is: a dropped key need not go along
+        key = F.col(ROW_KEY)
+        if not linked:
+            df = df.drop(ROW_KEY)  # HASH is NULL exactly where the key is: a dropped key need not go along
         order = [F.col(HASH)]
         # the records of one HASH are those of one key; a window without an order, which needs the
         # records sorted by HASH alone, as they are (an order on HASH too would make Spark sort on
@@ -765,7 +797,41 @@ def shuffled(df: DataFrame, spec: Spec, source_columns, rows: int) -> DataFrame:
     df = df.repartition(partitions, HASH).sortWithinPartitions(*order)
     if spec.source.key is not None:
         df = df.withColumn(KEY_CHECK, check).where(F.assert_true(ok, F.lit(KEY_FAILURE)).isNull())
-    return df.select(*(qcol(c.name) for c in released_columns(spec, source_columns)))
+    return df.select(*(qcol(c.name) for c in released_columns(spec, source_columns)),
+                     *([key.alias(LINK_KEY)] if linked else []))
+
+
+POSITION = "__sdc_position"
+
+
+def write_linked(ordered: DataFrame, spec: Spec, source_columns, table: str, linkage: str, release_id: str) -> None:
+    """The release table and the private linkage file from one ordering of the records (`shuffled` with
+    `linked`), persisted so that both see the same rows in the same partitions: the table's files are
+    one per partition, in the partitions' order by their names (part-00000, part-00001, ...), so a
+    row's position is the rows of the partitions before it plus its place in its own; the linkage
+    file (`linkage`/release_linkage, Parquet: release_id, release_table, key_column, position, key,
+    the DuckDB release's columns) maps every position, 1-based, to the record's key. Positions count
+    the rows as DuckDB's read_parquet reads the folder (its files in name order, each in order)."""
+    ordered = ordered.withColumn(POSITION, F.monotonically_increasing_id()).persist(StorageLevel.DISK_ONLY)
+    try:
+        ordered.select(*(qcol(c.name) for c in released_columns(spec, source_columns))).write.parquet(table)
+        part = F.shiftright(F.col(POSITION), 33)
+        counts = sorted((r[0], r[1]) for r in ordered.groupBy(part.alias("p")).count().collect())
+        pairs, total = [], 0
+        for p, n in counts:
+            pairs += [F.lit(p), F.lit(total)]
+            total += n
+        base = F.create_map(*pairs)[part] if pairs else F.lit(0)
+        local = F.col(POSITION).bitwiseAND(F.lit((1 << 33) - 1))
+        (ordered.select(F.lit(release_id).alias("release_id"), F.lit(spec.output.table).alias("release_table"),
+                        F.lit(spec.source.key).cast("string").alias("key_column"),
+                        (base + local + F.lit(1)).cast("long").alias("position"), F.col(LINK_KEY).alias("key"))
+         .write.parquet(f"{linkage}/{LINKAGE_TABLE}"))
+    finally:
+        try:
+            ordered.unpersist()
+        except Exception:  # noqa: BLE001 - after an interrupt the JVM may be gone
+            pass
 
 
 def with_surrogate_key(df: DataFrame, source_columns) -> DataFrame:
@@ -928,6 +994,19 @@ def _job_error(spec: Spec, src: DataFrame, error: Exception) -> SpecError:
     return SpecError(f"{spec.name}: the Spark job failed: {_first_line(error)}")
 
 
+IO_ENCRYPTION = "spark.io.encryption.enabled"
+
+
+def io_encryption_warning(spark) -> str | None:
+    """The warning for a session whose shuffle and spill files are not encrypted, or None."""
+    if spark.sparkContext.getConf().get(IO_ENCRYPTION, "false").lower() == "true":
+        return None
+    return ("duckdb_sdc.spark: warning: this session runs without spark.io.encryption.enabled, so while the "
+            "release runs the executors' shuffle, spill and cached blocks on their local disks hold raw source "
+            "values in the clear (and keep them if an executor dies); start the session with "
+            "spark.io.encryption.enabled=true (local_session does)")
+
+
 def release(spec: Spec, spark: SparkSession, *, source=None, target=None, options: Options | None = None,
             check=None) -> SparkReleaseResult:
     """Write the release declared by `spec` with Spark; raise SpecError, PolicyBreach when the
@@ -937,29 +1016,126 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
     source: a DataFrame or a Spark table name to release instead of the spec's [source] (the spec's
     key and rules still apply). target: the release folder (default: output.database). check: an
     optional callable check(spark, released DataFrame, original DataFrame) run on the written table
-    before it is put in place; it raises to refuse the release."""
-    with jit_sized_codegen(spark):
-        return _release(spec, spark, source=source, target=target, options=options, check=check)
+    before it is put in place; it raises to refuse the release.
+
+    Everything that needs no Spark is checked first, all at once (`preflight.check`); its notes (keys
+    that mean nothing for Parquet) and a warning for a session without spark.io.encryption.enabled
+    are printed to stderr. The release's jobs run in a job group of their own, cancelled on any
+    failure or interrupt before the temporary folder is deleted."""
+    pre = preflight.check(spec, spark.sparkContext.master, source_given=source is not None, target=target)
+    check_spark_version(spark.version)
+    for line in pre.notes:
+        print(f"duckdb_sdc.spark: note: {line}", file=sys.stderr)
+    warning = io_encryption_warning(spark)
+    if warning is not None:
+        print(warning, file=sys.stderr)
+    sc = spark.sparkContext
+    group = f"duckdb-sdc-{uuid.uuid4()}"
+    before = {k: sc.getLocalProperty(k) for k in _GROUP_PROPERTIES}  # a job group of the caller's, if any
+    sc.setJobGroup(group, f"duckdb-sdc release of {spec.name}", interruptOnCancel=True)
+    try:
+        with jit_sized_codegen(spark):
+            return _release(spec, spark, source=source, where=pre.locations, options=options, check=check,
+                            group=group)
+    finally:
+        try:
+            for k, v in before.items():
+                sc.setLocalProperty(k, v)
+        except Exception:  # noqa: BLE001 - after an interrupt the JVM may be gone
+            pass
 
 
-def _release(spec: Spec, spark: SparkSession, *, source, target, options: Options | None, check) -> SparkReleaseResult:
+_GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+
+
+def _elsewhere(work) -> None:
+    """Run the cleanup of a failed or interrupted release in a thread of its own, best effort. An
+    interrupt (SIGINT raised as KeyboardInterrupt) can arrive while this thread waits for the JVM's
+    answer to a call; its connection to the JVM then still has that answer to come, so a call made
+    on it would read the wrong one. A new thread gets a connection of its own (PySpark's pinned
+    threads)."""
+    import threading
+
+    def run():
+        try:
+            work()
+        except Exception:  # noqa: BLE001 - the JVM may be gone
+            LOG.warning("cleaning up after a failed release did not finish", exc_info=True)
+
+    thread = threading.Thread(target=run, name="duckdb-sdc-cleanup", daemon=True)
+    thread.start()
+    thread.join()
+
+
+def linkage_problem(fs: FileSystem, path: str) -> str | None:
+    """Why the folder at `path` is not a previous Spark linkage folder (None if it is one)."""
+    if not fs.is_dir(path):
+        return "it is a file, and a Spark release writes its linkage as a folder (and never replaces a file)"
+    names = fs.names(path)
+    if names != {LINKAGE_TABLE}:
+        return f"it is not a Spark linkage folder (one folder {LINKAGE_TABLE}/ and nothing else)"
+    return None
+
+
+def _stop_jobs(sc, group: str, wait: float = 30.0) -> None:
+    """Cancel the release's jobs (an interrupt of the driver leaves them running otherwise) and wait,
+    up to `wait` seconds, until none of them runs and the executors run no task, so that no task
+    writes into the temporary folder after it is deleted. Best effort: the JVM may be gone."""
+    try:
+        sc.cancelJobGroup(group)
+        tracker = sc.statusTracker()
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            running = [j for j in tracker.getJobIdsForGroup(group)
+                       if (info := tracker.getJobInfo(j)) is not None and info.status == "RUNNING"]
+            tasks = sum(e.numRunningTasks() for e in sc._jsc.sc().statusTracker().getExecutorInfos())
+            if not running and not tasks:
+                return
+            time.sleep(0.2)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locations, options: Options | None,
+             check, group: str) -> SparkReleaseResult:
     from .gate import policy_gate
 
     start = time.perf_counter()
     options = options or Options()
-    check_spark_version(spark.version)
-    check_spec(spec)
-    _refuse_unopted_seeds(spec)
-    target = normalise(target if target is not None else spec.output.database)
+    target = where.output
     fs = FileSystem(spark, target)
-    if fs.exists(target) and not fs.is_dir(target):
-        raise SpecError(f"{spec.name}: output.database {target!r} is a file; a Spark release writes a folder")
+    if fs.exists(target):
+        if not fs.is_dir(target):
+            raise SpecError(f"{spec.name}: output.database: {target!r} is a file; a Spark release writes a folder "
+                            "(and never replaces a file)")
+        problem = preflight.previous_release_problem(fs.names(target), spec.output.table)
+        if problem is not None:
+            raise SpecError(f"{spec.name}: output.database: {target!r} cannot be replaced: {problem}")
     parent = target.rstrip("/").rpartition("/")[0]
-    fs.mkdirs(parent)
+    fs.mkdirs(parent or "/")
+    for other in remove_residues(fs, target):
+        LOG.warning("%s: %s may be left by a release on another host (not removed)", spec.name, other)
     tmp = sibling(target, "tmp")
+    link_fs = link_tmp = None
+    if where.linkage is not None:
+        link_fs = FileSystem(spark, where.linkage)
+        if link_fs.exists(where.linkage):
+            problem = linkage_problem(link_fs, where.linkage)
+            if problem is not None:
+                raise SpecError(f"{spec.name}: output.linkage: {where.linkage!r} cannot be replaced: {problem}")
+        link_fs.mkdirs(where.linkage.rstrip("/").rpartition("/")[0] or "/")
+        remove_residues(link_fs, where.linkage)
+        link_tmp = sibling(where.linkage, "tmp")
+    release_id = str(uuid.uuid4())
     cached: list[DataFrame] = []
+    # the source's local files as the release starts: checked unchanged before the rename (a Spark
+    # read lists its files once, but re-reads them in every pass over the source)
+    local = source is None and (spec.source.database is not None or not any(map(preflight.is_uri, where.files)))
+    snapshot = Snapshot.take(spec) if local else None
     try:
-        src, source_columns = read_source(spark, spec, source, staging=f"{tmp}-staging" if source is None else None)
+        src, source_columns = read_source(spark, spec, source, where.files)
+        if spec.source.database is not None and source is None:
+            cached.append(src)
         resolve(spec, source_columns)
         _refuse_collations(spec, src)
         if spec.source.key is None:
@@ -998,7 +1174,11 @@ def _release(spec: Spec, spark: SparkSession, *, source, target, options: Option
                 if not all(o.passed for o in outcomes):
                     raise PolicyBreach(spec.name, outcomes)
                 LOG.info("policy gate: %.1f s", time.perf_counter() - start)
-            shuffled(released, spec, source_columns, rows).write.parquet(f"{tmp}/{spec.output.table}")
+            if where.linkage is None:
+                shuffled(released, spec, source_columns, rows).write.parquet(f"{tmp}/{spec.output.table}")
+            else:
+                write_linked(shuffled(released, spec, source_columns, rows, linked=True), spec, source_columns,
+                             f"{tmp}/{spec.output.table}", link_tmp, release_id)
             if reports is not None:  # measured by the kernel while it masked; a refusal deletes tmp
                 measured_sets(spark, reports.value, spec, rules, strata, stages, facts)
         except (SpecError, PolicyBreach):
@@ -1007,44 +1187,48 @@ def _release(spec: Spec, spark: SparkSession, *, source, target, options: Option
             raise _job_error(spec, src, e) from (None if executor_message(e) else e)
         LOG.info("table written: %.1f s", time.perf_counter() - start)
         created = datetime.now(timezone.utc)
-        manifest = manifest_rows(spec, source_columns, facts, release_id=str(uuid.uuid4()),
+        manifest = manifest_rows(spec, source_columns, facts, release_id=release_id,
                                  package_version=__version__, duckdb_version=f"spark {spark.version}",
                                  created_at=created)
         manifest_frame(spark, manifest).coalesce(1).write.parquet(f"{tmp}/{MANIFEST_TABLE}")
         if check is not None:
             check(spark, spark.read.parquet(f"{tmp}/{spec.output.table}"), src)
-        _put_in_place(fs, tmp, target, spec)
-    except BaseException:
-        for leftover in (tmp, f"{tmp}-staging"):
+        if snapshot is not None:
+            snapshot.check(spec)
+        try:
+            put_in_place(fs, tmp, target)
+        except OSError as e:
+            raise SpecError(f"{spec.name}: output.database: {e}") from None
+        if link_tmp is not None:  # after the release: a linkage never names a release that is not there
             try:
-                fs.delete(leftover)
-            except Exception:  # noqa: BLE001 - best effort: nothing at the target was touched
-                pass
+                put_in_place(link_fs, link_tmp, where.linkage)
+            except OSError as e:
+                raise SpecError(f"{spec.name}: output.linkage: {e} (the release is in place; release it again to "
+                                "write its linkage)") from None
+    except BaseException:
+        def clean():
+            _stop_jobs(spark.sparkContext, group)
+            for system, folder in ((fs, tmp), (link_fs, link_tmp)):
+                if folder is None:
+                    continue
+                system.delete(folder)
+                if system.exists(folder):  # a task that was still finishing wrote into it
+                    time.sleep(1.0)
+                    system.delete(folder)
+            for frame in cached:
+                frame.unpersist()
+
+        _elsewhere(clean)
         raise
-    finally:
-        for frame in cached:
-            frame.unpersist()
-    fs.delete(f"{tmp}-staging")
-    return SparkReleaseResult(path=target, table=spec.output.table, rows=rows,
+    for frame in cached:
+        frame.unpersist()
+    return SparkReleaseResult(path=target, table=spec.output.table, rows=rows, linkage=where.linkage,
                               columns=len(released_columns(spec, source_columns)),
                               masked=[c for r in spec.masked() for c in r.columns],
                               seconds=time.perf_counter() - start,
-                              not_private=[c for r in spec.masked() if r.seeded for c in r.columns])
+                              not_private=[c for r in spec.masked() if r.seeded for c in r.columns],
+                              notes=release_notes(spec, facts))
 
 
-def _put_in_place(fs: FileSystem, tmp: str, target: str, spec: Spec) -> None:
-    old = None
-    if fs.exists(target):
-        old = sibling(target, "old")
-        if not fs.rename(target, old):
-            raise SpecError(f"{spec.name}: output.database: cannot move the previous release {target!r} aside")
-    if not fs.rename(tmp, target):
-        if old is not None:
-            fs.rename(old, target)
-        raise SpecError(f"{spec.name}: output.database: cannot write {target!r}")
-    if old is not None:
-        fs.delete(old)
-
-
-__all__ = ["Options", "SparkReleaseResult", "check_spec", "duckdb_type", "manifest_frame", "read_source", "release"]
+__all__ = ["IO_ENCRYPTION", "Options", "SparkReleaseResult", "duckdb_type", "manifest_frame", "read_source", "release"]
 

@@ -1,51 +1,72 @@
-"""The release policy gate on Spark: the measures `release.report.policy_measures` takes for the
-DuckDB release's gate, measured on the would-be Spark release, so that `policy.judge` decides both
+"""The release policy gate on Spark: the rows of the report's own sections (`release.report.
+policy_measures` runs `_GATE_SECTIONS`), measured on the would-be Spark release and read by
+`report.measured` as the DuckDB release's gate reads them, so that `policy.judge` decides both
 releases alike (a breach raises `policy.PolicyBreach`, nothing is written, the CLI exits 3).
 
-* k_anonymity, unique_share: `policy.classes_query` (standard SQL that sqlglot builds) written as
-  Spark SQL over the would-be release, NULL counting as a value;
-* record_linkage, interval_disclosure: `policy.linkage_measures` (the numpy measures) on the original
-  and released values of the risk columns, joined on the row key and gathered on the driver, as the
-  DuckDB release gathers them in its process: the gate of a release with these limits needs the
-  driver memory of those columns (16 bytes per record and column, both sides);
+The columns are the spec's (`Spec.quasi_identifiers`, `Spec.risk_columns`): every released column of
+any type (text, dates, categories, strata; masked or kept) unless the spec exempts it.
+
+* k-anonymity: the section's overall rows over the quasi-identifiers counted together (each one's
+  values or bounds, and the box id of each box rule among them: `spark.report.together`, as
+  `report._together`), the classes grouped by Spark over the would-be release, NULL counting as a
+  value (`spark.report.overall_classes`, as `report._classes`);
+* disclosure risk (record_linkage, interval_disclosure): `measures.evaluate`, the function the
+  report's measures section calls, on the original and released values of the risk columns joined on
+  the row key, in the key's order, gathered on the driver as the DuckDB release gathers them in its
+  process (16 bytes per record and column, both sides); dates and timestamps as seconds since 1970,
+  as `report.create_views` gives them (DuckDB's epoch);
 * sensitive_share: `policy.sensitive_counts` on each masked attribute's original values and cell ids
   (records of a stratum sharing the attribute rule's released values, or a box), gathered likewise.
-
-The quasi-identifiers and risk columns are chosen by `report.evaluation`'s rules (the spec's
-[evaluation] quasi_identifiers, else every released numeric, masked or strata column).
 """
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from sqlglot import exp
+from pyspark.sql import types as T
 
+from ..measures.evaluate import evaluate as evaluate_measures
 from ..release import policy as pol
 from ..release.plan import ROW_KEY
-from ..release.spec import Spec, bound_columns, is_numeric
+from ..release.policy import K_ANONYMITY, RISK, SENSITIVE
+from ..release.report import _NO_RISK_COLUMN, Row, _frame, measured, section_of
+from ..release.spec import Spec
 from .ordering import qcol
 
-_VIEWS = itertools.count()
+
+def as_number(df: DataFrame, name: str) -> Column:
+    """Column `name` of `df` as a DOUBLE, as the report's views give it to the measures: a date or a
+    timestamp as its seconds since 1970 (DuckDB's epoch: a date at midnight UTC, a timestamp with
+    its fraction of a second), anything else cast."""
+    dtype = df.schema[name].dataType
+    col = qcol(name)
+    if isinstance(dtype, T.DateType):
+        return F.unix_date(col).cast("double") * F.lit(86400.0)
+    if isinstance(dtype, T.TimestampType):
+        return F.unix_micros(col).cast("double") / F.lit(1e6)
+    if isinstance(dtype, T.TimestampNTZType):  # a wall-clock time: its seconds as if in UTC, as DuckDB's
+        micros = F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', "
+                        f"`{name.replace('`', '``')}`)")
+        return micros.cast("double") / F.lit(1e6)
+    return col.cast("double")
 
 
-def _released(spec: Spec, name: str) -> tuple[str, ...]:
-    return bound_columns(name) if spec.rules[name].boxed else (name,)
-
-
-def _joined(released: DataFrame, original: DataFrame, columns_o: list[str], columns_m: list[str]) -> pd.DataFrame:
+def _joined(released: DataFrame, original: DataFrame, columns_o: list[str], columns_m: list[str],
+            numbers: bool = False) -> pd.DataFrame:
     """Original columns (as o0, o1, ...) and released columns (m0, m1, ...) of the records, matched on
-    the row key, gathered on the driver."""
-    o = original.select(F.col(ROW_KEY).alias("__sdc_ko"),
-                        *(qcol(c).alias(f"o{j}") for j, c in enumerate(columns_o)))
-    m = released.select(F.col(ROW_KEY).alias("__sdc_km"),
-                        *(qcol(c).alias(f"m{j}") for j, c in enumerate(columns_m)))
-    joined = o.join(m, F.col("__sdc_ko") == F.col("__sdc_km"), "inner").drop("__sdc_ko", "__sdc_km")
-    return joined.toPandas()
+    the row key, gathered on the driver; with `numbers`, every column as a DOUBLE (`as_number`), in the
+    key's order (as `report.collect` gives them to the measures)."""
+    pick = (lambda df, c: as_number(df, c)) if numbers else (lambda df, c: qcol(c))
+    o = original.select(F.col(ROW_KEY).alias("__sdc_ko"), *(pick(original, c).alias(f"o{j}")
+                                                            for j, c in enumerate(columns_o)))
+    m = released.select(F.col(ROW_KEY).alias("__sdc_km"), *(pick(released, c).alias(f"m{j}")
+                                                            for j, c in enumerate(columns_m)))
+    joined = o.join(m, F.col("__sdc_ko") == F.col("__sdc_km"), "inner")
+    if numbers:  # the measures' input in the order report.collect gives them
+        joined = joined.orderBy("__sdc_ko")
+    return joined.drop("__sdc_ko", "__sdc_km").toPandas()
 
 
 def _doubles(frame: pd.DataFrame, prefix: str, p: int) -> np.ndarray:
@@ -55,44 +76,53 @@ def _doubles(frame: pd.DataFrame, prefix: str, p: int) -> np.ndarray:
                             for j in range(p)])
 
 
+def _k_anonymity(spark, spec: Spec, released: DataFrame, original: DataFrame, types, only) -> list[Row]:
+    from .report import overall_classes, together
+
+    q = spec.quasi_identifiers()
+    if not q:
+        return [Row(K_ANONYMITY, m, None, None, "no quasi-identifier is released")
+                for m in ("k_anonymity", "classes", "unique_share")]
+    return overall_classes(released, list(together(spec, q)))
+
+
+def _risk(spark, spec: Spec, released: DataFrame, original: DataFrame, types, only) -> list[Row]:
+    """`report.measures_section` restricted to the disclosure-risk measures `only`: measures.evaluate
+    on the risk columns (no row when there is none: the gate then says why, as the DuckDB gate does)."""
+    risk = list(spec.risk_columns(types))
+    risky = {m for m in only if section_of(m) == RISK}
+    if not risk or not risky:
+        return []
+    both = _joined(released, original, risk, risk, numbers=True)
+    x, xm = _doubles(both, "o", len(risk)), _doubles(both, "m", len(risk))
+    if x.shape[0] == 0:
+        return []
+    return [Row(RISK, r.measure, r.column, r.value, r.note)
+            for r in evaluate_measures(x, xm, risk, measures=risky)]
+
+
+def _sensitivity(spark, spec: Spec, released: DataFrame, original: DataFrame, types, only) -> list[Row]:
+    value, note = _sensitive_share(spec, released, original)
+    return [Row(SENSITIVE, "sensitive_share", None, value, note)]
+
+
+_SECTIONS = {K_ANONYMITY: _k_anonymity, RISK: _risk, SENSITIVE: _sensitivity}
+
+
 def policy_gate(spark, spec: Spec, released: DataFrame, original: DataFrame,
                 source_columns: list[tuple[str, str]]) -> dict[str, tuple[float | None, str | None]]:
-    """{measure: (value, reason)} of the limits in spec.policy, on `released` (ROW_KEY and the released
-    columns: `engine.released_with_key`) and `original` (the source with ROW_KEY)."""
+    """{measure: (value, note)} of the limits in spec.policy, on `released` (ROW_KEY and the released
+    columns: `engine.released_with_key`) and `original` (the source with ROW_KEY): the overall rows of
+    the sections the limits name, read as `report.policy_measures` reads the DuckDB release's."""
     types = dict(source_columns)
-    needed = {limit.measure for limit, _ in spec.policy.limits()}
-    masked = tuple(c for r in spec.masked() if not r.boxed and r.in_table for c in r.columns)
-    qi = spec.quasi_identifiers(types)
-    numeric_qi = tuple(c for c in qi if c not in masked and not spec.rules[c].boxed and is_numeric(types.get(c, "")))
-    risk = masked + numeric_qi
-    out: dict[str, tuple[float | None, str | None]] = {}
-    if needed & {"k_anonymity", "unique_share"}:
-        every = [r for c in qi for r in _released(spec, c)]
-        if not every:
-            out.update({m: (None, "no quasi-identifier is released") for m in ("k_anonymity", "unique_share")})
-        else:
-            view = f"__sdc_gate_{next(_VIEWS)}"
-            released.createOrReplaceTempView(view)
-            try:
-                query = pol.classes_query(exp.Table(this=exp.to_identifier(view, quoted=True)), every)
-                row = tuple(spark.sql(query.sql(dialect="spark")).first())
-            finally:
-                spark.catalog.dropTempView(view)
-            out.update({m: (v, None if v is not None else "no released record") for m, v in pol.classes(row).items()})
-    if needed & {"record_linkage", "interval_disclosure"}:
-        if not risk:
-            out.update({m: (None, "no quasi-identifier is released as values")
-                        for m in ("record_linkage", "interval_disclosure")})
-        else:
-            both = _joined(released, original, list(risk), list(risk))
-            x, xm = _doubles(both, "o", len(risk)), _doubles(both, "m", len(risk))
-            for m, v in pol.linkage_measures(x, xm).items():
-                out[m] = (v, None if v is not None else "fewer than 2 records complete in the evaluated columns")
-    if "sensitive_share" in needed:
-        out["sensitive_share"] = _sensitive_share(spec, released, original)
-    return out
-
-
+    limits = [limit for limit, _ in spec.policy.limits()]
+    rows: list[Row] = []
+    for section in dict.fromkeys(limit.section for limit in limits):
+        only = frozenset(limit.measure for limit in limits if limit.section == section)
+        rows += _SECTIONS[section](spark, spec, released, original, types, only)
+    found = measured(_frame(rows)) if rows else {}
+    return {limit.measure: found.get(limit.measure, (None, _NO_RISK_COLUMN if limit.section == RISK else "not measured"))
+            for limit in limits}
 def _sensitive_share(spec: Spec, released: DataFrame, original: DataFrame) -> tuple[float | None, str | None]:
     """`report._sensitive_share`: max(dominance share, p% share) over the cells of every masked attribute
     (cells: the records of a stratum, by the original strata values, sharing the released values of the

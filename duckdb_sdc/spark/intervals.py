@@ -26,7 +26,7 @@ from .._numerics import exponent
 from ..params import INTERVALS, POINT
 from ..methods import discretisation as disc
 from .ordering import S, V, per_stratum, qcol, qsql, sql_literal, sql_tree
-from .summary import summary_points
+from ..kernels.summary import summary_points
 
 def lookup(lows: np.ndarray, points: np.ndarray):
     """points[number of lows <= V], as a CASE tree on V (SQL text, parsed once: see `ordering`)."""

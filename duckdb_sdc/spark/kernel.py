@@ -43,10 +43,10 @@ import pyarrow.compute as pc
 from pyspark.accumulators import AccumulatorParam
 
 from .._validate import SdcError
-from .attraction import piece_fact, whole_fact
-from .cipher import encrypt
+from ..kernels.attraction import piece_fact, whole_fact
+from ..kernels.cipher import encrypt
+from ..kernels.positional import Bucket, StratumPlan, bucket_order
 from .ordering import B, HASH, V
-from .positional import Bucket, StratumPlan, bucket_order
 from .stratum import Boxes, StratumCall, mask_stratum
 
 WHOLE, SPLIT = "whole", "split"

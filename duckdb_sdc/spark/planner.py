@@ -42,7 +42,7 @@ from ..methods import dp as np_dp
 from ..methods.freedman_diaconis import group_size_sorted
 from .kernel import SPLIT, BucketTask, key_order
 from .ordering import S, V, Order, qcol
-from .positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan, bucket_order
+from ..kernels.positional import Bucket, DpPlan, LaplacePlan, MdavPlan, RankingPlan, bucket_order
 from .stratum import stratum_seed
 
 INTERVAL = "__sdc_i"

@@ -52,8 +52,11 @@ def java_available() -> bool:
 def local_session(master: str = "local[2]", *, app_name: str = "duckdb-sdc", config: dict | None = None,
                   quiet: bool = False):
     """A SparkSession on `master` with the Python workers running this interpreter, the web UI and the
-    console progress bar off, and Arrow batches of 100,000 rows. quiet: Spark logs nothing (the
-    command line prints duckdb_sdc's one-line errors, not executors' stack traces)."""
+    console progress bar off, Arrow batches of 100,000 rows, and spark.io.encryption.enabled: Spark
+    encrypts what it writes to local disks while a release runs (shuffle files, spills, cached blocks,
+    all of which hold raw source values) with a key that lives only in the application's memory.
+    quiet: Spark logs nothing (the command line prints duckdb_sdc's one-line errors, not executors'
+    stack traces). `config` entries override these."""
     require_pyspark()
     if not java_available():
         raise SparkUnavailable(JAVA_HINT)
@@ -62,6 +65,7 @@ def local_session(master: str = "local[2]", *, app_name: str = "duckdb-sdc", con
     from pyspark.sql import SparkSession
 
     builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.io.encryption.enabled", "true")  # shuffle, spill and cached blocks on disk
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")

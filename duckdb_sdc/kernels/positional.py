@@ -29,11 +29,11 @@ therefore equal to the numpy method's value for value, not merely close.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
 from .._validate import reporting
+from ..methods import _exact
 from ..methods import dp as _dp
 from ..methods.noise import laplace_mechanism
 from ..methods.partition import group_stats_sorted
@@ -237,13 +237,6 @@ class LaplacePlan(StratumPlan):
 # univariate MDAV
 
 
-def _farther_bottom(vlo: Fraction, vhi: Fraction, count: int, total: Fraction) -> int:
-    """MDAV's comparison of the two ends, exactly: 1 bottom farther, -1 top farther, 0 equally far."""
-    dlo = abs(count * vlo - total)
-    dhi = abs(count * vhi - total)
-    return (dlo > dhi) - (dlo < dhi)
-
-
 @dataclass(frozen=True)
 class MdavPlan(StratumPlan):
     """Univariate MDAV (`microaggregation._mdav_sorted`) as a function of positions.
@@ -265,9 +258,9 @@ class MdavPlan(StratumPlan):
     is already its positional order: below the centre with ties in key order, above it with ties in
     reverse key order (`tie_split`: records of value > tie_split are sorted by key descending).
 
-    Decisions are exact comparisons (Fraction arithmetic on the centred values) where the numpy method
-    compares float running totals; they agree except where the two ends are equally far within
-    rounding (see docs/spark.md).
+    Decisions are exact: the sign of 2 T - c (a + b) on the centred values (T their sum, c their count,
+    a and b the two ends), computed by `methods._exact` as the numpy method computes it
+    (`microaggregation._mdav_sorted`), so both take the same decision on any data, ties included.
     """
     n: int
     k: int
@@ -396,17 +389,18 @@ class MdavPlan(StratumPlan):
 
     def _decide(self, lo: int, hi: int, bucket, vc, kc) -> bool:
         """MDAV's decision when the global positions [lo, hi) are left (all in this bucket): True when
-        the next group is taken from the bottom (`microaggregation._bottom_is_farther`)."""
+        the next group is taken from the bottom (`microaggregation._mdav_sorted`)."""
         off = bucket.offset
         # the scaled, centred values, as the numpy method has them
         seg = np.ldexp(vc[lo - off:hi - off], -self.e) - np.ldexp(self.centre, -self.e)
         vlo, vhi = float(seg[0]), float(seg[-1])
-        total = sum((Fraction(float(x)) for x in seg), Fraction(0))
-        c = _farther_bottom(Fraction(vlo), Fraction(vhi), hi - lo, total)
-        if c != 0:
-            return c > 0
         if vlo == vhi:
             return True  # all remaining values equal: both ends give the same groups
+        total = _exact.accumulator()
+        _exact.add_range(total, seg, 0, seg.shape[0], 1)
+        c = _exact.midpoint_side(total, hi - lo, vlo, vhi, _exact.accumulator())  # 1: bottom farther
+        if c != 0:
+            return c > 0
         # equally far: the end whose first remaining record comes first in key order. At the bottom
         # that is the record at lo (bottom groups took its run's first records in key order); at the
         # top, the top groups took the first (e - hi) records in key order of the run [s, e) of

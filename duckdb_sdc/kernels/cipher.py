@@ -38,7 +38,7 @@ def round_keys(secret: bytes) -> tuple[int, ...]:
     """The 27 round keys of the 128-bit key `secret` (16 bytes, read as four little-endian words
     k0, l0, l1, l2: the paper's key words from the right)."""
     if len(secret) != 16:
-        raise ValueError(f"duckdb_sdc.spark.cipher: the key has {len(secret)} bytes, not 16")
+        raise ValueError(f"duckdb_sdc.kernels.cipher: the key has {len(secret)} bytes, not 16")
     k0, l0, l1, l2 = (int.from_bytes(secret[4 * i:4 * i + 4], "little") for i in range(4))
     keys, ls = [k0], [l0, l1, l2]
     for i in range(ROUNDS - 1):

@@ -18,9 +18,9 @@ evaluate a sample with `duckdb-sdc evaluate` for it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
-import tempfile
 
 import pandas as pd
 import sqlglot
@@ -28,7 +28,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from ..release.report import K_ANONYMITY, RISK, Row, _frame, section_of
+from ..release.report import K_ANONYMITY, RISK, SCENARIO, Row, _frame, section_of
+from ..release.plan import ROW_KEY
+from ..release.spec import MANIFEST_TABLE as MANIFEST
 from ..release.spec import Spec, SpecError, bound_columns
 from ..sql import sql_files
 from .ordering import qcol
@@ -101,7 +103,7 @@ def _inline(expr: exp.Expression) -> exp.Expression:
         if not any(isinstance(n, exp.Anonymous) and n.name.lower() in names for n in expr.walk()):
             return expr
         expr = _expand_once(expr)
-    raise RuntimeError("duckdb_sdc.spark.evaluate: the measure macros do not expand")
+    raise RuntimeError("duckdb_sdc.spark.report: the measure macros do not expand")
 
 
 def measure_sql(name: str, x: str, xm: str) -> str:
@@ -115,8 +117,9 @@ def _ref(table: str, column: str) -> str:
     return f"{table}.`{column.replace('`', '``')}`"
 
 
-def _classes(df: DataFrame, total: int, by: list[str], present: list[str], col: str | None) -> list[Row]:
-    """report._classes on Spark: k-anonymity of the released records grouped by `by`."""
+def _classes(df: DataFrame, total: int | None, by: list[str], present: list[str], col: str | None) -> list[Row]:
+    """report._classes on Spark: k-anonymity of the released records grouped by `by`; `total`: the
+    number of records (needed only with `present`)."""
     rows = df
     for c in present:
         rows = rows.where(qcol(c).isNotNull())
@@ -127,48 +130,68 @@ def _classes(df: DataFrame, total: int, by: list[str], present: list[str], col: 
     counted = counted or 0
     note = ("NULL counts as a value (a record alone with a NULL is as identifiable as one alone with a value)"
             if not present and col is None else None)
-    if counted < total:
-        what = f"a NULL {col!r}" if col is not None else "a NULL quasi-identifier"
-        note = f"{total - counted} of {total} records with {what} left out"
+    if present and counted < total:
+        note = f"{total - counted} of {total} records with a NULL {col!r} left out"
     if counted == 0:
-        return [Row(K_ANONYMITY, m, col, None, note) for m in ("k_anonymity", "classes", "unique_share")]
+        return [Row(K_ANONYMITY, m, col, None, note or "no released record")
+                for m in ("k_anonymity", "classes", "unique_share")]
     return [Row(K_ANONYMITY, "k_anonymity", col, float(smallest), note),
             Row(K_ANONYMITY, "classes", col, float(classes), note),
             Row(K_ANONYMITY, "unique_share", col, alone / counted, note)]
 
 
-def k_anonymity_rows(spec: Spec, released: DataFrame, types: dict[str, str]) -> list[Row]:
-    """The report's k-anonymity section (`report.k_anonymity_section`) on a released DataFrame; `types`:
-    the source's column types (they choose the default quasi-identifiers)."""
-    q = spec.quasi_identifiers(types)
+def _released(spec: Spec, name: str) -> list[str]:
+    return list(bound_columns(name)) if spec.rules[name].boxed else [name]
+
+
+def together(spec: Spec, columns) -> tuple[str, ...]:
+    """`report._together`: the released columns of `columns` counted together, each one's value or
+    bounds, and the box id of each box rule with a column among them."""
+    out = [r for c in columns for r in _released(spec, c)]
+    for rule in spec.masked():
+        if rule.boxed and any(c in columns for c in rule.columns):
+            out.append(rule.box_column)
+    return tuple(dict.fromkeys(out))
+
+
+def overall_classes(released: DataFrame, columns: list[str]) -> list[Row]:
+    """The k-anonymity section's overall rows (column None) over `columns`, NULL counting as a value:
+    what the policy's min_k and max_unique_share judge."""
+    return _classes(released, None, columns, [], None)
+
+
+def k_anonymity_rows(spec: Spec, released: DataFrame, types: dict[str, str] | None = None) -> list[Row]:
+    """The report's k-anonymity section (`report.k_anonymity_section`) on a released DataFrame: the
+    quasi-identifiers of `Spec.quasi_identifiers` (every released column unless exempted), each within
+    its strata, all of them together, each box rule's ids, then the [evaluation] scenario."""
+    q = spec.quasi_identifiers()
+    if not q:
+        return [Row(K_ANONYMITY, m, None, None, "no quasi-identifier is released")
+                for m in ("k_anonymity", "classes", "unique_share")]
     strata = [c for c in q if c in set(spec.strata_columns())]
     total = released.count()
-
-    def cols(name):
-        return list(bound_columns(name)) if spec.rules[name].boxed else [name]
-
     rows = []
     for c in q:
         if c not in strata:
-            rows += _classes(released, total, strata + cols(c), cols(c), c)
-    every = [r for c in q for r in cols(c)]
-    rows += _classes(released, total, every, [], None)  # all together, NULL counting as a value
+            rows += _classes(released, total, strata + _released(spec, c), _released(spec, c), c)
+    rows += overall_classes(released, list(together(spec, q)))
     for rule in {id(r): r for r in spec.masked() if r.boxed}.values():
         rows += _classes(released, total, [rule.box_column], [rule.box_column], rule.box_column)
+    if spec.declared_quasi_identifiers:
+        rows += [dataclasses.replace(r, column=SCENARIO)
+                 for r in overall_classes(released, list(together(spec, spec.declared_quasi_identifiers)))]
     return rows
 
 
 def measure_rows(spec: Spec, released: DataFrame, original: DataFrame, k: float = 0.05) -> list[Row]:
     """Per masked column released as values: the SQL measures and interval disclosure, in one
     aggregate over the original and released records joined on the key."""
-    key = spec.source.key
-    if key is None:
-        raise SpecError(f"{spec.name}: source.key: a release of a spec without a key cannot be linked to the "
-                        "source record by record (its surrogate key is never released); evaluate it with the "
-                        "policy gate of the release, or declare a key")
-    if key not in released.columns:
-        raise SpecError(f"{spec.name}: source.key: the release has no key column {key!r} to link its records to "
-                        "the original ones; evaluate a release that keeps the key")
+    key = spec.source.key or ROW_KEY  # (the surrogate: given to both sides through the linkage file)
+    if key not in released.columns or key not in original.columns:
+        raise SpecError(f"{spec.name}: the release table {spec.output.table!r} has no key column to link its "
+                        "records to the source's (never by their position: the rows are in a secret random "
+                        "order); keep the key, or write the private linkage file ([output] linkage) and release "
+                        "again")
     columns = [c for r in spec.masked() if not r.boxed for c in r.columns]
     if not columns:
         return []
@@ -201,23 +224,76 @@ def measure_rows(spec: Spec, released: DataFrame, original: DataFrame, k: float 
     return rows
 
 
+def linked(spark, spec: Spec, where) -> DataFrame:
+    """The release table read from its folder with the key of each row (column spec.source.key, or
+    ROW_KEY, the surrogate, for a spec without one) from the private linkage folder: a row's position
+    is its place when the table's files are read in the order of their names (`engine.write_linked`),
+    from Spark's `_metadata` of each file (its name, the row's index in it). Refused when there is no
+    linkage, or it belongs to another release: records are never matched by their position alone."""
+    from ..release.plan import LINKAGE_TABLE
+    from .files import FileSystem
+
+    if where.linkage is None or not FileSystem(spark, where.linkage).exists(f"{where.linkage}/{LINKAGE_TABLE}"):
+        why = "the spec writes none" if where.linkage is None else f"there is none at {where.linkage!r}"
+        raise SpecError(f"{spec.name}: the release table {spec.output.table!r} has no key column and {why} of the "
+                        "private linkage file, so its records cannot be matched with the source's (never by their "
+                        "position: the rows are in a secret random order); write it ([output] linkage) and release "
+                        "again")
+    folder = f"{where.output}/{spec.output.table}"
+    table = spark.read.parquet(folder).select("*", F.col("_metadata.file_name").alias(_FILE),
+                                              F.col("_metadata.row_index").alias(_ROW))
+    counts = sorted((r[0], r[1]) for r in table.groupBy(_FILE).count().collect())
+    pairs, total = [], 0
+    for name, n in counts:
+        pairs += [F.lit(name), F.lit(total)]
+        total += n
+    base = F.create_map(*pairs)[F.col(_FILE)] if pairs else F.lit(0)
+    table = table.withColumn(_AT, (base + F.col(_ROW) + F.lit(1)).cast("long")).drop(_FILE, _ROW)
+    link = spark.read.parquet(f"{where.linkage}/{LINKAGE_TABLE}")
+    ids = [r[0] for r in link.select("release_id").distinct().collect()]
+    manifest = [r[0] for r in spark.read.parquet(f"{where.output}/{MANIFEST}").select("release_id").distinct().collect()]
+    if ids != manifest or link.count() != total:
+        raise SpecError(f"{spec.name}: output.linkage: {where.linkage!r} belongs to another release (release it again: "
+                        "both are written together)")
+    key = spec.source.key or ROW_KEY
+    return (table.join(link.select(F.col("position").alias(_AT), F.col("key").alias(_KEY)), _AT, "inner")
+            .drop(_AT).withColumnRenamed(_KEY, key))
+
+
+_FILE, _ROW, _AT, _KEY = "__sdc_file", "__sdc_row", "__sdc_at", "__sdc_key"
+
+
 def evaluate(spec: Spec, spark, *, released: DataFrame | None = None, original: DataFrame | None = None,
              k: float = 0.05) -> pd.DataFrame:
     """The measures and k-anonymity of a Spark release as a tidy frame (section, measure, column, value,
-    note, direction, unit), like `release.report`. released: the release's table (default: read from the release folder);
-    original: the source (default: the spec's)."""
-    from .engine import duckdb_type, read_source
-    from .files import normalise
+    note, direction, unit), like `release.report`. released: the release's table (default: read from
+    the release folder, with each row's key from the private linkage file when the table has no key
+    column, `linked`); original: the source (default: the spec's, with the surrogate key of a spec
+    without one)."""
+    from .engine import duckdb_type, read_source, with_surrogate_key
+    from .preflight import locations
 
+    where = locations(spec)
     if released is None:
-        released = spark.read.parquet(f"{normalise(spec.output.database)}/{spec.output.table}")
-    with tempfile.TemporaryDirectory() as staging:  # a DuckDB source is read through a Parquet copy
-        if original is None:
-            original, source_columns = read_source(spark, spec, None, staging=staging)
-            types = dict(source_columns)
-        else:
-            types = {f.name: duckdb_type(f.dataType) for f in original.schema.fields}
+        released = (spark.read.parquet(f"{where.output}/{spec.output.table}") if spec.key_released()
+                    else linked(spark, spec, where))
+    cached = []
+    if original is None:
+        original, source_columns = read_source(spark, spec, None, where.files)
+        if spec.source.database is not None:  # a DuckDB table, held by Spark
+            cached.append(original)
+        types = dict(source_columns)
+    else:
+        source_columns = [(f.name, duckdb_type(f.dataType)) for f in original.schema.fields]
+        types = dict(source_columns)
+    if spec.source.key is None and ROW_KEY not in original.columns:
+        original = with_surrogate_key(original, source_columns)
+        cached.append(original)
+    try:
         rows = measure_rows(spec, released, original, k) + k_anonymity_rows(spec, released, types)
+    finally:
+        for frame in cached:
+            frame.unpersist()
     return _frame(rows)
 
 

@@ -1,4 +1,4 @@
-"""The secret row order's cipher (duckdb_sdc.spark.cipher, Speck64/128) without Spark: the paper's test
+"""The secret row order's cipher (duckdb_sdc.kernels.cipher, Speck64/128) without Spark: the paper's test
 vector, the vectorised version against the round function written word by word on random keys and
 secrets, a permutation (distinct keys, distinct cipher texts), and the kernel's HASH field: the cipher
 text of each record's key in place, NULL for a NULL key."""
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from duckdb_sdc.release.methods import METHODS
-from duckdb_sdc.spark.cipher import ROUNDS, encrypt, encrypt_words, round_keys
+from duckdb_sdc.kernels.cipher import ROUNDS, encrypt, encrypt_words, round_keys
 from duckdb_sdc.spark.kernel import WHOLE, BucketTask, Part, StageKernel
 from duckdb_sdc.spark.ordering import B, HASH
 from duckdb_sdc.spark.stratum import StratumCall
