@@ -489,7 +489,7 @@ def linkage_steps(spec: Spec, linkage_path: Path, release_id: str) -> list[Step]
     body = exp.select(
         literal(release_id).as_(ident("release_id")),
         literal(spec.output.table).as_(ident("release_table")),
-        literal(spec.source.key).as_(ident("key_column")),
+        exp.cast(literal(spec.source.key), "VARCHAR").as_(ident("key_column")),  # VARCHAR also when NULL (no key)
         column(POSITION).as_(ident("position")),
         column(ROW_KEY).as_(ident("key")),
     ).from_(table(RELEASED)).order_by(column(POSITION))
