@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import re
 import secrets
 import sys
@@ -1077,6 +1078,40 @@ def linkage_problem(fs: FileSystem, path: str) -> str | None:
     return None
 
 
+def _local_paths(folders) -> list[str]:
+    """The operating system's paths of those (file system, folder) pairs on a local file system."""
+    out = []
+    for system, folder in folders:
+        try:
+            if folder is not None and system.local:
+                out.append(system.local_path(folder))
+        except Exception:  # noqa: BLE001 - the JVM may be gone
+            pass
+    return out
+
+
+def _remove_local(paths: list[str], wait: float = 15.0) -> None:
+    """Remove the local temporary folders of an interrupted release with the operating system's own
+    calls, whatever the JVM's cleanup did (it may have failed, or a task still finishing may have
+    written into a folder after it was deleted): until each is gone and stays gone for half a second,
+    up to `wait` seconds."""
+    import shutil
+
+    deadline = time.monotonic() + wait
+    quiet_since = None
+    while time.monotonic() < deadline:
+        present = [p for p in paths if os.path.lexists(p)]
+        for p in present:
+            shutil.rmtree(p, ignore_errors=True)
+        if present:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= 0.5:
+            return
+        time.sleep(0.1)
+
+
 def _stop_jobs(sc, group: str, wait: float = 30.0) -> None:
     """Cancel the release's jobs (an interrupt of the driver leaves them running otherwise) and wait,
     up to `wait` seconds, until none of them runs and the executors run no task, so that no task
@@ -1206,6 +1241,9 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
                 raise SpecError(f"{spec.name}: output.linkage: {e} (the release is in place; release it again to "
                                 "write its linkage)") from None
     except BaseException:
+        # the local folders' own paths, known before anything else can fail (the JVM may be gone)
+        local = _local_paths([(fs, tmp), (link_fs, link_tmp)])
+
         def clean():
             _stop_jobs(spark.sparkContext, group)
             for system, folder in ((fs, tmp), (link_fs, link_tmp)):
@@ -1219,6 +1257,7 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
                 frame.unpersist()
 
         _elsewhere(clean)
+        _remove_local(local)
         raise
     for frame in cached:
         frame.unpersist()
