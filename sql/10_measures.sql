@@ -15,13 +15,18 @@ CREATE OR REPLACE MACRO __sdc_value(v, fname) AS
         ELSE error(fname || ': x and xm must be numbers, got ' || typeof(v))
     END;
 
--- An aggregate's result, or an error if NaN or infinity in the data made it NaN or infinite (any NaN
--- or infinite input reaches the sums, so checking the result once costs nothing per row).
-CREATE OR REPLACE MACRO __sdc_finite(r, fname) AS
+-- An aggregate's result, or an error if NaN or infinity in the data made it NaN or infinite. `m` is the
+-- largest magnitude of the complete pairs (__sdc_pair_max, an aggregate the measure computes anyway):
+-- NaN or infinite when a pair holds NaN or infinity, so checking it once costs nothing per row and
+-- also catches what the result would not show (a NaN beside a constant original column, whose
+-- measure is NULL).
+CREATE OR REPLACE MACRO __sdc_finite(r, fname, m) AS
     CASE
+        WHEN m IS NOT NULL AND NOT isfinite(m)
+            THEN error(fname || ': x or xm contains NaN or an infinity; NaN and infinite values are refused '
+                       || '(use NULL for a missing value)')
         WHEN r IS NULL OR isfinite(r) THEN r
-        ELSE error(fname || ': x or xm contains NaN or infinity (or values so large that the sums overflow); '
-                   || 'use NULL for a missing value')
+        ELSE error(fname || ': x or xm holds values so large that the sums overflow; rescale them')
     END;
 
 -- Scale invariance (duckdb_sdc/_numerics.py). One pass cannot scale the data by a power of two
@@ -39,9 +44,12 @@ CREATE OR REPLACE MACRO __sdc_pair_max(x, xm, fname) AS
              max(abs(__sdc_value(xm, fname)) + 0.0 * __sdc_value(x, fname)));
 
 -- agg(v) and the same aggregate of v scaled by 2^-600 and 2^600, picked by the largest magnitude m
--- (see above); `big` and `small` bring a scaled result back (e.g. 2^600 for a sum of values).
+-- (see above); `big` and `small` bring a scaled result back (e.g. 2^600 for a sum of values). A NaN
+-- or infinite m (NaN is larger than every number in DuckDB) picks the plain one, which __sdc_finite
+-- refuses.
 CREATE OR REPLACE MACRO __sdc_pick(m, plain, down, up) AS
-    CASE WHEN m >= pow(2.0, 400) THEN down WHEN m < pow(2.0, -400) THEN up ELSE plain END;
+    CASE WHEN NOT isfinite(m) THEN plain WHEN m >= pow(2.0, 400) THEN down WHEN m < pow(2.0, -400) THEN up
+         ELSE plain END;
 
 -- Mean absolute error: sum |x - xm| / n (for |x|, |xm| >= 2^400 the differences are taken scaled).
 CREATE OR REPLACE MACRO mae(x, xm) AS
@@ -49,7 +57,8 @@ CREATE OR REPLACE MACRO mae(x, xm) AS
                             avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae'))),
                             avg(abs(__sdc_value(x, 'mae') * pow(2.0, -600) - __sdc_value(xm, 'mae') * pow(2.0, -600)))
                                 * pow(2.0, 600),
-                            avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae')))), 'mae');
+                            avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae')))), 'mae',
+                 __sdc_pair_max(x, xm, 'mae'));
 
 -- Mean squared error: sum (x - xm)^2 / n (a product: DuckDB's ^ is pow(), several times slower). The
 -- squares of differences of 2^400 and more are averaged scaled by 2^-1200, those of values below
@@ -61,7 +70,8 @@ CREATE OR REPLACE MACRO mse(x, xm) AS
     __sdc_finite(__sdc_pick(__sdc_pair_max(x, xm, 'mse'),
                             avg(__sdc_sq_diff(x, xm, 1.0)),
                             avg(__sdc_sq_diff(x, xm, pow(2.0, -600))) * pow(2.0, 600) * pow(2.0, 600),
-                            avg(__sdc_sq_diff(x, xm, pow(2.0, 600))) * pow(2.0, -600) * pow(2.0, -600)), 'mse');
+                            avg(__sdc_sq_diff(x, xm, pow(2.0, 600))) * pow(2.0, -600) * pow(2.0, -600)), 'mse',
+                 __sdc_pair_max(x, xm, 'mse'));
 
 -- IL1, mean variation: mean of |x - xm| / |x| over the pairs with x <> 0 (x = 0 is left out); a pair
 -- with a magnitude of 2^1000 or more is taken scaled by 1/16, so x - xm cannot overflow.
@@ -71,7 +81,7 @@ CREATE OR REPLACE MACRO il1(x, xm) AS
                               THEN abs(__sdc_value(x, 'il1') * 0.0625 - __sdc_value(xm, 'il1') * 0.0625)
                                    / abs(__sdc_value(x, 'il1') * 0.0625)
                           ELSE abs(__sdc_value(x, 'il1') - __sdc_value(xm, 'il1')) / abs(__sdc_value(x, 'il1'))
-                     END), 'il1');
+                     END), 'il1', __sdc_pair_max(x, xm, 'il1'));
 
 -- sum |x - xm| / (sqrt(2) S) over the complete pairs, S their original values' sample sd, with both
 -- sums on the values scaled by s (the ratio does not depend on s). regr_sxx sees only the pairs where
@@ -91,11 +101,12 @@ CREATE OR REPLACE MACRO __sdc_il1s_sum(x, xm, fname) AS
 
 -- IL1s (Yancey, Winkler & Creecy 2002): sum |x - xm| / (sqrt(2) S) / n.
 CREATE OR REPLACE MACRO il1s(x, xm) AS
-    __sdc_finite(__sdc_il1s_sum(x, xm, 'il1s') / count(__sdc_value(x, 'il1s') - __sdc_value(xm, 'il1s')), 'il1s');
+    __sdc_finite(__sdc_il1s_sum(x, xm, 'il1s') / count(__sdc_value(x, 'il1s') - __sdc_value(xm, 'il1s')), 'il1s',
+                 __sdc_pair_max(x, xm, 'il1s'));
 
 -- The un-normalised IL1s that sdcMicro's dUtility reports: sum |x - xm| / (sqrt(2) S).
 CREATE OR REPLACE MACRO il1s_sum(x, xm) AS
-    __sdc_finite(__sdc_il1s_sum(x, xm, 'il1s_sum'), 'il1s_sum');
+    __sdc_finite(__sdc_il1s_sum(x, xm, 'il1s_sum'), 'il1s_sum', __sdc_pair_max(x, xm, 'il1s_sum'));
 
 -- 100 SSE / SST on the column standardised with the original's mean and sd: 100 sum (x - xm)^2 /
 -- sum (x - mean x)^2, both on the values scaled by s.
@@ -109,7 +120,7 @@ CREATE OR REPLACE MACRO __sdc_sse_sst_scaled(x, xm, s) AS
 CREATE OR REPLACE MACRO sse_sst(x, xm) AS
     __sdc_finite(__sdc_pick(__sdc_pair_max(x, xm, 'sse_sst'), __sdc_sse_sst_scaled(x, xm, 1.0),
                             __sdc_sse_sst_scaled(x, xm, pow(2.0, -600)), __sdc_sse_sst_scaled(x, xm, pow(2.0, 600))),
-                 'sse_sst');
+                 'sse_sst', __sdc_pair_max(x, xm, 'sse_sst'));
 
 -- A list of strings as a SQL list literal of quoted strings.
 CREATE OR REPLACE MACRO __sdc_ql_list(names) AS
@@ -154,7 +165,7 @@ CREATE OR REPLACE MACRO __sdc_evaluate_checked_sql(original, masked, keys, colum
     format(
         'SELECT unnest(__sdc_evaluate_masking(''evaluate_masking'', list(struct_pack(x := __sdc_o.__sdc_x, xm := __sdc_m.__sdc_x)), '
         || '{3}, {4}, {5}, {6}), recursive := true) '
-        || 'FROM (SELECT {2}, {7} AS __sdc_x FROM {0} WHERE {9} IS NULL) AS __sdc_o '
+        || 'FROM {11}(SELECT {2}, {7} AS __sdc_x FROM {0} WHERE {9} IS NULL) AS __sdc_o '
         || 'JOIN (SELECT {2}, {8} AS __sdc_x FROM {1} WHERE {10} IS NULL) AS __sdc_m USING ({2})',
         __sdc_qt(original),
         __sdc_qt(masked),
@@ -166,7 +177,12 @@ CREATE OR REPLACE MACRO __sdc_evaluate_checked_sql(original, masked, keys, colum
         __sdc_value_columns(original, keys, columns, 'values'),
         __sdc_value_columns(masked, keys, columns, 'values'),
         __sdc_unique_key_sql(original, keys, 'original'),
-        __sdc_unique_key_sql(masked, keys, 'masked'));
+        __sdc_unique_key_sql(masked, keys, 'masked'),
+        -- the key and value columns bound on their own first: a missing one is named with its parameter
+        __sdc_checks_sql([__sdc_columns_exist_sql('evaluate_masking', 'key', original, keys),
+                          __sdc_columns_exist_sql('evaluate_masking', 'key', masked, keys),
+                          __sdc_columns_exist_sql('evaluate_masking', 'columns', original, columns),
+                          __sdc_columns_exist_sql('evaluate_masking', 'columns', masked, columns)]));
 
 -- (the names checked first: a NULL name must fail, not fold the text into NULL)
 CREATE OR REPLACE MACRO __sdc_evaluate_sql(original, masked, keys, columns, k, seed) AS

@@ -84,8 +84,8 @@ import numba as nb
 import numpy as np
 
 from .._validate import SdcError, fail, finite_values, reporting, show
-from ..params import (CBLS_CLUSTER_SIZE, DP_CLUSTER_SIZE, EPSILON, MECHANISM, OPTIONAL_BOUND, SEED, SPLIT,
-                      stratum_seed)
+from ..params import (BOUND, CBLS_CLUSTER_SIZE, DP_CLUSTER_SIZE, EPSILON, MECHANISM, OPTIONAL_BOUND, SEED,
+                      SPLIT, stratum_seed)
 from ._order import sort_column, unsort
 from .noise import laplace_mechanism
 
@@ -98,16 +98,9 @@ _KIND = {"idp_cbls": _CBLS, "idp_ls": _LS, "dp_um": _UM}
 # validation
 
 
-def _shown(value) -> str:
-    return "NULL" if value is None else show(value)
-
-
 def _domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | None]:
-    lo, hi = OPTIONAL_BOUND.check(lb, func, "lb"), OPTIONAL_BOUND.check(ub, func, "ub")
-    if required and (lo is None or hi is None):
-        raise fail(func, "lb and ub are required: the sensitivity is defined by the domain [lb, ub] "
-                         f"(bounds taken from the data would void the guarantee), got lb = {_shown(lb)}, "
-                         f"ub = {_shown(ub)}")
+    kind = BOUND if required else OPTIONAL_BOUND  # BOUND refuses NULL, saying why
+    lo, hi = kind.check(lb, func, "lb"), kind.check(ub, func, "ub")
     if lo is not None and hi is not None and not lo < hi:
         raise fail(func, f"lb = {show(lb)} must be smaller than ub = {show(ub)}")
     return lo, hi
@@ -218,8 +211,8 @@ def _back(func: str, out: np.ndarray, e: int) -> np.ndarray:
     that is not the mechanism's); only idp_cbls without a domain can meet this, near 1e308. Refusing
     is a function of the noisy values alone (post-processing), so it costs no privacy."""
     if e > 0 and out.shape[0] and float(np.abs(out).max()) > np.ldexp(np.finfo(np.float64).max, -e):
-        raise fail(func, "a noisy value lies beyond the largest double (about 1.8e308) in the data's unit; "
-                         "give lb and ub (outputs are then clamped to the domain) or rescale the column")
+        raise fail(func, "x has a noisy value beyond the largest double (about 1.8e308) in the data's unit; "
+                         "give lb and ub (outputs are then clamped to the domain) or rescale the column", "x")
     return np.ldexp(out, e)
 
 
@@ -374,6 +367,11 @@ def split_epsilon(epsilon, columns, split=None) -> dict[str, float]:
         split = [split[c] for c in cols]
     weights = SPLIT.check(split, func, "split", n=len(cols))
     w = [1.0] * len(cols) if weights is None else weights
+    # scaled by the power of two that puts the largest weight below 1/2 (exact): the sum of weights of
+    # 1e308 cannot overflow nor subnormal weights lose their digits, and wherever the plain formula does
+    # neither this is it bit for bit (a power of two commutes with rounding), as sql/40_dp.sql computes it
+    e = -1 - math.frexp(max(w))[1]
+    w = [math.ldexp(wi, e) for wi in w]
     total = sum(w)
     return {c: eps * wi / total for c, wi in zip(cols, w)}
 

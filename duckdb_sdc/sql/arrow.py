@@ -62,17 +62,17 @@ def _float_values(child: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
     return child.fill_null(0.0).to_numpy(zero_copy_only=False), valid
 
 
-def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: int) -> Callable:
+def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: int, param: str = "xs") -> Callable:
     """Wrap `compute` as an Arrow UDF over (reporting name, xs DOUBLE[], param1, param2, ...).
 
     Per row: a NULL list gives NULL; an empty or all-NULL list comes back unchanged; otherwise NaN and
     infinity are refused, and compute(non_null_values, *row_params) fills the non-NULL slots.
     Parameters arrive as Python values (None for NULL); compute validates them. Errors name the
-    reporting name, and the numpy layer's x is the SQL xs.
+    reporting name, and the numpy layer's x is the SQL list's parameter `param` (xs).
     """
 
     def udf(name, xs, *params):
-        with reported(_first(name) or func, {"x": "xs"}):
+        with reported(_first(name) or func, {"x": param}):
             return _list_udf(_first(name) or func, xs, params)
 
     def _list_udf(func, xs, params):
@@ -97,7 +97,7 @@ def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: in
             x = seg if mask is None else seg[mask]
             if x.shape[0] == 0:
                 continue
-            refuse_nonfinite(func, "xs", x)
+            refuse_nonfinite(func, param, x)
             result = compute(x, *(p[r] for p in rows))
             group_done()
             if mask is None and b - a == out.shape[0] and result.dtype == out.dtype:
