@@ -41,7 +41,7 @@ import pytest
 
 import duckdb_sdc
 from duckdb_sdc._validate import SdcError
-from duckdb_sdc.params import STRATA, ColumnNames, Count, Data, GroupSize, Name, PerColumn, SamplingWeights, Seed, Weights
+from duckdb_sdc.params import STRATA, ColumnNames, Data, GroupSize, Name, PerColumn, SamplingWeights, Seed, Weights
 from duckdb_sdc.sql import REGISTRY
 from duckdb_sdc.sql.registry import READS, RESULTS
 
