@@ -16,10 +16,9 @@ CREATE OR REPLACE MACRO __sdc_value(v, fname) AS
     END;
 
 -- An aggregate's result, or an error if NaN or infinity in the data made it NaN or infinite. `m` is the
--- largest magnitude of the complete pairs (__sdc_pair_max, an aggregate the measure computes anyway):
--- NaN or infinite when a pair holds NaN or infinity, so checking it once costs nothing per row and
--- also catches what the result would not show (a NaN beside a constant original column, whose
--- measure is NULL).
+-- largest magnitude of the complete pairs (__sdc_pair_max, an aggregate the measure computes anyway, so
+-- checking it costs nothing per row): NaN or infinite when a pair holds NaN or infinity, which catches
+-- what the result would not show (a NaN beside a constant original column, whose measure is NULL).
 CREATE OR REPLACE MACRO __sdc_finite(r, fname, m) AS
     CASE
         WHEN m IS NOT NULL AND NOT isfinite(m)
@@ -73,15 +72,23 @@ CREATE OR REPLACE MACRO mse(x, xm) AS
                             avg(__sdc_sq_diff(x, xm, pow(2.0, 600))) * pow(2.0, -600) * pow(2.0, -600)), 'mse',
                  __sdc_pair_max(x, xm, 'mse'));
 
--- IL1, mean variation: mean of |x - xm| / |x| over the pairs with x <> 0 (x = 0 is left out); a pair
--- with a magnitude of 2^1000 or more is taken scaled by 1/16, so x - xm cannot overflow.
+-- IL1, mean variation: mean of |x - xm| / |x| over the pairs with x <> 0 (x = 0 is left out, unless xm
+-- beside it is NaN or infinite: the mean is then NaN, and refused); a pair with a magnitude of 2^1000 or
+-- more is taken scaled by 1/16, so x - xm cannot overflow. NaN or an infinity anywhere makes the mean
+-- NaN or infinite, which costs no check per row; so does a ratio that overflows (x nearly 0).
 CREATE OR REPLACE MACRO il1(x, xm) AS
-    __sdc_finite(avg(CASE WHEN __sdc_value(x, 'il1') = 0 THEN NULL
-                          WHEN greatest(abs(__sdc_value(x, 'il1')), abs(__sdc_value(xm, 'il1'))) >= pow(2.0, 1000)
-                              THEN abs(__sdc_value(x, 'il1') * 0.0625 - __sdc_value(xm, 'il1') * 0.0625)
-                                   / abs(__sdc_value(x, 'il1') * 0.0625)
-                          ELSE abs(__sdc_value(x, 'il1') - __sdc_value(xm, 'il1')) / abs(__sdc_value(x, 'il1'))
-                     END), 'il1', __sdc_pair_max(x, xm, 'il1'));
+    list_transform([avg(CASE WHEN __sdc_value(x, 'il1') = 0
+                             THEN CASE WHEN isfinite(__sdc_value(xm, 'il1')) THEN NULL
+                                       ELSE __sdc_value(xm, 'il1') - __sdc_value(xm, 'il1') END
+                             WHEN greatest(abs(__sdc_value(x, 'il1')), abs(__sdc_value(xm, 'il1'))) >= pow(2.0, 1000)
+                                 THEN abs(__sdc_value(x, 'il1') * 0.0625 - __sdc_value(xm, 'il1') * 0.0625)
+                                      / abs(__sdc_value(x, 'il1') * 0.0625)
+                             ELSE abs(__sdc_value(x, 'il1') - __sdc_value(xm, 'il1')) / abs(__sdc_value(x, 'il1'))
+                        END)], lambda __sdc_r:
+        CASE WHEN __sdc_r IS NULL OR isfinite(__sdc_r) THEN __sdc_r
+             ELSE error('il1: x or xm contains NaN or an infinity, or an |x - xm| / |x| overflows (x nearly 0 '
+                        || 'beside a large xm); NaN and infinite values are refused (use NULL for a missing value)')
+        END)[1];
 
 -- sum |x - xm| / (sqrt(2) S) over the complete pairs, S their original values' sample sd, with both
 -- sums on the values scaled by s (the ratio does not depend on s). regr_sxx sees only the pairs where

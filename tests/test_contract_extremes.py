@@ -43,7 +43,8 @@ def test_nan_or_infinity_on_either_side_is_refused(con, name, side, bad):
     sql = (f"SELECT {name}({x}, {xm}) FROM (VALUES (1.0, 1.5), (2.0, 2.0), (3.0, 2.5), (4.0, 4.5)) t(v, w), "
            f"LATERAL (SELECT CASE WHEN v = 2.0 THEN '{bad}'::DOUBLE ELSE w END AS m)")
     message = _refusal(con, sql)
-    assert f"{name}: x or xm contains NaN or an infinity; NaN and infinite values are refused" in message, message
+    assert f"{name}: x or xm contains NaN or an infinity" in message and "NaN and infinite values are refused" \
+        in message, message
 
 
 @pytest.mark.parametrize("name", ["il1s", "il1s_sum", "sse_sst", "il1"])
