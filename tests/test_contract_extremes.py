@@ -181,6 +181,40 @@ def test_overflow_refusals_name_the_data_parameter(con):
     assert info.value.param == "x" and "for these values of x" in str(info.value)
 
 
+def test_idp_cbls_names_x_when_its_values_span_too_wide_a_range(con):
+    """Before: 'idp_cbls: the noise scale underflows: a sensitivity of 4.85289e-306 ...' for +-1e308 beside
+    values up to 30: neither the parameter, nor the sensitivity in the data's unit (the figure was that of
+    the values scaled by 2^-1024), and advice to rescale, which cannot help (the range is the cause)."""
+    con.execute("CREATE OR REPLACE TABLE wide AS SELECT range AS id, CASE WHEN range = 1 THEN 1e308 "
+                "WHEN range = 2 THEN -1e308 ELSE range::DOUBLE END AS x FROM range(30)")
+    tail = ("spans too wide a range for the noise: a cluster's values (up to 10 in magnitude) are about 2^-1020 of "
+            "the largest |x| (1e+308), and with epsilon = 1.0 their noise would need a grid step below the smallest "
+            "normal double; nothing is released")
+    assert f"idp_cbls: xs {tail}" in _refusal(con, "SELECT idp_cbls(list(x), 5, 1.0) FROM wide")
+    assert f"idp_cbls_table: cols {tail}" in _refusal(con, "SELECT * FROM idp_cbls_table('wide', ['x'], 5, 1.0)")
+    with pytest.raises(SdcError) as info:
+        dp.idp_cbls(np.r_[1e308, -1e308, np.arange(3.0, 30.0)], 5, 1.0)
+    assert info.value.param == "x" and str(info.value).startswith("idp_cbls: x spans too wide a range"), info.value
+    # with the domain given, the domain's bound is the unit; the same refusal
+    message = _refusal(con, "SELECT idp_cbls(list(x), 5, 1.0, lb := -1e308, ub := 1e308) FROM wide")
+    assert "idp_cbls: xs spans too wide a range for the noise: a cluster's values (up to 10 in magnitude) are about " \
+           "2^-1020 of the domain bound (1e+308)" in message, message
+
+
+def test_a_table_forms_refusal_of_its_data_names_its_own_parameter(con):
+    """Before: the table forms reported the numpy layer's data as the list functions' parameter (xs,
+    rows), which they do not have: 'idp_cbls_table: xs has a noisy value ...'."""
+    con.execute("CREATE OR REPLACE TABLE big_cbls AS SELECT * FROM (VALUES (1e308), (-1e308), (1.0), (2.0), (3.0), "
+                "(4.0)) t(x)")
+    # (seed 4: a noisy value beyond 1.8e308; with some seeds all fall inside)
+    message = _refusal(con, "SELECT * FROM idp_cbls_table('big_cbls', ['x'], 3, 1.0, seed := 4)")
+    assert "idp_cbls_table: cols has a noisy value beyond the largest double" in message, message
+    con.execute("CREATE OR REPLACE TABLE big_boxes AS SELECT * FROM (VALUES (1, 1.7e308, 1.0), (2, -1.7e308, 2.0), "
+                "(3, 1.7e308, 3.0), (4, -1.7e308, 4.0), (5, 1.6e308, 1.0)) t(id, x, y)")
+    message = _refusal(con, "SELECT * FROM box_release_table('big_boxes', ['x', 'y'], 2, 'sd(y)')")
+    assert "box_release_table: cols holds attribute 2 about 2^1021 times smaller" in message, message
+
+
 # ---------------------------------------------------------------------------------------------
 # the dominance rule's n beyond DuckDB's max(x, n)
 

@@ -8,6 +8,7 @@ of the numpy layer are reported under it (`reported`).
 
 from __future__ import annotations
 
+import functools
 import inspect
 from contextlib import contextmanager
 from typing import Callable
@@ -36,6 +37,19 @@ def reported(func: str, params: dict[str, str] | None = None):
     except (ArithmeticError, ValueError, IndexError) as err:
         raise fail(func, f"cannot compute a result for this input ({type(err).__name__}: {err}); "
                          "values this extreme or this degenerate are outside what it supports") from None
+
+
+@functools.cache
+def data_param(func: str, default: str) -> str:
+    """The parameter of SQL function `func` that holds the data a UDF computes on, for its messages: a
+    table form's (the one its registry row's Contract reads as 'original': cols, col) when the table
+    form is the reporting name, else `default` (the list function's own: xs, rows)."""
+    from .registry import REGISTRY  # the rows are built from these modules
+
+    for row in REGISTRY:
+        if row.name == func and row.kind == "table" and row.contract is not None:
+            return next((p for p, role in row.contract.reads.items() if role == "original"), default)
+    return default
 
 
 def _first(arr) -> str:
@@ -72,8 +86,9 @@ def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: in
     """
 
     def udf(name, xs, *params):
-        with reported(_first(name) or func, {"x": param}):
-            return _list_udf(_first(name) or func, xs, params)
+        fname = _first(name) or func
+        with reported(fname, {"x": data_param(fname, param)}):
+            return _list_udf(fname, xs, params)
 
     def _list_udf(func, xs, params):
         lists = _single(xs)

@@ -36,7 +36,7 @@ from ..params import (
     ColumnNames,
     Param,
 )
-from .arrow import _first, _float_values, _single, reported
+from .arrow import _first, _float_values, _single, data_param, reported
 from .measures import _floats, each_group
 from .progress import group_done
 from .registry import Contract, SqlFunction, Udf
@@ -76,7 +76,8 @@ def weighted_list_udf(func: str, name: str, n_params: int):
 
     def udf(fname, xs, *rest):
         report = _first(fname) or func
-        with reported(report, {"x": "xs", **({"weights": "weight"} if report.endswith("_table") else {})}):
+        with reported(report, {"x": data_param(report, "xs"),
+                               **({"weights": "weight"} if report.endswith("_table") else {})}):
             return _udf(report, xs, rest[:-1], rest[-1])
 
     def _udf(report, xs, params, ws):
@@ -131,7 +132,7 @@ def weighted_rows_udf(func: str, name: str, n_params: int):
 
     def udf(fname, rows, *rest):
         report = _first(fname) or func
-        renames = {"X": "rows", **({"weights": "weight"} if report.endswith("_table") else {})}
+        renames = {"X": data_param(report, "rows"), **({"weights": "weight"} if report.endswith("_table") else {})}
         with reported(report, renames):
             chunk = _RowsChunk(report, rows)
             params = [_single(p).to_pylist() for p in rest[:-1]]
