@@ -177,10 +177,12 @@ CREATE OR REPLACE MACRO box_weighted_mean_bounds(lower, upper, w) AS
 
 -- SQL of box_release_table: the other columns of tbl, then <col>_lower, <col>_upper per column, then
 -- the box id; the records' attribute names reach box_release as JSON, so the characteristic can name them.
--- __sdc_box_table_sql on checked names (a NULL name must fail, not fold the text into NULL).
+-- (__sdc_none keeps the COLUMNS filter from selecting no column, DuckDB's error, when tbl has no other
+-- column.) __sdc_box_table_sql on checked names (a NULL name must fail, not fold the text into NULL).
 CREATE OR REPLACE MACRO __sdc_box_table_checked_sql(tbl, cols, k, characteristic, l, eps, strata, box_col,
                                                     small_strata := 'refuse', rest_stratum := NULL) AS
-    format('SELECT COLUMNS(lambda __sdc_c: __sdc_c NOT IN ({1})), {2} FROM ({0})',
+    format('SELECT * EXCLUDE (__sdc_none) FROM (SELECT COLUMNS(lambda __sdc_c: __sdc_c NOT IN ({1})), {2} '
+           || 'FROM (SELECT *, NULL AS __sdc_none FROM ({0})))',
            __sdc_rows_beside_sql('box_release_table', 'box_release', tbl, cols,
                                  [k::VARCHAR, characteristic::VARCHAR, l::VARCHAR, eps::VARCHAR, to_json(cols)::VARCHAR],
                                  strata, small_strata := small_strata, rest_stratum := rest_stratum),
