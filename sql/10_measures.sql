@@ -134,7 +134,9 @@ CREATE OR REPLACE MACRO __sdc_ql_list(names) AS
     '[' || array_to_string(list_transform(names, lambda s: __sdc_ql(s)), ', ') || ']::VARCHAR[]';
 
 -- SQL text selecting the value columns of a table: the named ones, or (columns NULL) every column but
--- the keys, in the table's order. `what` is 'values' (a DOUBLE[] row vector) or 'names' (a list).
+-- the keys, in the table's order. `what` is 'values' (a DOUBLE[] row vector) or 'names' (a list). A last
+-- column __sdc_none, dropped from the list, keeps DuckDB's COLUMNS filter from selecting nothing (its
+-- error) when the table has no column but the keys.
 CREATE OR REPLACE MACRO __sdc_value_columns(tbl, keys, columns, what) AS
     CASE
         WHEN columns IS NOT NULL AND what = 'names' THEN __sdc_ql_list(__sdc_names(columns))
@@ -143,10 +145,32 @@ CREATE OR REPLACE MACRO __sdc_value_columns(tbl, keys, columns, what) AS
                      format('__sdc_check_value({0}, ''evaluate_masking'', {1})', __sdc_qi(c), __sdc_ql('column ' || c))), ', ')
                  || ']::DOUBLE[]'
         WHEN what = 'names'
-            THEN format('(SELECT list_value(*COLUMNS(*)) FROM (SELECT alias(COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0})) '
-                        || 'FROM {1} LIMIT 1))', __sdc_ql_list(__sdc_names(keys)), __sdc_qt(tbl))
-        ELSE format('__sdc_numeric_list(list_value(*COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0})), ''evaluate_masking'', '
-                    || '''the value columns (every column but the key) must be numeric'')', __sdc_ql_list(__sdc_names(keys)))
+            THEN format('(SELECT list_slice(list_value(*COLUMNS(*)), 1, -2) FROM (SELECT alias(COLUMNS(lambda __sdc_c: '
+                        || '__sdc_c NOT IN {0})) FROM (SELECT *, NULL AS __sdc_none FROM {1}) LIMIT 1))',
+                        __sdc_ql_list(__sdc_names(keys)), __sdc_qt(tbl))
+        -- every column but the keys, from __sdc_value_source: DOUBLE, and __sdc_none to drop
+        ELSE format('list_slice(list_value(*COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0})), 1, -2)',
+                    __sdc_ql_list(__sdc_names(keys)))
+    END;
+
+-- SQL text of the records of a table that __sdc_value_columns reads: the table, or (columns NULL) its
+-- keys and every other column as DOUBLE, after a check that those are numbers (naming the first that is
+-- not) and that there is one; with the last column __sdc_none (see __sdc_value_columns).
+CREATE OR REPLACE MACRO __sdc_value_source(tbl, keys, columns, which) AS
+    CASE
+        WHEN columns IS NOT NULL THEN __sdc_qt(tbl)
+        ELSE format('(SELECT {0}, TRY_CAST(COLUMNS(lambda __sdc_c: __sdc_c NOT IN {1}) AS DOUBLE) '
+                    || 'FROM (SELECT *, 0.0 AS __sdc_none FROM {2}) WHERE (SELECT CASE WHEN count(*) = 0 THEN error({3}) '
+                    || 'WHEN count(*) FILTER (NOT regexp_full_match(column_type, __sdc_number_types())) > 0 '
+                    || 'THEN error({4} || first(column_name || '' is '' || column_type ORDER BY __sdc_i) '
+                    || 'FILTER (NOT regexp_full_match(column_type, __sdc_number_types())) || {5}) END '
+                    || 'FROM (SELECT *, row_number() OVER () AS __sdc_i FROM (DESCRIBE {2})) WHERE column_name NOT IN {1}) IS NULL)',
+                    __sdc_qi_list(keys), __sdc_ql_list(__sdc_names(keys)), __sdc_qt(tbl),
+                    __sdc_ql('evaluate_masking: columns is NULL, so every column but the key is compared, but the '
+                             || which || ' table ' || tbl || ' has no column but the key'),
+                    __sdc_ql('evaluate_masking: columns is NULL, so every column but the key is compared, but in the '
+                             || which || ' table ' || tbl || ' column '),
+                    __sdc_ql(', not a number; name the value columns with columns := [...]'))
     END;
 
 -- SQL text of a check that the key columns identify the records of a table: an uncorrelated scalar
@@ -174,8 +198,8 @@ CREATE OR REPLACE MACRO __sdc_evaluate_checked_sql(original, masked, keys, colum
         || '{3}, {4}, {5}, {6}), recursive := true) '
         || 'FROM {11}(SELECT {2}, {7} AS __sdc_x FROM {0} WHERE {9} IS NULL) AS __sdc_o '
         || 'JOIN (SELECT {2}, {8} AS __sdc_x FROM {1} WHERE {10} IS NULL) AS __sdc_m USING ({2})',
-        __sdc_qt(original),
-        __sdc_qt(masked),
+        __sdc_value_source(original, keys, columns, 'original'),
+        __sdc_value_source(masked, keys, columns, 'masked'),
         __sdc_qi_list(keys),
         __sdc_value_columns(original, keys, columns, 'names'),
         __sdc_value_columns(masked, keys, columns, 'names'),

@@ -216,6 +216,33 @@ def test_a_table_forms_refusal_of_its_data_names_its_own_parameter(con):
 
 
 # ---------------------------------------------------------------------------------------------
+# evaluate_masking on every column but the key
+
+
+def test_evaluate_masking_without_columns_names_a_column_that_is_not_a_number(con):
+    """Before: with columns NULL (every column but the key) a text column gave DuckDB's 'Cannot deduce
+    template type 'T' in function: list_value(T, T, T)', and a table of only the key 'Star expression
+    ... resulted in an empty set of columns'."""
+    con.execute("CREATE OR REPLACE TABLE ev AS SELECT range AS id, range * 1.5 AS income, 'r' || (range % 3) AS region, "
+                "(range % 7)::INTEGER AS age FROM range(30)")
+    con.execute("CREATE OR REPLACE TABLE ev_m AS SELECT * REPLACE (income + 7 AS income) FROM ev")
+    message = _refusal(con, "SELECT * FROM evaluate_masking('ev', 'ev_m', 'id')")
+    assert "evaluate_masking: columns is NULL, so every column but the key is compared, but in the " in message
+    assert "table ev" in message and "column region is VARCHAR, not a number; name the value columns with " \
+           "columns := [...]" in message, message
+    con.execute("CREATE OR REPLACE TABLE ev_key AS SELECT id FROM ev")
+    message = _refusal(con, "SELECT * FROM evaluate_masking('ev_key', 'ev_key', 'id')")
+    assert "evaluate_masking: columns is NULL, so every column but the key is compared, but the " in message
+    assert "table ev_key has no column but the key" in message, message
+    # the numeric columns alone: the same measures as naming them
+    con.execute("CREATE OR REPLACE TABLE ev_n AS SELECT id, income, age FROM ev")
+    con.execute("CREATE OR REPLACE TABLE ev_nm AS SELECT id, income + 3 AS income, age + 1 AS age FROM ev")
+    every = con.execute("SELECT * FROM evaluate_masking('ev_n', 'ev_nm', 'id')").fetchall()
+    named = con.execute("SELECT * FROM evaluate_masking('ev_n', 'ev_nm', 'id', columns := ['income', 'age'])").fetchall()
+    assert every == named and ("mae", "income", 3.0, None) in every and ("mae", "age", 1.0, None) in every
+
+
+# ---------------------------------------------------------------------------------------------
 # the dominance rule's n beyond DuckDB's max(x, n)
 
 
