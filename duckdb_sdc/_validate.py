@@ -91,16 +91,25 @@ def named(fn):
     return wrapper
 
 
+SHOWN = 120  # characters of a value an error message echoes; a longer one is cut
+
+
 def show(value) -> str:
     """A value as the user wrote it: numbers (also those that arrive from SQL as text) bare, other
-    text quoted."""
+    text quoted; at most about SHOWN characters (a longer value is cut and its length said)."""
     if isinstance(value, str):
         try:
             float(value)
         except ValueError:
-            return repr(value)
-        return value.strip()
-    return repr(value) if not isinstance(value, Real) or isinstance(value, bool) else str(value)
+            return _cut(repr(value))
+        return _cut(value.strip())
+    return _cut(repr(value) if not isinstance(value, Real) or isinstance(value, bool) else str(value))
+
+
+def _cut(text: str) -> str:
+    if len(text) <= SHOWN:
+        return text
+    return f"{text[:SHOWN - 20]}... ({len(text)} characters)"
 
 
 def refuse_nonfinite(func: str, param: str, a: np.ndarray, hint: str = "use NULL for a missing value") -> None:

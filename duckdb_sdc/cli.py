@@ -13,7 +13,10 @@ refuse, a failing query, a file that is not UTF-8 text), printed as one line on 
 a traceback; 3 the release breaches its [policy] (`release` writes nothing; `evaluate --check` judges
 an existing release), each failed limit printed with its measured value; 130 interrupted (SIGINT,
 Ctrl-C) and 143 terminated (SIGTERM), after cleaning up: a release being written leaves no file
-behind. In the interactive prompt a failing statement prints its error and Ctrl-C cancels the current
+behind (the handlers are installed first thing, before any import beyond the standard library; a
+signal in the interpreter's own start-up, a few milliseconds, still ends the process by the signal).
+Output to a closed pipe (`duckdb-sdc release --dry-run | head`) ends the command quietly, exit 0. In
+the interactive prompt a failing statement prints its error and Ctrl-C cancels the current
 statement; the prompt goes on.
 """
 
@@ -44,12 +47,27 @@ class _Signals:
 
     def __init__(self):
         self.received: int | None = None
+        self._deferring = False
 
     def _handle(self, signum, frame):
         if self.received is not None:
             os._exit(128 + signum)
         self.received = signum
-        raise KeyboardInterrupt
+        if not self._deferring:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def deferred(self):
+        """Record a signal without raising until the block ends: an exception raised inside the
+        initialisation of a C extension (DuckDB's C++ module) aborts the process (SIGABRT) instead of
+        unwinding, so the heavy imports run here and the signal takes effect right after them."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+        if self.received is not None:
+            raise KeyboardInterrupt
 
     def take(self) -> int | None:
         """The signal received since the last call, cleared (the prompt goes on after Ctrl-C)."""
@@ -92,6 +110,30 @@ def _version() -> str:
     return f"duckdb-sdc {ours} (duckdb {engine}, Python {sys.version.split()[0]})"
 
 
+def _resource_options(command: argparse.ArgumentParser) -> None:
+    """--memory-limit, --threads, --temp-directory: the spec's [resources], overridden."""
+    command.add_argument("--memory-limit", metavar="AMOUNT",
+                         help="DuckDB's memory limit, e.g. 4GB (default: the spec's [resources], else 80%% of the RAM)")
+    command.add_argument("--threads", type=int, metavar="N", help="DuckDB's threads (default: every core)")
+    command.add_argument("--temp-directory", metavar="DIR",
+                         help="where the private workspace (spill files, mode 0700) is made (default: the system "
+                              "temporary folder)")
+
+
+def _resources(spec, args):
+    """The spec's [resources] with the command line's options over them (checked as the spec's)."""
+    import dataclasses
+
+    from .release.spec import _Checker, resources
+
+    given = {k: v for k, v in (("memory_limit", args.memory_limit), ("threads", args.threads),
+                               ("temp_directory", args.temp_directory)) if v is not None}
+    if not given:
+        return spec.resources
+    checked = resources(_Checker("--" + "/".join(k.replace("_", "-") for k in given)), given, Path.cwd())
+    return dataclasses.replace(spec.resources, **{k: getattr(checked, k) for k in given})
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="duckdb-sdc", description="Statistical disclosure control in DuckDB")
     parser.add_argument("--version", action="version", version=_version(),
@@ -114,6 +156,7 @@ def _parser() -> argparse.ArgumentParser:
                           "(output.database names the folder; needs pyspark and Java)")
     rel.add_argument("--master", default="local[2]",
                      help="with --engine spark: the Spark master (default local[2]; e.g. yarn, spark://host:7077)")
+    _resource_options(rel)
 
     ev = sub.add_parser("evaluate", help="report every information loss and disclosure risk measure and the "
                                          "k-anonymity of the release written from a spec")
@@ -122,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.add_argument("--check", action="store_true", help="apply the spec's [policy] to the release: exit 3, "
                                                         "naming each failed limit, when it is breached")
+    _resource_options(ev)
 
     tr = sub.add_parser("tradeoff", help="sweep k, c or epsilon of the masked columns and plot information "
                                          "loss against disclosure risk (PNG and HTML)")
@@ -137,6 +181,7 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--out", default=".", help="folder for <spec>_tradeoff_<param>.png and .html (default .)")
     tr.add_argument("--quiet", action="store_true",
                     help="no progress bar, and no table of points when the plot is written")
+    _resource_options(tr)
 
     sql = sub.add_parser("sql", help="SQL prompt (or one query) with every duckdb_sdc function registered")
     sql.add_argument("database", nargs="?", default=None, help="DuckDB file to open (default: in memory)")
@@ -155,19 +200,25 @@ COMMANDS = {"demo": "_demo", "release": "_release", "evaluate": "_evaluate", "tr
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    with SIGNALS.installed():
+    with SIGNALS.installed():  # first: a signal from here on ends the command with 130 or 143
         SIGNALS.take()
         try:
-            from ._validate import SdcError
-
             try:
-                return globals()[COMMANDS[args.command]](args)
-            except (SdcError, UserError) as e:
-                if SIGNALS.received is None:
-                    print(f"duckdb-sdc {args.command}: error: {e}", file=sys.stderr)
-                    return USER_ERROR
-                raise
+                args = _parser().parse_args(argv)
+                with SIGNALS.deferred():
+                    _preload(args.command)
+                from ._validate import SdcError
+                from .workspace import WorkspaceError
+
+                try:
+                    return globals()[COMMANDS[args.command]](args)
+                except (SdcError, UserError, WorkspaceError) as e:
+                    if SIGNALS.received is None:
+                        print(f"duckdb-sdc {args.command}: error: {_shown(str(e))}", file=sys.stderr)
+                        return USER_ERROR
+                    raise
+            except BrokenPipeError:
+                return _closed_pipe()
         except BaseException:
             received = SIGNALS.take()
             if received is None:
@@ -176,6 +227,40 @@ def main(argv: list[str] | None = None) -> int:
             # INTERRUPT error, ...): the signal, not that error, is what happened
             print(STOPPED[received], file=sys.stderr)
             return 128 + received
+
+
+def _preload(command: str) -> None:
+    """Import the compiled extensions the command needs (see `_Signals.deferred`)."""
+    import duckdb  # noqa: F401
+    import numpy  # noqa: F401
+
+    if command != "sql":
+        import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
+    if command in ("demo", "release", "evaluate", "tradeoff", "warmup"):
+        import numba  # noqa: F401
+        import scipy.spatial  # noqa: F401
+
+
+MAX_MESSAGE = 2000  # characters of an error message printed; a longer one is cut in its middle
+
+
+def _shown(message: str) -> str:
+    if len(message) <= MAX_MESSAGE:
+        return message
+    half = MAX_MESSAGE // 2
+    return f"{message[:half]} ... ({len(message) - MAX_MESSAGE} characters left out) ... {message[-half:]}"
+
+
+def _closed_pipe() -> int:
+    """The reader of standard output went away (`| head`): stop quietly. Standard output is pointed at
+    /dev/null so that Python's flush at exit raises nothing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+    return 0
 
 
 def _demo(args) -> int:
@@ -193,17 +278,21 @@ def _release(args) -> int:
     from .release.progress import Progress
 
     spec = load_spec(args.spec)
+    resources = _resources(spec, args)
     if args.dry_run and args.engine != "spark":
-        print(dry_run(spec))
+        print(dry_run(spec, resources=resources))
         return 0
     try:
         if args.engine == "spark":
             result = _release_spark(spec, args)
         else:
-            result = release(spec, progress=Progress(enabled=False if args.quiet else None))
+            result = release(spec, progress=Progress(enabled=False if args.quiet else None), resources=resources)
     except PolicyBreach as e:
         print(f"duckdb-sdc release: {e}", file=sys.stderr)
         return POLICY_BREACH
+    for note in getattr(result, "notes", []):
+        # always, also with --quiet: what the spec opted into, as the manifest's notes record it
+        print(f"duckdb-sdc release: note: {note}", file=sys.stderr)
     if result.not_private:
         # always, also with --quiet: the spec opted in, and the manifest says so too
         print(f"duckdb-sdc release: warning: {', '.join(result.not_private)} released with reproducible noise "
@@ -234,7 +323,7 @@ def _evaluate(args) -> int:
     spec = load_spec(args.spec)
     if args.check and (spec.policy is None or not spec.policy.limits()):
         raise UserError(f"{spec.name}: --check applies the spec's [policy], and it has none")
-    df = report(spec, progress=Progress(enabled=False if args.quiet else None))
+    df = report(spec, progress=Progress(enabled=False if args.quiet else None), resources=_resources(spec, args))
     print(df.to_csv(index=False) if args.csv else format_report(df), end="")
     if args.check:
         failed = verdicts(df)
@@ -266,7 +355,8 @@ def _tradeoff(args) -> int:
         unplotted = None
     except PlotUnavailable as e:  # the table is still worth printing
         unplotted = str(e)
-    data = sweep(spec, param, values, progress=Progress(enabled=False if args.quiet else None))
+    data = sweep(spec, param, values, progress=Progress(enabled=False if args.quiet else None),
+                 resources=_resources(spec, args))
     check_defined(data, param, args.il, args.dr)
     columns = swept_columns(spec, param)
     if unplotted is None:

@@ -28,13 +28,13 @@ key = "person_id"
 [output]
 database = "release/people.duckdb"
 table = "people"
-view_without_key = "people_public"
+linkage = "private/people_link.duckdb"
 
 [masking]
 strata = ["region"]
 
 [columns]
-person_id = "keep"
+person_id = "drop"
 region = "keep"
 age = "keep"
 household_size = "drop"
@@ -58,25 +58,29 @@ print(f"released {result.rows} rows to {result.path} in {result.seconds:.1f} s")
 # %% 5. An analyst opens it with any DuckDB client: nothing to install, nothing to register
 analyst = duckdb.connect(str(result.path), read_only=True)
 print(analyst.sql("SELECT region, count(*) AS people, round(avg(income)) AS mean_income, "
-                  "round(avg(savings)) AS mean_savings FROM people_public GROUP BY region ORDER BY region"))
+                  "round(avg(savings)) AS mean_savings FROM people GROUP BY region ORDER BY region"))
 print(analyst.sql("SELECT column_name, rule, method, parameters, strata FROM release_manifest"))
 analyst.close()
 
-# %% 6. Before and after, side by side (the steward can, the analyst cannot: the source stays home)
+# %% 6. Before and after, side by side (the steward can, the analyst cannot: the source and the private
+# linkage file, which maps every release row's position to its person_id, stay home)
 steward = duckdb.connect()
 steward.execute("ATTACH ? AS src (READ_ONLY)", [str(folder / "survey.duckdb")])
 steward.execute("ATTACH ? AS rel (READ_ONLY)", [str(result.path)])
+steward.execute("ATTACH ? AS link (READ_ONLY)", [str(result.linkage)])
 print(steward.sql("""
     SELECT round(corr(s.income, r.income), 4) AS corr_income,
            round(corr(s.savings, r.savings), 4) AS corr_savings,
            count(*) FILTER (s.income = r.income) AS incomes_unchanged
-    FROM src.people s JOIN rel.people r USING (person_id)"""))
+    FROM src.people s
+    JOIN link.release_linkage l ON l.key = s.person_id
+    JOIN (SELECT rowid + 1 AS position, * FROM rel.people) r USING (position)"""))
 steward.close()
 
 # %% 7. The risk/utility report of the release (as `duckdb-sdc evaluate people.toml` prints it):
 # a tidy DataFrame of every measure per column and overall, and k-anonymity of the quasi-identifiers
-# (by default every released numeric column, masked or kept, and the region: the kept age makes most
-# records unique, and each section's verdict against the documented defaults says so). savings was
+# (every released column, masked or kept: the kept age makes most records unique, and each section's
+# verdict against the documented defaults says so). savings was
 # masked over all regions (strata = []),
 # so within a region fewer than 5 records can share a masked savings value: its k-anonymity shows it.
 report_df = report(spec)

@@ -245,7 +245,7 @@ def big_release(tmp_path_factory):
     (folder / "spec.toml").write_text(
         '[source]\ndatabase = "src.duckdb"\ntable = "people"\nkey = "id"\n'
         '[output]\ndatabase = "out/release.duckdb"\ntable = "people"\n'
-        '[columns]\nid = "keep"\nregion = "keep"\nincome = { method = "ranking_round", k = 5 }\n'
+        '[columns]\nid = { rule = "keep", identifying = false }\nregion = "keep"\nincome = { method = "ranking_round", k = 5 }\n'
         'expenses = { method = "ranking_round", k = 5 }\nsavings = { method = "ranking_round", k = 5 }\n')
     return folder
 

@@ -159,7 +159,7 @@ def test_a_column_type_the_storage_version_cannot_hold_is_refused_and_nothing_is
     con.close()
     doc = {"source": {"database": "src.duckdb", "table": "t", "key": "id"},
            "output": {"database": "out/release.duckdb", "table": "t"},
-           "columns": {"id": "keep", "x": {"method": "mdav_round", "k": 5}, "v": "keep"}}
+           "columns": {"id": {"rule": "keep", "identifying": False}, "x": {"method": "mdav_round", "k": 5}, "v": "keep"}}
     spec = load_spec(write_spec(tmp_path, doc))
     with pytest.raises(Exception, match="VARIANT columns are not supported in storage versions prior to v1.5.0"):
         release(spec)

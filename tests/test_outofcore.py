@@ -127,7 +127,7 @@ def test_mask_rule_gives_the_planner_its_mask_table(tmp_path, key):
     source = {"database": "x.duckdb", "table": "t"} | ({"key": key} if key else {})
     spec = parse_spec({"source": source, "output": {"database": "o.duckdb", "table": "t"},
                        "masking": {"strata": ["region"]},
-                       "columns": {"id": "keep", "region": "keep", "x": {"method": "mdav_round", "k": 4}}},
+                       "columns": {"id": {"rule": "keep", "identifying": False}, "region": "keep", "x": {"method": "mdav_round", "k": 4}}},
                       base=tmp_path)
     columns = [("id", "BIGINT"), ("region", "VARCHAR"), ("x", "DOUBLE")]
     con.execute(keyed_step(spec, columns).expression().sql(dialect="duckdb"))

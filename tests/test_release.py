@@ -279,7 +279,7 @@ def test_dropping_the_key_keeps_it_out_of_the_table(source):
     (lambda d: d["masking"].update(total_epsilon=1.0), r"no column uses a differentially private method"),
     (lambda d: d["source"].update(database="missing.duckdb"), r"no such file"),
     (lambda d: d["source"].update(files=["a.parquet"]), r"give either database and table, or files"),
-    (lambda d: d["output"].update(database="src.duckdb"), r"separate file from the source"),
+    (lambda d: d["output"].update(database="src.duckdb"), r"is a file of the source: a release never replaces it"),
 ])
 def test_spec_mistakes_are_reported_clearly(source, change, message):
     folder, _ = source

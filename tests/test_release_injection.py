@@ -39,7 +39,7 @@ def _doc(**masked2):
         "output": {"database": "we ird;dir/o'ut \"x\".duckdb", "table": OUT_TABLE, "view_without_key": VIEW},
         "masking": {"strata": [STRATUM]},
         "columns": {
-            KEY: "keep", KEPT: "keep", STRATUM: "keep", UNICODE: "keep", DROPPED: "drop",
+            KEY: {"rule": "keep", "identifying": False}, KEPT: "keep", STRATUM: "keep", UNICODE: "keep", DROPPED: "drop",
             MASKED1: {"method": "mdav_round", "k": 3},
             MASKED2: {"method": "vmdav_round", "k": 4, **masked2},
         },

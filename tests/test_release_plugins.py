@@ -46,8 +46,8 @@ def plugged(monkeypatch, tmp_path):
     monkeypatch.setitem(release_methods.METHODS, "test_rows_round", derived["test_rows_round"])
     assert derived["test_rows_round"].kind == "rows"
 
-    def connect():
-        con = duckdb_sdc.connect()
+    def connect(*args, **config):
+        con = duckdb_sdc.connect(*args, **config)
         for macro in MACROS:
             con.execute(macro)
         return con
@@ -244,7 +244,7 @@ def test_mdav_multi_round_masks_a_group_and_makes_it_k_anonymous(source):
     doc = base_doc()
     del doc["columns"]["income"], doc["columns"]["expenses"]
     doc["groups"] = [{"columns": ["income", "expenses"], "method": "mdav_multi_round", "k": 4}]
-    doc["evaluation"] = {"quasi_identifiers": ["region", "income", "expenses"]}  # not the kept age
+    doc["policy"] = {"quasi_identifiers": ["region", "income", "expenses"]}  # not the kept age
     spec = _load(folder, doc)
     release(spec)
     got = _released(folder / "out" / "release.duckdb", ["income", "expenses"])

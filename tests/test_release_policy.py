@@ -127,7 +127,8 @@ def test_a_limit_that_cannot_be_measured_fails(tmp_path):
     doc["evaluation"] = {"quasi_identifiers": ["region"]}
     doc["policy"] = {"max_record_linkage": 0.5}
     with pytest.raises(PolicyBreach, match=r"record_linkage could not be measured \(no quasi-identifier is released "
-                                           r"as values\); max_record_linkage = 0.5 is not met"):
+                                           r"as values that distances can compare \(numbers, dates, timestamps\)\); "
+                                           r"max_record_linkage = 0.5 is not met"):
         release(load_spec(write_spec(tmp_path, doc)))
 
 

@@ -139,19 +139,24 @@ def test_k_anonymity_of_the_default_quasi_identifiers(source):
     assert f"{missing} of 240 records with a NULL 'income' left out" in notes
 
 
-def test_declared_quasi_identifiers(source):
+def test_declared_quasi_identifiers_are_a_scenario_beside_the_gates(source):
+    """[evaluation] quasi_identifiers changes nothing the gate counts (issue 27): the report adds the
+    scenario's own rows (column 'evaluation.quasi_identifiers'), never judged."""
     folder, _ = source
     doc = base_doc()
     doc["evaluation"] = {"quasi_identifiers": ["age", "expenses"]}
     spec = load_spec(write_spec(folder, doc))
-    assert spec.quasi_identifiers({}) == ("age", "expenses")
+    assert spec.quasi_identifiers() == ("region", "age", "income", "expenses")  # the gate's, unchanged
     release(spec)
-    got = _k_rows(report(spec))
+    rep = report(spec)
+    got = _k_rows(rep)
     rel = _released(folder)
-    assert {c for _, c in got} == {"age", "expenses", None}  # no stratum among them: each column alone
-    assert got[("k_anonymity", "age")] == _k_anonymity(rel, ["age"], ["age"])[0]
-    assert got[("classes", "expenses")] == _k_anonymity(rel, ["expenses"], ["expenses"])[1]
-    assert got[("unique_share", None)] == pytest.approx(_k_anonymity(rel, ["age", "expenses"], ["age", "expenses"])[2])
+    assert got[("unique_share", "evaluation.quasi_identifiers")] == pytest.approx(
+        _k_anonymity(rel, ["age", "expenses"], [])[2])
+    assert got[("k_anonymity", "evaluation.quasi_identifiers")] == _k_anonymity(rel, ["age", "expenses"], [])[0]
+    assert got[("k_anonymity", None)] == _k_anonymity(rel, ["region", "age", "income", "expenses"], [])[0]
+    verdict = rep[(rep["section"] == K_ANONYMITY) & (rep["measure"] == "verdict")]["note"].iloc[0]
+    assert f"k_anonymity = {int(got[('k_anonymity', None)])} " in verdict  # judged on the gate's set
 
 
 @pytest.mark.parametrize("evaluation, message", [

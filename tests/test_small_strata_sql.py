@@ -165,7 +165,7 @@ def _spec_doc(masking: dict, region: str = "keep", **columns) -> dict:
     return {"source": {"database": "src.duckdb", "table": "people", "key": "id"},
             "output": {"database": "out.duckdb", "table": "people"},
             "masking": {"strata": ["region"], **masking},
-            "columns": {"id": "keep", "region": region, "sex": "drop", "savings": "drop",
+            "columns": {"id": {"rule": "keep", "identifying": False}, "region": region, "sex": "drop", "savings": "drop",
                         "income": {"method": "mdav_round", "k": 4}, **columns}}
 
 

@@ -144,7 +144,7 @@ def _source(n: int, seed: int) -> pd.DataFrame:
     return df
 
 
-COLUMNS = {"id": "keep", "s": "keep", "x": {"method": "ranking_round", "k": 3},
+COLUMNS = {"id": {"rule": "keep", "identifying": False}, "s": "keep", "x": {"method": "ranking_round", "k": 3},
            "y": {"method": "mdav_round", "k": 4}, "w": {"method": "efd_round", "c": 4}}
 GROUPS = [{"columns": ["g1", "g2"], "method": "mdav_multi_round", "k": 3},
           {"columns": ["b1", "b2"], "method": "box_release", "k": 5, "characteristic": "mean(b1)"}]
@@ -214,7 +214,7 @@ def test_a_refusal_has_the_duckdb_message_and_writes_nothing(tmp_path, spark):
     folder, which is deleted."""
     df = _source(300, 3)
     write_parquet(df, tmp_path / "src.parquet")
-    columns = {"id": "keep", "s": "keep", "x": {"method": "ranking_round", "k": 3}, "y": "keep",
+    columns = {"id": {"rule": "keep", "identifying": False}, "s": "keep", "x": {"method": "ranking_round", "k": 3}, "y": "keep",
                "w": {"method": "efd_round", "c": 40}, "g1": "drop", "g2": "drop", "b1": "drop", "b2": "drop"}
     docs = [{"source": {"files": "src.parquet", "key": "id"}, "output": {"database": out, "table": "t"},
              "masking": {"strata": ["s"]}, "columns": columns} for out in ("duck.duckdb", "out")]

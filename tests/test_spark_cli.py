@@ -21,7 +21,7 @@ database = "out/release"
 table = "people"
 
 [columns]
-id = "keep"
+id = {{ rule = "keep", identifying = false }}
 x = {{ method = "mdav_round", k = {k} }}
 """
 

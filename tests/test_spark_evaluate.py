@@ -25,7 +25,7 @@ def test_spark_evaluation_equals_the_duckdb_report(tmp_path, spark):
     doc = {"source": {"files": "people.parquet", "key": "id"},
            "output": {"database": "duck.duckdb", "table": "people"},
            "masking": {"strata": ["region"]},
-           "columns": {"id": "keep", "region": "keep", "age": "keep", "note": "drop",
+           "columns": {"id": {"rule": "keep", "identifying": False}, "region": "keep", "age": "keep", "note": "drop",
                        **{c: "drop" for c in ("savings", "height", "weight", "g1", "g2")},
                        "income": {"method": "mdav_round", "k": 5},
                        "expenses": {"method": "efd_round", "c": 6}},

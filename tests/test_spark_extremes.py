@@ -38,7 +38,7 @@ def test_huge_and_subnormal_strata_in_buckets_equal_the_rescaled_numpy_methods(t
     rules = {"x": ("mdav_round", 5), "y": ("ranking_round", 4)}
     spec = parse_spec({"source": {"files": "ext.parquet", "key": "id"}, "output": {"database": "ext", "table": "t"},
                        "masking": {"strata": ["s"]},
-                       "columns": {"id": "keep", "s": "keep",
+                       "columns": {"id": {"rule": "keep", "identifying": False}, "s": "keep",
                                    **{c: {"method": m, "k": k} for c, (m, k) in rules.items()}}}, base=tmp_path)
     spark_release(spec, spark, options=Options(bucket_rows=60, max_stratum_rows=100, sample_rows=80, guard_rows=12))
     out = duckdb.connect().execute(f"SELECT * FROM read_parquet('{tmp_path}/ext/t/*.parquet') ORDER BY id").fetchnumpy()
@@ -70,7 +70,7 @@ def test_auto_group_size_of_huge_and_subnormal_strata_in_buckets(tmp_path, spark
     rules = {"x": "mdav_round", "y": "ranking_round"}
     spec = parse_spec({"source": {"files": "auto.parquet", "key": "id"}, "output": {"database": "auto", "table": "t"},
                        "masking": {"strata": ["s"]},
-                       "columns": {"id": "keep", "s": "keep", **{c: {"method": m, "k": "auto"} for c, m in rules.items()}}},
+                       "columns": {"id": {"rule": "keep", "identifying": False}, "s": "keep", **{c: {"method": m, "k": "auto"} for c, m in rules.items()}}},
                       base=tmp_path)
     spark_release(spec, spark, options=Options(bucket_rows=70, max_stratum_rows=100, sample_rows=90, guard_rows=12))
     con = duckdb.connect()

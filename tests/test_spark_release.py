@@ -24,6 +24,12 @@ from duckdb_sdc.spark.cipher import encrypt, round_keys
 from duckdb_sdc.spark import release as spark_release
 
 
+def _rule(key: str):
+    """The key's rule: "drop", or kept as a key that identifies no one outside the release (a kept key
+    needs the spec to say so)."""
+    return {"rule": "keep", "identifying": False} if key == "keep" else key
+
+
 def records(n: int = 360, seed: int = 3) -> pd.DataFrame:
     """Records with strata, NULLs and many ties in every masked column."""
     rng = np.random.default_rng(seed)
@@ -58,7 +64,7 @@ def doc(out: str, columns: dict, groups: list | None = None) -> dict:
     return d
 
 
-BASE = {"id": "keep", "region": "keep", "note": "drop"}
+BASE = {"id": {"rule": "keep", "identifying": False}, "region": "keep", "note": "drop"}
 
 
 def both(folder: Path, spark, columns: dict, groups=None, options=None):
@@ -176,7 +182,7 @@ def test_one_huge_stratum_of_a_million_values_equals_the_numpy_methods(tmp_path,
     df = one_column_source(tmp_path, 1_000_000)
     spec = parse_spec({"source": {"files": "one.parquet", "key": "id"},
                        "output": {"database": "big", "table": "t"},
-                       "columns": {"id": "keep", "x": {"method": "mdav_round", "k": 7},
+                       "columns": {"id": {"rule": "keep", "identifying": False}, "x": {"method": "mdav_round", "k": 7},
                                    "y": {"method": "ranking_round", "k": 5},
                                    "z": {"method": "efd_round", "c": 20}}}, base=tmp_path)
     options = Options(bucket_rows=100_000, max_stratum_rows=200_000)
@@ -250,7 +256,7 @@ def test_a_repeated_key_is_refused_with_the_duckdb_message(tmp_path, spark, key,
     write_parquet(df if key_type == "integer" else text_keys(df), tmp_path / "people.parquet")
     with pytest.raises(SpecError, match=r"source.key: 'id' must be unique and non-NULL; it has 0 NULL and 1 "
                                         r"repeated values"):
-        spark_release(parse_spec(doc("out", {**SMALL, "id": key}), base=tmp_path), spark)
+        spark_release(parse_spec(doc("out", {**SMALL, "id": _rule(key)}), base=tmp_path), spark)
     assert not (tmp_path / "out").exists() and _leftovers(tmp_path) == []
 
 
@@ -265,7 +271,7 @@ def test_a_null_key_is_refused_with_the_duckdb_message(tmp_path, spark, key, key
     write_parquet(df, tmp_path / "people.parquet")
     with pytest.raises(SpecError, match=r"source.key: 'id' must be unique and non-NULL; it has 1 NULL and 0 "
                                         r"repeated values"):
-        spark_release(parse_spec(doc("out", {**SMALL, "id": key}), base=tmp_path), spark)
+        spark_release(parse_spec(doc("out", {**SMALL, "id": _rule(key)}), base=tmp_path), spark)
     assert not (tmp_path / "out").exists() and _leftovers(tmp_path) == []
 
 
@@ -378,7 +384,7 @@ def test_an_integer_key_puts_the_records_in_the_order_of_its_cipher_text(source,
     cipher = dict(zip(df["id"], encrypt(df["id"].to_numpy(np.int64), round_keys(SECRET))))
     layouts = {}
     for key in ("keep", "drop"):
-        spark_release(parse_spec(doc("out", {**SMALL, "id": key}), base=folder), spark)
+        spark_release(parse_spec(doc("out", {**SMALL, "id": _rule(key)}), base=folder), spark)
         files = [f for f in _files_in_order(folder) if len(f)]
         assert sum(len(f) for f in files) == len(df) and len(files) > 1
         assert ("id" in files[0].columns) == (key == "keep")
@@ -401,7 +407,7 @@ def test_the_md5_order_shuffles_the_key_once(source, spark, monkeypatch, key):
     folder, df = source
     plans = _written_plans(monkeypatch, lambda e: e.executedPlan().toString())
     frame = spark.createDataFrame(text_keys(df))
-    spark_release(parse_spec(doc("out", {**SMALL, "id": key}), base=folder), spark, source=frame)
+    spark_release(parse_spec(doc("out", {**SMALL, "id": _rule(key)}), base=folder), spark, source=frame)
     assert len(plans) == 1 and "md5" in plans[0] and ("__sdc_rid" in plans[0]) == (key == "drop")
     con = duckdb.connect()
     got = con.execute(f"SELECT * FROM read_parquet('{folder}/out/people/*.parquet')").fetchdf()
@@ -497,7 +503,7 @@ def test_an_empty_source_with_strata_gives_an_empty_release(tmp_path, spark):
     empty = pd.DataFrame({"id": np.arange(0, dtype=np.int64), "s": pd.Series([], dtype=object), "x": np.zeros(0)})
     write_parquet(empty, tmp_path / "empty.parquet")
     doc = {"source": {"files": "empty.parquet", "key": "id"}, "masking": {"strata": ["s"]},
-           "columns": {"id": "keep", "s": "keep", "x": {"method": "mdav_round", "k": 3}}}
+           "columns": {"id": {"rule": "keep", "identifying": False}, "s": "keep", "x": {"method": "mdav_round", "k": 3}}}
     release(parse_spec({**doc, "output": {"database": "duck.duckdb", "table": "t"}}, base=tmp_path))
     result = spark_release(parse_spec({**doc, "output": {"database": "out", "table": "t"}}, base=tmp_path), spark)
     assert result.rows == 0

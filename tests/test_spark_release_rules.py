@@ -80,7 +80,7 @@ def test_the_cli_exits_3_on_a_policy_breach(source, spark, capsys):
     folder, _ = source
     (folder / "spec.toml").write_text(
         '[source]\nfiles = "people.parquet"\nkey = "id"\n[output]\ndatabase = "out"\ntable = "people"\n'
-        '[masking]\nstrata = ["region"]\n[policy]\nmin_k = 50\n[columns]\nid = "keep"\nregion = "keep"\n'
+        '[masking]\nstrata = ["region"]\n[policy]\nmin_k = 50\n[columns]\nid = { rule = "keep", identifying = false }\nregion = "keep"\n'
         'note = "drop"\nincome = { method = "mdav_round", k = 5 }\n'
         + "".join(f'{c} = "drop"\n' for c in DROP_REST if c != "income"))
     assert cli.main(["release", str(folder / "spec.toml"), "--engine", "spark"]) == 3

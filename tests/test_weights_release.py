@@ -194,7 +194,7 @@ def test_a_missing_weight_makes_the_weighted_risk_undefined_not_the_report_fail(
     (folder / "src.duckdb").unlink()
     write_db(folder / "src.duckdb", "people", df)
     doc = _doc(expenses={"method": "oma_round", "k": 4, "weighted": False})  # it has values beside the NULL weights
-    doc["evaluation"] = {"quasi_identifiers": ["region", "age"]}
+    doc["policy"] = {"quasi_identifiers": ["region", "age"]}  # records with a NULL income count
     spec = parse_spec(doc, folder)
     release(spec)
     rows = report(spec)

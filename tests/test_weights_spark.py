@@ -13,7 +13,7 @@ from duckdb_sdc.spark import release as spark_release
 def test_a_spark_release_refuses_sampling_weights_by_key(tmp_path, spark):  # noqa: F811
     d = {"source": {"files": "people.parquet", "key": "id", "weight": "w"},
          "output": {"database": "out", "table": "people"},
-         "columns": {"id": "keep", "w": "keep", "income": {"method": "mdav_round", "k": 5}}}
+         "columns": {"id": {"rule": "keep", "identifying": False}, "w": "keep", "income": {"method": "mdav_round", "k": 5}}}
     with pytest.raises(SpecError, match="source.weight: a Spark release does not mask with sampling weights"):
         spark_release(parse_spec(d, base=tmp_path), spark)
     assert not (tmp_path / "out").exists()

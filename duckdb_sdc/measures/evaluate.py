@@ -105,27 +105,69 @@ def _value(func, *args, **kw) -> tuple[float | None, str | None]:
         return None, str(e)
 
 
-def _measures(X: np.ndarray, XM: np.ndarray, k: float, seed: int) -> dict[str, tuple[float | None, str | None]]:
-    out = {
-        "mae": _value(loss.mae, X, XM),
-        "mse": _value(loss.mse, X, XM),
-        "il1": _value(loss.il1, X, XM),
-        "il1s": _value(loss.il1s, X, XM),
-        "il1s_sum": _value(loss.il1s_sum, X, XM),
-        "sse_sst": _value(loss.sse_sst, X, XM),
-        **{m: (v, None) for m, v in ranks.rank_measures(X, XM, seed=seed).items()},
-        "entropy": _value(loss.entropy, XM),
-        "interval_disclosure": _value(risk.interval_disclosure, X, XM, k),
-        "sd_interval_disclosure": _value(risk.sd_interval_disclosure, X, XM),
-        "rank_interval_disclosure": _value(risk.rank_interval_disclosure, X, XM),
-        "record_linkage": _value(risk.record_linkage, X, XM),
-    }
+_RANKS = ("rank_mae", "rank_mse", "rank_bounded_mae", "rank_bounded_mse")
+
+
+def _measures(X: np.ndarray, XM: np.ndarray, k: float, seed: int,
+              only: frozenset[str] | None = None) -> dict[str, tuple[float | None, str | None]]:
+    """The measures of one (column or overall) evaluation: all of them, or those in `only`."""
+    def wanted(m: str) -> bool:
+        return only is None or m in only
+
+    out = {}
+    for name, func, args in (("mae", loss.mae, (X, XM)), ("mse", loss.mse, (X, XM)), ("il1", loss.il1, (X, XM)),
+                             ("il1s", loss.il1s, (X, XM)), ("il1s_sum", loss.il1s_sum, (X, XM)),
+                             ("sse_sst", loss.sse_sst, (X, XM))):
+        if wanted(name):
+            out[name] = _value(func, *args)
+    if any(wanted(m) for m in _RANKS):
+        out.update({m: (v, None) for m, v in ranks.rank_measures(X, XM, seed=seed).items() if wanted(m)})
+    if wanted("entropy"):
+        out["entropy"] = _value(loss.entropy, XM)
+    if wanted("interval_disclosure"):
+        out["interval_disclosure"] = _value(risk.interval_disclosure, X, XM, k)
+    if wanted("sd_interval_disclosure"):
+        out["sd_interval_disclosure"] = _value(risk.sd_interval_disclosure, X, XM)
+    if wanted("rank_interval_disclosure"):
+        out["rank_interval_disclosure"] = _value(risk.rank_interval_disclosure, X, XM)
+    if wanted("record_linkage"):
+        out["record_linkage"] = _value(risk.record_linkage, X, XM)
+    return out
+
+
+def _overall(Xc: np.ndarray, XMc: np.ndarray, k: float, seed: int, names: list[str],
+             wanted: list[str]) -> dict[str, tuple[float | None, str | None]]:
+    """The overall measures named in `wanted` (OVERALL names) on the complete records, each computed
+    once, with what the composite ones need."""
+    need = set(wanted) | ({*_SCORE_TERMS, "il_metrics"} if "il_dr_score" in wanted else set())
+    out = _measures(Xc, XMc, k, seed, frozenset(need))
+    if any(m.startswith("il_metrics") for m in need):
+        il, note = _value(loss.il_metrics, Xc, XMc)
+        for part in loss.IL_COMPONENTS:
+            out[f"il_metrics.{part}"] = (None, note) if il is None else (
+                il[part], None if il[part] is not None else "undefined for these data (see il_metrics)")
+        out["il_metrics"] = (None, note) if il is None else (il["composite"], None)
+    if any(m.startswith("regression_utility") for m in need):
+        fit, note = _value(loss.regression_utility, Xc, XMc)
+        for part in ("mse", "r2"):
+            out[f"regression_utility.{part}"] = (None, note) if fit is None else (
+                fit[part], f"regression_utility: response {names[0]!r} on the other columns")
+    if "record_linkage_second" in need:
+        out["record_linkage_second"] = (_value(risk.record_linkage, Xc, XMc, 2) if Xc.shape[0] > 1
+                                        else (None, "record_linkage: a single record has no second nearest"))
+    if "global_linkage" in need:
+        out["global_linkage"] = (_value(risk.global_linkage, Xc, XMc) if Xc.shape[0] <= EVALUATE_GLOBAL_MAX_N
+                                 else (None, f"global_linkage: not run on {Xc.shape[0]} records in an evaluation "
+                                             f"(O(n^3); at most {EVALUATE_GLOBAL_MAX_N}); call global_linkage "
+                                             f"directly for up to {risk.GLOBAL_LINKAGE_MAX_N}"))
+    if "il_dr_score" in need:
+        out["il_dr_score"] = _score_of(out)
     return out
 
 
 @named
 def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_SEED,
-             listwise: bool = True) -> list[Row]:
+             listwise: bool = True, measures=None) -> list[Row]:
     """Every measure of this package for one (original, masked) pair, as tidy rows
     (measure, column, value, note): first each measure of PER_COLUMN on every column alone, then each
     measure of OVERALL on all columns together (column None). A measure that is undefined for these
@@ -137,6 +179,10 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
     x and xm may contain NaN for missing values (as pandas and the SQL binding deliver NULL): a column
     alone uses the records where both its values are present (pairwise); the overall measures use the
     records complete in every column on both sides (listwise).
+
+    `measures`: None for every measure, or the names (of PER_COLUMN and OVERALL) to compute; the rows
+    of the others are left out, and each computed value is the one the whole evaluation gives (the
+    release's policy gate computes only what its limits need).
     """
     seed = ranks.tie_seed("evaluate", seed)  # once, so that every column breaks ties alike
     X = np.asarray(x, dtype=np.float64)
@@ -151,33 +197,26 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
         raise fail("evaluate", f"columns names {len(names)} columns, the data have {p}")
     if np.isinf(X).any() or np.isinf(XM).any():
         raise fail("evaluate", "x or xm contains an infinite value")
+    only = None
+    if measures is not None:
+        only = frozenset(measures)
+        unknown = sorted(only - set(PER_COLUMN) - set(OVERALL))
+        if unknown:
+            raise fail("evaluate", f"measures names unknown measures {unknown}; known: {', '.join(OVERALL)}")
+    per_column = [m for m in PER_COLUMN if only is None or m in only]
     rows: list[Row] = []
     for j, name in enumerate(names):
         ok = ~(np.isnan(X[:, j]) | np.isnan(XM[:, j]))
         if not ok.any():
-            rows += [Row(m, name, None, "no record has both values") for m in PER_COLUMN]
+            rows += [Row(m, name, None, "no record has both values") for m in per_column]
             continue
-        for m, (v, note) in _measures(X[ok, j], XM[ok, j], k, seed).items():
+        if not per_column:
+            continue
+        for m, (v, note) in _measures(X[ok, j], XM[ok, j], k, seed, only).items():
             rows.append(Row(m, name, v, note))
+    overall_names = [m for m in OVERALL if only is None or m in only]
     ok = ~(np.isnan(X).any(axis=1) | np.isnan(XM).any(axis=1))
     if not ok.any():
-        return rows + [Row(m, None, None, "no record is complete") for m in OVERALL]
-    Xc, XMc = X[ok], XM[ok]
-    overall = _measures(Xc, XMc, k, seed)
-    il, note = _value(loss.il_metrics, Xc, XMc)
-    for part in loss.IL_COMPONENTS:
-        overall[f"il_metrics.{part}"] = (None, note) if il is None else (
-            il[part], None if il[part] is not None else "undefined for these data (see il_metrics)")
-    overall["il_metrics"] = (None, note) if il is None else (il["composite"], None)
-    fit, note = _value(loss.regression_utility, Xc, XMc)
-    for part in ("mse", "r2"):
-        overall[f"regression_utility.{part}"] = (None, note) if fit is None else (
-            fit[part], f"regression_utility: response {names[0]!r} on the other columns")
-    overall["record_linkage_second"] = (_value(risk.record_linkage, Xc, XMc, 2) if Xc.shape[0] > 1
-                                        else (None, "record_linkage: a single record has no second nearest"))
-    overall["global_linkage"] = (_value(risk.global_linkage, Xc, XMc) if Xc.shape[0] <= EVALUATE_GLOBAL_MAX_N
-                                 else (None, f"global_linkage: not run on {Xc.shape[0]} records in an evaluation "
-                                             f"(O(n^3); at most {EVALUATE_GLOBAL_MAX_N}); call global_linkage "
-                                             f"directly for up to {risk.GLOBAL_LINKAGE_MAX_N}"))
-    overall["il_dr_score"] = _score_of(overall)
-    return rows + [Row(m, None, *overall[m]) for m in OVERALL]
+        return rows + [Row(m, None, None, "no record is complete") for m in overall_names]
+    overall = _overall(X[ok], XM[ok], k, seed, names, overall_names)
+    return rows + [Row(m, None, *overall[m]) for m in overall_names]

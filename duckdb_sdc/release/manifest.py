@@ -41,12 +41,15 @@ MANIFEST_COLUMNS = (
     ("source_type", "VARCHAR"),    # NULL for a box id
     ("released_type", "VARCHAR"),
     ("source", "VARCHAR"),         # the source, with file names relative to the spec's folder
+    ("quasi_identifier", "BOOLEAN"),  # whether the policy gate and the report count the source column as a
+                                   # quasi-identifier (false: exempted, see notes); NULL if not in the table
     ("epsilon_total", "DOUBLE"),   # the release's total: sum over its DP columns
     ("release_id", "VARCHAR"),     # random, per release: a linkage file names the release it belongs to
     ("package_version", "VARCHAR"),
     ("duckdb_version", "VARCHAR"),
     ("created_at", "TIMESTAMP"),   # UTC (TIMESTAMPTZ would need pytz in Python clients)
     ("spec", "VARCHAR"),           # the spec as written (JSON), without seeds, linkage or absolute paths
+    ("notes", "VARCHAR[]"),        # what the release says of itself as a whole (`release_notes`), on every row
 )
 CENTROIDS = "centroids"
 NOT_RELEASED = "not released"
@@ -129,6 +132,27 @@ def guarantee(spec: Spec, rule: Rule, facts: Facts, *, released_as: str | None =
     return g.of(subject).model, words
 
 
+def release_notes(spec: Spec, facts: Facts | None) -> list[str]:
+    """What a release says of itself beyond its columns, in the manifest's `notes` and on the command
+    line: the released columns the gate does not count as quasi-identifiers and why, a released key
+    the spec exempted, and (without a key) the records that repeat another in every column."""
+    out = []
+    exempted = spec.exempted()
+    if spec.policy is not None and spec.policy.quasi_identifiers is not None:
+        out.append(f"quasi-identifiers narrowed by [policy] quasi_identifiers to {', '.join(spec.policy.quasi_identifiers)}")
+    if exempted:
+        out.append("not counted as quasi-identifiers by the policy gate and the report: "
+                   + "; ".join(f"{c} ({why})" for c, why in exempted.items()))
+    if spec.key_released() and spec.source.key in exempted:
+        out.append(f"the key {spec.source.key!r} is released: it links every released record to its source record "
+                   "(the spec says it identifies no one outside this release)")
+    duplicates = getattr(facts, "duplicates", None)
+    if duplicates:
+        out.append(f"{duplicates} records of the source repeat another record in every column (there is no "
+                   "source.key): they are released as separate records with the same values")
+    return out
+
+
 def rows(spec: Spec, source_columns, facts: Facts, *, release_id: str, package_version: str,
          duckdb_version: str, created_at: datetime | None = None) -> list[dict]:
     """One row per released column, in the table's order, with a dropped column's row (and a column
@@ -139,6 +163,8 @@ def rows(spec: Spec, source_columns, facts: Facts, *, release_id: str, package_v
     columns = layout(spec, source_columns)
     position = {id(c): i for i, c in enumerate((c for _, _, cols in columns for c in cols), start=1)}
     public = json.dumps(spec.public_text(), default=str, ensure_ascii=False, sort_keys=True)
+    notes = release_notes(spec, facts)
+    qi = set(spec.quasi_identifiers())
     entries: list[tuple[str, str, str | None, ReleasedColumn | None, str | None]] = []
     for name, type_, cols in columns:
         rule = spec.rules[name]
@@ -188,12 +214,15 @@ def rows(spec: Spec, source_columns, facts: Facts, *, release_id: str, package_v
             "source_type": type_,
             "released_type": None if col is None else col.type,
             "source": spec.source.describe(spec.base),
+            "quasi_identifier": None if col is None else (source_column in qi if source_column is not None
+                                                          else any(c in qi for c in rule.columns)),
             "epsilon_total": spec.epsilon_spent(),
             "release_id": release_id,
             "package_version": package_version,
             "duckdb_version": duckdb_version,
             "created_at": created_at.astimezone(timezone.utc).replace(tzinfo=None).isoformat(sep=" "),
             "spec": public,
+            "notes": notes,
         })
     return out
 

@@ -103,6 +103,7 @@ class Plan:
     setup: list[Step] = field(default_factory=list)  # run while planning (reads only)
     steps: list[Step] = field(default_factory=list)
     linkage_path: Path | None = None  # the linkage file the script writes (renamed afterwards)
+    facts: object = None  # safeguards.Facts: what the steps measured, once they have run
 
     def statements(self) -> list[exp.Expression]:
         return [s.expression() for s in self.setup + self.steps if s.action is None]
@@ -119,15 +120,17 @@ class Plan:
         return head + "\n".join(out)
 
 
-def source_steps(spec: Spec) -> list[Step]:
-    """Read the source as the temporary relation RAW."""
+def source_steps(spec: Spec, files: tuple[str, ...] | None = None) -> list[Step]:
+    """Read the source as the temporary relation RAW. `files`: the source's files as its patterns
+    matched when the release started (`run.Snapshot`), read instead of the patterns, so that a file
+    added to the folder meanwhile is not read."""
     src = spec.source
     if src.database is not None:
         attach = exp.Attach(this=exp.Alias(this=literal(str(src.database)), alias=ident(SOURCE_DB)),
                             expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])
         body = exp.select(exp.Star()).from_(table(src.table, src.schema, SOURCE_DB))
         return [Step("attaching the source", attach), Step("reading the source", temporary(RAW, body, "VIEW"))]
-    files = literal(list(src.files))
+    files = literal(list(src.files if files is None else files))
     reader = exp.ReadParquet(expressions=[files]) if src.format == "parquet" else exp.ReadCSV(this=files)
     body = exp.select(exp.Star()).from_(exp.Table(this=reader))
     # CSV is parsed once into a temporary table; Parquet is read column by column where needed
@@ -200,10 +203,16 @@ def resolve(spec: Spec, source_columns: list[tuple[str, str]]) -> None:
         taken.add(name.lower())
 
 
-def key_step(spec: Spec) -> Step:
-    """The check of a declared key (unique and non-NULL); a surrogate needs none."""
+def key_step(spec: Spec, facts=None) -> Step:
+    """The check of a declared key (unique and non-NULL); without one (a surrogate key), the count of
+    records that repeat another record in every column, recorded in `facts.duplicates` (they are
+    released as separate, indistinguishable records; the release says how many)."""
     if spec.source.key is None:
-        return Step("counting the records", exp.select(exp.Count(this=exp.Star())).from_(table(SOURCE)))
+        def record(rows):
+            if facts is not None:
+                facts.duplicates = int(rows[0][0])
+
+        return Step("counting the records", _duplicates_query(), check=record)
     key = column(spec.source.key)
     query = exp.select(
         exp.Count(this=exp.Star()).as_("rows"),
@@ -218,6 +227,16 @@ def key_step(spec: Spec) -> Step:
                             f"it has {n - non_null} NULL and {non_null - distinct} repeated values")
 
     return Step("checking the key", query, check=check)
+
+
+def _duplicates_query() -> exp.Expression:
+    """The number of records of RAW equal in every column to another record (NULLs equal)."""
+    n = ident("__sdc_n")
+    groups = (exp.select(exp.Star(), exp.Count(this=exp.Star()).as_(n)).from_(table(RAW))
+              .group_by(exp.Var(this="ALL")))
+    repeated = exp.Filter(this=exp.Sum(this=exp.Column(this=n.copy())),
+                          expression=exp.Where(this=exp.GT(this=exp.Column(this=n.copy()), expression=literal(1))))
+    return exp.select(exp.func("coalesce", repeated, literal(0))).from_(groups.subquery(ident("__sdc_d")))
 
 
 STRATUM_INDEX = "__sdc_i"

@@ -12,9 +12,11 @@ value and exits 3) and on an existing release (`duckdb-sdc evaluate --check`, ex
 Each limit is optional; a spec without [policy] gates nothing, and the report judges its sections
 against `DEFAULTS` (documented in docs/releases/policy.md) instead. What is measured, exactly:
 
-* The quasi-identifiers Q are the released columns an intruder is assumed to know: [evaluation]
-  quasi_identifiers, or by default every released numeric column (masked or kept, the key excepted)
-  and every released strata column. A boxed column counts as its two bounds.
+* The quasi-identifiers Q are the released columns an intruder is assumed to know: every column of
+  the release table, of any type (numbers, text, dates, categories, strata), but those the spec marks
+  `identifying = false`, or exactly the columns [policy] quasi_identifiers lists (`Spec.
+  quasi_identifiers`). A boxed column counts as its two bounds; a date or timestamp as its epoch
+  seconds. [evaluation] quasi_identifiers is a report scenario and never changes Q.
 * k_anonymity: the smallest number of released records sharing one combination of Q's released
   values; NULL counts as a value (a record whose NULL is rare is as identifiable as one with a rare
   value). unique_share: the share of records alone in their combination.
@@ -89,6 +91,7 @@ class Policy:
     max_record_linkage: float | None = None
     max_interval_disclosure: float | None = None
     max_sensitive_share: float | None = None
+    quasi_identifiers: tuple[str, ...] | None = None  # [policy] quasi_identifiers: the gate's narrower set
     origin: str = field(default="[policy]", compare=False)  # where the limits come from, for messages
 
     def limits(self) -> list[tuple[Limit, float]]:
@@ -96,7 +99,8 @@ class Policy:
         return [(limit, getattr(self, limit.key)) for limit in LIMITS if getattr(self, limit.key) is not None]
 
     def as_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "origin" and getattr(self, f.name) is not None}
+        return {f.name: (list(v) if isinstance(v, tuple) else v) for f in fields(self)
+                if f.name != "origin" and (v := getattr(self, f.name)) is not None}
 
 
 # What the report judges against when a spec has no [policy] (never a gate: a release without a
@@ -112,7 +116,7 @@ def parse(table: dict, error) -> Policy | None:
     unknown = [k for k in table if k not in LIMIT]
     if unknown:
         raise error("policy", f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                              f"allowed: {', '.join(LIMIT)}")
+                              f"allowed: {', '.join((*LIMIT, 'quasi_identifiers'))}")
     values = {}
     for key, value in table.items():
         where = f"policy.{key}"

@@ -34,6 +34,7 @@ same sections.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Callable
@@ -43,13 +44,13 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from ..sql import connect
+from ..measures.evaluate import OVERALL, PER_COLUMN, evaluate as evaluate_measures
 from ..sql.measures import GROUP_RISK
 from ..sql.registry import REGISTRY
 from . import policy as pol
 from .plan import DIALECT, LINKAGE_TABLE, RAW, ROW_KEY, SOURCE, column, ident, literal, resolve, table, temporary
 from .policy import K_ANONYMITY, RISK, SENSITIVE
-from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, is_numeric
+from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, is_temporal
 
 ORIGINAL, MASKED, KEY = "__sdc_eval_original", "__sdc_eval_masked", "__sdc_eval_key"
 RELEASE_DB = "__sdc_evaluated"
@@ -64,6 +65,7 @@ ALL = "all columns"  # how format_report labels the overall rows (column None)
 # measures of evaluate_masking that name a disclosure-risk SQL function (record_linkage_second is
 # record_linkage with rank 2); il_dr_score combines both sides; every other measure is a loss
 _RISK = frozenset(f.name for f in REGISTRY if f.group == GROUP_RISK)
+ALL_MEASURES = tuple(dict.fromkeys(PER_COLUMN + OVERALL))
 
 LOWER, HIGHER, NEITHER = "lower", "higher", ""
 # (direction, unit) of every measure the report prints: what "better" means (less information lost,
@@ -123,8 +125,9 @@ class Evaluation:
     masked: tuple[str, ...]  # the masked columns released as values, in the order of the spec's rules
     quasi_identifiers: tuple[str, ...]
     boxes: tuple[Rule, ...] = ()  # the box rules (their columns are released as bounds and a box id)
-    risk_columns: tuple[str, ...] = ()  # masked value columns, then numeric quasi-identifiers released as values
+    risk_columns: tuple[str, ...] = ()  # Spec.risk_columns: what distance-based risk is measured on
     policy: pol.Policy = field(default=pol.DEFAULTS)  # what the verdicts judge against
+    scenario: tuple[str, ...] = ()  # [evaluation] quasi_identifiers: an intruder scenario shown beside the gate's
 
     def fetch(self, query: exp.Expression) -> list[tuple]:
         return self.con.execute(query.sql(dialect=DIALECT)).fetchall()
@@ -134,32 +137,60 @@ class Evaluation:
         return bound_columns(name) if self.spec.rules[name].boxed else (name,)
 
 
-def _evaluate_masking(ev: Evaluation, columns: tuple[str, ...]) -> list[tuple]:
-    call = exp.Anonymous(this="evaluate_masking", expressions=[
-        literal(ORIGINAL), literal(MASKED), literal(KEY),
-        exp.PropertyEQ(this=exp.to_identifier("columns"), expression=literal(list(columns)))])
-    return ev.fetch(exp.select("measure", "column", "value", "note").from_(exp.Table(this=call)))
+def collect(ev: Evaluation, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The original and the released values of `columns`, record by record (joined on the key, in the
+    key's order), as two n x p float64 arrays with NaN for NULL: what every measure of the report and
+    of the gate is computed on."""
+    pick = [exp.Cast(this=column(c, side), to=exp.DataType.build("DOUBLE")).as_(ident(f"{side}{j}"))
+            for side in ("__sdc_o", "__sdc_m") for j, c in enumerate(columns)]
+    query = (exp.select(*pick)
+             .from_(exp.Table(this=ident(ORIGINAL), alias=exp.TableAlias(this=ident("__sdc_o"))))
+             .join(exp.Table(this=ident(MASKED), alias=exp.TableAlias(this=ident("__sdc_m"))), using=[ident(KEY)])
+             .order_by(column(KEY, "__sdc_o")))
+    got = ev.con.sql(query.sql(dialect=DIALECT)).to_arrow_table()
+    p = len(columns)
+    arrays = [got.column(j).to_numpy(zero_copy_only=False) for j in range(2 * p)]  # NULL -> NaN
+    stacked = np.column_stack([np.asarray(a, dtype=np.float64) for a in arrays]) if arrays else np.zeros((0, 0))
+    return stacked[:, :p], stacked[:, p:]
 
 
-def measures_section(ev: Evaluation) -> list[Row]:
-    """Every measure of evaluate_masking(ORIGINAL, MASKED, KEY, columns): information loss and the
-    score on the masked columns released as values, disclosure risk on `Evaluation.risk_columns`;
-    a row per boxed column saying why it has none."""
+def _evaluate_masking(ev: Evaluation, columns: tuple[str, ...], only=None) -> list[tuple]:
+    """measures.evaluate (what the SQL table macro evaluate_masking runs) on the collected columns:
+    (measure, column, value, note) rows; `only`: the measures to compute (None: all)."""
+    x, xm = collect(ev, columns)
+    if x.shape[0] == 0:
+        return []
+    return [(r.measure, r.column, r.value, r.note) for r in evaluate_measures(x, xm, list(columns), measures=only)]
+
+
+def measures_section(ev: Evaluation, only: frozenset[str] | None = None) -> list[Row]:
+    """Every measure of `measures.evaluate` (what evaluate_masking computes): information loss and the
+    score on the masked columns released as values, disclosure risk on `Evaluation.risk_columns`; a
+    row per boxed column saying why it has none. `only`: just these measures (the policy gate)."""
     boxed = [Row(LOSS, "measures", c, None,
                  f"{', '.join(map(repr, r.columns))} released as boxes ({r.method.name}, {r.where}): these "
                  "measures compare released values with the original ones, and a box has bounds, not a value; "
                  "see the boxes section")
-             for r in ev.boxes for c in r.columns]
+             for r in ev.boxes for c in r.columns] if only is None else []
     rows = []
-    if ev.masked:
-        rows += [Row(section_of(m), m, c, v, n) for m, c, v, n in _evaluate_masking(ev, ev.masked)
-                 if section_of(m) != RISK or ev.risk_columns == ev.masked]
-    elif not boxed:
+    wanted = set(ALL_MEASURES) if only is None else set(only)
+    risky = {m for m in wanted if section_of(m) == RISK}
+    if ev.masked and ev.risk_columns == ev.masked and wanted - risky:  # one evaluation gives both sides
+        rows += [Row(section_of(m), m, c, v, n) for m, c, v, n in _evaluate_masking(ev, ev.masked, wanted)]
+        risky = set()
+    elif ev.masked and wanted - risky:
+        rows += [Row(section_of(m), m, c, v, n) for m, c, v, n in _evaluate_masking(ev, ev.masked, wanted - risky)]
+    elif not ev.masked and not boxed and only is None:
         rows.append(Row(LOSS, "measures", None, None, "the spec masks no column"))
-    if ev.risk_columns and ev.risk_columns != ev.masked:
-        rows += [Row(RISK, m, c, v, n) for m, c, v, n in _evaluate_masking(ev, ev.risk_columns)
-                 if section_of(m) == RISK]
+    if ev.risk_columns and risky:
+        rows += [Row(RISK, m, c, v, n) for m, c, v, n in _evaluate_masking(ev, ev.risk_columns, risky)]
+    elif not ev.risk_columns and risky and only is None:
+        rows.append(Row(RISK, "record_linkage", None, None, _NO_RISK_COLUMN))
     return rows + boxed
+
+
+_NO_RISK_COLUMN = ("no quasi-identifier is released as values that distances can compare (numbers, dates, "
+                   "timestamps)")
 
 
 def _box_column_rows(ev: Evaluation, name: str) -> list[Row]:
@@ -234,14 +265,17 @@ def _classes(ev: Evaluation, by: tuple[str, ...], col: str | None, present: tupl
 
 
 def k_anonymity_section(ev: Evaluation) -> list[Row]:
-    """k-anonymity of the released quasi-identifiers Q. A column of Q that is not a stratum column is
-    counted alone together with the strata columns in Q (the strata are released, and the masking
-    guarantee holds within a stratum): the smallest number of released records sharing its value in
-    a stratum, over the records where it is non-NULL (NULLs are not masked; they are reported as left
-    out); a boxed column's "value" is its pair of bounds. Then all of Q together (column None), NULL
-    counting as a value: the figure the policy's min_k and max_unique_share judge. Last, the box ids of
-    each box rule, under the id column's name (ids are unique in the release, so no stratum is
-    needed)."""
+    """k-anonymity of the released quasi-identifiers Q (`Spec.quasi_identifiers`: every column of the
+    release table, whatever its type, unless the spec exempts it). A column of Q that is not a strata
+    column is counted alone together with the strata columns in Q (the strata are released, and the
+    masking guarantee holds within a stratum): the smallest number of released records sharing its
+    value in a stratum, over the records where it is non-NULL (NULLs are not masked; they are reported
+    as left out); a boxed column's "value" is its pair of bounds. Then all of Q together (column None),
+    NULL counting as a value: the figure the policy's min_k and max_unique_share judge (a box rule of a
+    column in Q adds its box id). Then the box ids of each box rule alone, under the id column's name
+    (ids are unique in the release, so no stratum is needed). Last, with [evaluation]
+    quasi_identifiers, the same three measures over that intruder scenario (column
+    'evaluation.quasi_identifiers'), shown and never judged."""
     q = ev.quasi_identifiers
     if not q:
         return [Row(K_ANONYMITY, m, None, None, "no quasi-identifier is released")
@@ -251,11 +285,25 @@ def k_anonymity_section(ev: Evaluation) -> list[Row]:
     for c in q:
         if c not in strata:
             rows += _classes(ev, strata + ev.released(c), c, ev.released(c))
-    every = tuple(r for c in q for r in ev.released(c))
-    rows += _classes(ev, every, None)
+    rows += _classes(ev, _together(ev, q), None)
     for rule in ev.boxes:
         rows += _classes(ev, (rule.box_column,), rule.box_column, (rule.box_column,))
+    if ev.scenario:
+        rows += [dataclasses.replace(r, column=SCENARIO) for r in _classes(ev, _together(ev, ev.scenario), None)]
     return rows
+
+
+SCENARIO = "evaluation.quasi_identifiers"  # the column label of the [evaluation] scenario's rows
+
+
+def _together(ev: Evaluation, columns: tuple[str, ...]) -> tuple[str, ...]:
+    """The released columns of `columns` counted together: each one's value or bounds, and the box id of
+    each box rule with a column among them."""
+    out = [r for c in columns for r in ev.released(c)]
+    for rule in ev.boxes:
+        if any(c in columns for c in rule.columns):
+            out.append(rule.box_column)
+    return tuple(dict.fromkeys(out))
 
 
 def _sensitive_cells(ev: Evaluation, attribute: str, clusters: tuple[str, ...], strata: tuple[str, ...]):
@@ -393,9 +441,15 @@ def _frame(rows: list[Row]) -> pd.DataFrame:
 def create_views(con, spec: Spec, masked_relation: exp.Table) -> None:
     """ORIGINAL over the keyed source (SOURCE) and MASKED over `masked_relation`, as temporary views
     with the record key KEY: both relations carry the row key ROW_KEY (the spec's key or the
-    surrogate), so records are matched on it, never on their position."""
+    surrogate), so records are matched on it, never on their position. A date or timestamp column is
+    seen as its seconds since 1970 (`epoch`, one to one: classes of equal values are unchanged), so
+    that distance-based risk can measure it."""
     for name, relation in ((ORIGINAL, table(SOURCE)), (MASKED, masked_relation)):
-        body = exp.select(column(ROW_KEY).as_(ident(KEY)), exp.Star()).from_(relation)
+        described = con.execute(exp.Describe(this=relation.copy()).sql(dialect=DIALECT)).fetchall()
+        temporal = [n for n, t, *_ in described if is_temporal(t)]
+        star = exp.Star(**({"replace": [exp.func("epoch", column(n)).as_(ident(n)) for n in temporal]}
+                           if temporal else {}))
+        body = exp.select(column(ROW_KEY).as_(ident(KEY)), star).from_(relation)
         con.execute(temporary(name, body, "VIEW", replace=True).sql(dialect=DIALECT)).fetchall()
 
 
@@ -405,92 +459,34 @@ def _types(con) -> dict[str, str]:
 
 def evaluation(con, spec: Spec, policy: pol.Policy | None = None) -> Evaluation:
     """The Evaluation of ORIGINAL and MASKED on `con` (see create_views): the quasi-identifiers and
-    the columns disclosure risk is measured on follow the source's types. Verdicts judge against
-    `policy`, else the spec's, else the documented defaults."""
+    the columns disclosure risk is measured on, as the spec defines them for the gate and the report
+    alike (`Spec.quasi_identifiers`, `Spec.risk_columns`). Verdicts judge against `policy`, else the
+    spec's, else the documented defaults."""
     types = _types(con)
-    masked = tuple(c for r in spec.masked() if not r.boxed and r.in_table for c in r.columns)
-    qi = spec.quasi_identifiers(types)
-    numeric_qi = tuple(c for c in qi if c not in masked and not spec.rules[c].boxed and is_numeric(types.get(c, "")))
-    return Evaluation(con=con, spec=spec, masked=masked, quasi_identifiers=qi,
-                      boxes=tuple(r for r in spec.masked() if r.boxed), risk_columns=masked + numeric_qi,
-                      policy=policy or spec.policy or pol.DEFAULTS)
+    return Evaluation(con=con, spec=spec, masked=spec.masked_values(), quasi_identifiers=spec.quasi_identifiers(),
+                      boxes=tuple(r for r in spec.masked() if r.boxed), risk_columns=spec.risk_columns(types),
+                      policy=policy or spec.policy or pol.DEFAULTS, scenario=spec.declared_quasi_identifiers or ())
+
+
+# the sections each limit's measure comes from (the gate runs just these, the report all of them)
+_GATE_SECTIONS = {K_ANONYMITY: lambda ev, only: k_anonymity_section(dataclasses.replace(ev, scenario=())),
+                  RISK: measures_section, SENSITIVE: lambda ev, only: sensitivity_section(ev)}
 
 
 def policy_measures(ev: Evaluation) -> dict[str, tuple[float | None, str | None]]:
-    """The values the policy's limits need, measured directly (the release's gate: no other measure
-    is computed): k_anonymity and unique_share over the quasi-identifiers (SQL, NULL a value),
-    record_linkage and interval_disclosure over `risk_columns` (numpy on the collected columns),
-    sensitive_share (numpy on the collected cells). Equal to the report's overall rows."""
-    needed = {limit.measure for limit, _ in ev.policy.limits()}
-    out: dict[str, tuple[float | None, str | None]] = {}
-    if needed & {"k_anonymity", "unique_share"}:
-        every = [r for c in ev.quasi_identifiers for r in ev.released(c)]
-        if not every:
-            out.update({m: (None, "no quasi-identifier is released") for m in ("k_anonymity", "unique_share")})
-        else:
-            out.update({m: (v, None if v is not None else "no released record")
-                        for m, v in pol.classes(ev.fetch(pol.classes_query(table(MASKED), every))[0]).items()})
-    if needed & {"record_linkage", "interval_disclosure"}:
-        if not ev.risk_columns:
-            out.update({m: (None, "no quasi-identifier is released as values")
-                        for m in ("record_linkage", "interval_disclosure")})
-        else:
-            x, xm = _collect(ev, ev.risk_columns)
-            for m, v in pol.linkage_measures(x, xm).items():
-                out[m] = (v, None if v is not None else "fewer than 2 records complete in the evaluated columns")
-    if "sensitive_share" in needed:
-        out["sensitive_share"] = _sensitive_share(ev)
-    return out
-
-
-def _collect(ev: Evaluation, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Original and released values of `columns`, record by record on the key, NaN for NULL."""
-    pick = [exp.Cast(this=column(c, side), to=exp.DataType.build("DOUBLE")).as_(ident(f"{side}{j}"))
-            for side in ("__sdc_o", "__sdc_m") for j, c in enumerate(columns)]
-    query = (exp.select(*pick)
-             .from_(exp.Table(this=ident(ORIGINAL), alias=exp.TableAlias(this=ident("__sdc_o"))))
-             .join(exp.Table(this=ident(MASKED), alias=exp.TableAlias(this=ident("__sdc_m"))), using=[ident(KEY)]))
-    both = ev.con.execute(query.sql(dialect=DIALECT)).fetchnumpy()
-    p = len(columns)
-    arrays = [np.asarray(both[f"__sdc_o{j}"] if j < p else both[f"__sdc_m{j - p}"], dtype=np.float64)
-              for j in range(2 * p)]
-    stacked = np.column_stack(arrays) if arrays else np.zeros((0, 0))
-    return stacked[:, :p], stacked[:, p:]
-
-
-def _sensitive_share(ev: Evaluation) -> tuple[float | None, str | None]:
-    """max(dominance share, p% share) over the cells of every masked attribute, by
-    `policy.sensitive_counts` on the collected contributions (cell ids: dense_rank of (strata,
-    released values))."""
-    rules = ev.spec.sensitivity
-    totals = np.zeros(3, dtype=np.int64)
-    for rule in ev.spec.masked():
-        if not rule.in_table:
-            continue
-        strata = ev.spec.strata_of(rule)
-        clusters = (rule.box_column,) if rule.boxed else tuple(rule.columns)
-        order = exp.Order(expressions=[exp.Ordered(this=column(c, "__sdc_o")) for c in strata]
-                          + [exp.Ordered(this=column(c, "__sdc_m")) for c in clusters])
-        cell = exp.Window(this=exp.Anonymous(this="dense_rank"), order=order)
-        for attribute in rule.columns:
-            query = (exp.select(exp.Cast(this=column(attribute, "__sdc_o"), to=exp.DataType.build("DOUBLE")).as_("v"),
-                                cell.copy().as_("c"))
-                     .from_(exp.Table(this=ident(ORIGINAL), alias=exp.TableAlias(this=ident("__sdc_o"))))
-                     .join(exp.Table(this=ident(MASKED), alias=exp.TableAlias(this=ident("__sdc_m"))), using=[ident(KEY)])
-                     .where(exp.and_(*(exp.Not(this=exp.Is(this=column(c, "__sdc_m"), expression=exp.Null()))
-                                       for c in clusters))))
-            got = ev.con.execute(query.sql(dialect=DIALECT)).fetchnumpy()
-            v = np.asarray(got["v"], dtype=np.float64)
-            c = np.asarray(got["c"], dtype=np.int64)
-            present = ~np.isnan(v)
-            labels = np.unique(c, return_inverse=True)[1]
-            cells = np.unique(labels).shape[0]
-            _, dominant, p_cells = pol.sensitive_counts(v[present], labels[present], rules.dominance_n,
-                                                        rules.dominance_r, rules.p)
-            totals += (cells, dominant, p_cells)
-    if not totals[0]:
-        return None, "no released cell"
-    return max(totals[1], totals[2]) / totals[0], None
+    """The values the policy's limits need, as {measure: (value, note)}: the overall rows of the very
+    sections the report prints (`k_anonymity_section`, `measures_section` restricted to the measures the
+    limits name, `sensitivity_section`), read as `verdict_rows` reads the report, so that the gate
+    and `duckdb-sdc evaluate` cannot measure different things. A limit whose measure the sections
+    give no value gets the note saying why."""
+    limits = [limit for limit, _ in ev.policy.limits()]
+    rows = []
+    for section in dict.fromkeys(limit.section for limit in limits):
+        only = frozenset(limit.measure for limit in limits if limit.section == section)
+        rows += _GATE_SECTIONS[section](ev, only)
+    found = measured(_frame(rows)) if rows else {}
+    return {limit.measure: found.get(limit.measure, (None, _NO_RISK_COLUMN if limit.section == RISK
+                                                    else "not measured")) for limit in limits}
 
 
 def _comparable(spec_text: dict) -> dict:
@@ -572,37 +568,47 @@ def _linked(con, spec: Spec, release_id: str, released: exp.Table) -> exp.Select
                   on=exp.EQ(this=column("position", "__sdc_l"), expression=column("__sdc_at", "__sdc_t"))))
 
 
-def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None) -> pd.DataFrame:
+def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None, resources=None) -> pd.DataFrame:
     """The risk/utility report of the release file written from `spec`, against its source, as a
     tidy DataFrame (COLUMNS); column None means all columns together; each section ends with its
     verdict row against `policy`, the spec's [policy], or the documented defaults. Raises SpecError
-    when the file is missing, was written from a different spec, or cannot be linked to the source."""
-    from .run import check_source, error_message, open_source
+    when the file is missing, was written from a different spec, or cannot be linked to the source.
+    It reads the source as a release does: in a private workspace (`resources`: the spec's
+    [resources], or these instead)."""
+    from ..workspace import Workspace
+    from .run import Snapshot, private_connection
 
-    check_source(spec)
+    snapshot = Snapshot.take(spec)
     path = spec.output.database
     if not path.is_file():
         raise SpecError(f"{spec.name}: output.database: no release file {str(path)!r} yet; "
                         f"write it first (duckdb-sdc release {spec.name})")
-    con = connect()
+    resources = resources or spec.resources
+    with Workspace(resources.temp_directory) as workspace:
+        con = private_connection(workspace, resources)
+        try:
+            return _report(con, spec, path, snapshot, policy, progress)
+        finally:
+            con.close()
+
+
+def _report(con, spec: Spec, path, snapshot, policy, progress) -> pd.DataFrame:
+    from .run import error_message, open_source
+
+    _, source_columns = open_source(con, spec, snapshot)
+    resolve(spec, source_columns)
+    attach = exp.Attach(this=exp.Alias(this=literal(str(path)), alias=ident(RELEASE_DB)),
+                        expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])
     try:
-        con.execute("SET enable_progress_bar = false")
-        _, source_columns = open_source(con, spec)
-        resolve(spec, source_columns)
-        attach = exp.Attach(this=exp.Alias(this=literal(str(path)), alias=ident(RELEASE_DB)),
-                            expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])
-        try:
-            con.execute(attach.sql(dialect=DIALECT)).fetchall()
-        except duckdb.Error as e:
-            raise SpecError(f"{spec.name}: output.database: cannot open {str(path)!r}: {error_message(e)}") from None
-        release_id = _check_manifest(con, spec)
-        create_views(con, spec, _released_relation(con, spec, release_id))
-        try:
-            return evaluate_relations(evaluation(con, spec, policy), progress)
-        except duckdb.Error as e:
-            raise SpecError(f"{spec.name}: evaluating the release: {error_message(e)}") from None
-    finally:
-        con.close()
+        con.execute(attach.sql(dialect=DIALECT)).fetchall()
+    except duckdb.Error as e:
+        raise SpecError(f"{spec.name}: output.database: cannot open {str(path)!r}: {error_message(e)}") from None
+    release_id = _check_manifest(con, spec)
+    create_views(con, spec, _released_relation(con, spec, release_id))
+    try:
+        return evaluate_relations(evaluation(con, spec, policy), progress)
+    except duckdb.Error as e:
+        raise SpecError(f"{spec.name}: evaluating the release: {error_message(e)}") from None
 
 
 def verdicts(df: pd.DataFrame) -> pd.DataFrame:

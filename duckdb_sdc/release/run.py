@@ -1,23 +1,28 @@
 """Materialise a release: run the planned script, gate it on the policy, and put the files in place.
 
-The script masks into temporary tables and joins the would-be release (`plan.released_step`); the
-policy gate measures it there, before any file is opened for writing: a breach raises
-`policy.PolicyBreach` and nothing is written. Then it writes a new file next to the output
-(`.<name>.<pid>-<random>.tmp`), and the linkage file when the spec asks for one, the same way; only
-when every statement has succeeded are they renamed over their paths (`os.replace`, atomic on one
-file system; the linkage first, and it names the release it belongs to). Any failure closes the
-connection and deletes the new files, so there is either no output file or the previous release,
-untouched.
+Everything happens in a private workspace (duckdb_sdc.workspace): DuckDB's spill files go to its
+folder (mode 0700), and the new files are written as hidden siblings of their targets
+(`.<name>.<pid>-<random>.tmp`), registered in the workspace before they exist. The script masks into
+temporary tables and joins the would-be release (`plan.released_step`); the policy gate measures it
+there, before any file is opened for writing: a breach raises `policy.PolicyBreach` and nothing is
+written. Before anything is renamed, the source is checked to be the snapshot that was read
+(`Snapshot`); then the workspace commits: the renames (the release file, then the linkage file,
+which names the release it belongs to) are recorded, then done (`os.replace`, atomic on one file
+system); a process killed from that moment is rolled forward by its watchdog, so a release and its
+linkage are in place together or not at all. Any failure before it deletes the new files, so there
+is either no output file or the previous release, untouched; a release never replaces a file that is
+not a previous release of the same table (`check_outputs`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import secrets
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -26,14 +31,15 @@ from sqlglot import exp
 
 from .. import __version__
 from ..sql import connect
+from ..workspace import Workspace
 from ..sql.progress import watching
 from . import manifest, pooling, safeguards
-from .plan import (DIALECT, RAW, RELEASE_DB, RELEASED, SOURCE, Plan, Step, column, ident, key_step, keyed_step, linkage_steps,
-                   literal, mask_steps, release_table_step, released_columns, released_step, resolve, source_steps,
-                   table, view_steps)
+from .plan import (DIALECT, LINKAGE_TABLE, RAW, RELEASE_DB, RELEASED, SOURCE, Plan, Step, column, ident, key_step,
+                   keyed_step, linkage_steps, literal, mask_steps, release_table_step, released_columns, released_step,
+                   resolve, source_steps, table, view_steps)
 from .policy import PolicyBreach, judge
 from .progress import Progress
-from .spec import Spec, SpecError
+from .spec import MANIFEST_TABLE, Resources, Spec, SpecError
 
 
 @dataclass
@@ -46,37 +52,141 @@ class ReleaseResult:
     seconds: float
     not_private: list[str]  # columns released with reproducible noise (the spec opted in)
     linkage: Path | None = None
+    notes: list[str] = field(default_factory=list)  # what the command line prints (and the manifest records)
 
 
 def _temporary_path(out: Path) -> Path:
     return out.with_name(f".{out.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """The source as a release reads it: the files its patterns matched when the release started (or
+    its database file), with their sizes, modification times and inodes. `check` refuses a source
+    that changed before the release is renamed into place: every statement reads these files only,
+    so a file added meanwhile is not read, and one changed or removed would give a release of no one
+    state of the source."""
+    files: tuple[str, ...]
+    stats: tuple[tuple[int, int, int], ...]
+
+    @staticmethod
+    def _stat(path: str) -> tuple[int, int, int]:
+        info = os.stat(path)
+        return info.st_size, info.st_mtime_ns, info.st_ino
+
+    @classmethod
+    def take(cls, spec: Spec, con=None) -> Snapshot:
+        if spec.source.database is not None:
+            if not spec.source.database.is_file():
+                raise SpecError(f"{spec.name}: source.database: no such file {str(spec.source.database)!r}")
+            files = (str(spec.source.database),)
+        else:
+            own = con is None
+            con = con or duckdb.connect()
+            try:
+                matched = []
+                for pattern in spec.source.files:
+                    found = [r[0] for r in con.execute("SELECT file FROM glob(?) ORDER BY file", [pattern]).fetchall()]
+                    if not found:
+                        raise SpecError(f"{spec.name}: source.files: no file matches {pattern!r}")
+                    matched += found
+            finally:
+                if own:
+                    con.close()
+            files = tuple(dict.fromkeys(matched))
+        return cls(files, tuple(cls._stat(f) for f in files))
+
+    def check(self, spec: Spec) -> None:
+        where = "source.database" if spec.source.database is not None else "source.files"
+        for path, before in zip(self.files, self.stats):
+            try:
+                now = self._stat(path)
+            except OSError:
+                now = None
+            if now != before:
+                what = "was removed" if now is None else "changed (its size, modification time or inode)"
+                raise SpecError(f"{spec.name}: {where}: {path!r} {what} while the release read it; nothing was "
+                                "written; release again when the source is stable")
+
+
 def check_source(spec: Spec) -> None:
     """The source file, or at least one file of each pattern, exists."""
-    if spec.source.database is not None:
-        if not spec.source.database.is_file():
-            raise SpecError(f"{spec.name}: source.database: no such file {str(spec.source.database)!r}")
-    else:
-        import glob
-
-        for pattern in spec.source.files:
-            if not glob.glob(pattern):
-                raise SpecError(f"{spec.name}: source.files: no file matches {pattern!r}")
+    Snapshot.take(spec)
 
 
-def _check_paths(spec: Spec) -> None:
-    check_source(spec)
-    for where, out in (("output.database", spec.output.database), ("output.linkage", spec.output.linkage)):
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of a DuckDB database file
+
+
+def _is_duckdb_file(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+    except OSError:
+        return False
+    return len(head) == 12 and head[8:12] == _DUCKDB_MAGIC
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(a).resolve() == Path(b).resolve()
+
+
+def check_outputs(spec: Spec, snapshot: Snapshot) -> None:
+    """What a release may replace: nothing but a previous release of the same table (a DuckDB file
+    whose release_manifest names it), or for the linkage file a previous linkage file. Never the
+    source (any of its files), the spec file, a folder, or a file open in another program."""
+    protected = [(Path(f), "a file of the source") for f in snapshot.files]
+    if spec.path is not None:
+        protected.append((spec.path, "the spec file"))
+    for where, out, expected in (("output.database", spec.output.database, MANIFEST_TABLE),
+                                 ("output.linkage", spec.output.linkage, LINKAGE_TABLE)):
         if out is None:
             continue
-        if spec.source.database is not None and out.resolve() == spec.source.database.resolve():
-            raise SpecError(f"{spec.name}: {where} must be a separate file from the source")
+        for path, what in protected:
+            if _same_file(out, path):
+                raise SpecError(f"{spec.name}: {where} {str(out)!r} is {what}: a release never replaces it; "
+                                "choose another path")
         if out.is_dir():
             raise SpecError(f"{spec.name}: {where} {str(out)!r} is a folder")
         if Path(f"{out}.wal").exists():
             raise SpecError(f"{spec.name}: {where} {str(out)!r} has a write-ahead log ({out.name}.wal): "
                             "it is open in another program or was not closed cleanly; close it first")
+        if out.exists() or out.is_symlink():
+            _check_replaceable(spec, where, out, expected)
+
+
+def _check_replaceable(spec: Spec, where: str, out: Path, expected: str) -> None:
+    what = f"a previous release of table {spec.output.table!r}" if expected == MANIFEST_TABLE else "a previous linkage file"
+    refuse = f"{spec.name}: {where} {str(out)!r} exists and is not {what}"
+    advice = "; a release replaces nothing else: remove it or choose another path"
+    if out.is_symlink() or not out.is_file():
+        raise SpecError(f"{refuse} (it is {'a link' if out.is_symlink() else 'not a regular file'}){advice}")
+    if not _is_duckdb_file(out):
+        raise SpecError(f"{refuse} (it is not a DuckDB database file){advice}")
+    try:
+        con = duckdb.connect(str(out), read_only=True)
+    except duckdb.Error as e:
+        raise SpecError(f"{refuse} (it cannot be opened: {error_message(e).splitlines()[0]}){advice}") from None
+    try:
+        if expected == MANIFEST_TABLE:
+            rows = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
+                               "AND table_name = ?", [MANIFEST_TABLE]).fetchall()[0][0]
+            named = rows and con.execute(f'SELECT count(*) FROM main."{MANIFEST_TABLE}" WHERE release_table = ?',
+                                         [spec.output.table]).fetchall()[0][0]
+            if not named:
+                raise SpecError(f"{refuse} (it has {'no ' + MANIFEST_TABLE if not rows else 'a release of another table'})"
+                                f"{advice}")
+        else:
+            rows = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
+                               "AND table_name = ?", [LINKAGE_TABLE]).fetchall()[0][0]
+            if not rows:
+                raise SpecError(f"{refuse} (it has no {LINKAGE_TABLE} table){advice}")
+    except duckdb.Error as e:
+        raise SpecError(f"{refuse} ({error_message(e).splitlines()[0]}){advice}") from None
+    finally:
+        con.close()
 
 
 def error_message(error: Exception) -> str:
@@ -99,10 +209,12 @@ def _run(con, step: Step, spec: Spec) -> None:
         step.check(rows)
 
 
-def open_source(con, spec: Spec) -> tuple[list[Step], list[tuple[str, str]]]:
-    """Set up the source on `con` (read-only) as the temporary relation RAW and its keyed view SOURCE;
-    return the steps that did it and the source's (column, type) pairs."""
-    setup = source_steps(spec)
+def open_source(con, spec: Spec, snapshot: Snapshot | None = None) -> tuple[list[Step], list[tuple[str, str]]]:
+    """Set up the source on `con` (read-only) as the temporary relation RAW and its keyed view SOURCE
+    (the files of `snapshot`, else the files the patterns match now); return the steps that did it
+    and the source's (column, type) pairs."""
+    snapshot = snapshot or Snapshot.take(spec, con)
+    setup = source_steps(spec, None if spec.source.database is not None else snapshot.files)
     for step in setup:
         _run(con, step, spec)
     described = con.execute(exp.Describe(this=table(RAW)).sql(dialect=DIALECT)).fetchall()
@@ -139,15 +251,15 @@ def _gate(spec: Spec) -> Step:
 
 def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str, duckdb_version: str,
           linkage_path: Path | None = None, salt: str | None = None, release_id: str = "",
-          created_at: datetime | None = None) -> list[Step]:
+          created_at: datetime | None = None, facts: safeguards.Facts | None = None) -> list[Step]:
     """The steps after the source is set up: key check, masking and safeguards, the would-be release,
     the policy gate, writing the release file (and the linkage file). `salt` None: a dry run (the
-    salt is a placeholder)."""
+    salt is a placeholder). `facts` collects what the steps measure (the manifest's numbers)."""
     resolve(spec, source_columns)
     _refuse_unopted_seeds(spec)
     created_at = created_at or datetime.now(timezone.utc)
-    facts = safeguards.Facts()
-    steps = [key_step(spec)]
+    facts = facts if facts is not None else safeguards.Facts()
+    steps = [key_step(spec, facts)]
     steps += pooling.count_steps(spec, source_columns, facts) + pooling.recode_steps(spec, source_columns, facts)
     centroids = []
     for i, (rule, step) in enumerate(zip(spec.masked(), mask_steps(spec)), start=1):
@@ -181,26 +293,47 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
 
 
 def plan_release(con, spec: Spec, attach_path: Path | None = None, *, linkage_path: Path | None = None,
-                 salt: str | None = None, release_id: str = "") -> Plan:
+                 salt: str | None = None, release_id: str = "", snapshot: Snapshot | None = None) -> Plan:
     """Set up the source on `con` (read-only) and return the whole script."""
-    _check_paths(spec)
+    snapshot = snapshot or Snapshot.take(spec, con)
+    check_outputs(spec, snapshot)
     attach_path = attach_path or _temporary_path(spec.output.database)
     if linkage_path is None and spec.output.linkage is not None:
         linkage_path = _temporary_path(spec.output.linkage)
-    setup, source_columns = open_source(con, spec)
+    setup, source_columns = open_source(con, spec, snapshot)
+    facts = safeguards.Facts()
     steps = build(spec, source_columns, attach_path, package_version=__version__, duckdb_version=duckdb.__version__,
-                  linkage_path=linkage_path, salt=salt, release_id=release_id)
+                  linkage_path=linkage_path, salt=salt, release_id=release_id, facts=facts)
     return Plan(spec=spec, source_columns=source_columns, attach_path=attach_path, setup=setup, steps=steps,
-                linkage_path=linkage_path)
+                linkage_path=linkage_path, facts=facts)
 
 
-def dry_run(spec: Spec) -> str:
+def private_connection(workspace: Workspace, resources: Resources):
+    """A connection with every duckdb_sdc function registered whose spill files go to the workspace's
+    private folder, within the spec's memory limit and threads; encrypted by DuckDB where its httpfs
+    extension (a secure random generator) is installed (see docs/releases/guarantees.md)."""
+    con = connect(None, temp_directory=str(workspace.spill), **resources.config())
+    con.execute("SET enable_progress_bar = false")
+    installed = con.execute("SELECT count(*) FROM duckdb_extensions() WHERE extension_name = 'httpfs' "
+                            "AND installed").fetchall()[0][0]
+    if installed:
+        try:
+            con.execute("LOAD httpfs")
+            con.execute("SET temp_file_encryption = true")
+        except duckdb.Error:  # an extension of another version: the private folder still holds
+            pass
+    return con
+
+
+def dry_run(spec: Spec, *, resources: Resources | None = None) -> str:
     """The release script, without running it (the source is only read for its columns)."""
-    con = connect()
-    try:
-        return plan_release(con, spec).sql()
-    finally:
-        con.close()
+    resources = resources or spec.resources
+    with Workspace(resources.temp_directory) as workspace:
+        con = private_connection(workspace, resources)
+        try:
+            return plan_release(con, spec).sql()
+        finally:
+            con.close()
 
 
 def _count_strata(con, strata: tuple[str, ...]) -> int:
@@ -219,55 +352,51 @@ def _mkdir(spec: Spec, where: str, out: Path) -> None:
         raise SpecError(f"{spec.name}: {where}: cannot create {str(out.parent)!r} ({e.strerror})") from None
 
 
-def release(spec: Spec, *, progress: Progress | None = None) -> ReleaseResult:
+def release(spec: Spec, *, progress: Progress | None = None, resources: Resources | None = None) -> ReleaseResult:
     """Write the release file declared by `spec` (and its linkage file, when asked for); raise
-    SpecError or PolicyBreach with nothing written on any failure."""
+    SpecError or PolicyBreach with nothing written on any failure. `resources` overrides the spec's
+    [resources] (memory limit, threads, where the private workspace is made)."""
     start = time.perf_counter()
     progress = progress or Progress(enabled=False)
-    con = connect()
-    con.execute("SET enable_progress_bar = false")
-    attach_path = _temporary_path(spec.output.database)
-    linkage_path = None if spec.output.linkage is None else _temporary_path(spec.output.linkage)
-    written = [attach_path] + ([linkage_path] if linkage_path is not None else [])
-    try:
-        plan = plan_release(con, spec, attach_path, linkage_path=linkage_path, salt=secrets.token_hex(16),
-                            release_id=str(uuid.UUID(bytes=secrets.token_bytes(16), version=4)))
-        _mkdir(spec, "output.database", spec.output.database)
-        if spec.output.linkage is not None:
-            _mkdir(spec, "output.linkage", spec.output.linkage)
-        with progress.task(f"release {spec.output.table}", len(plan.steps)) as task:
-            for step in plan.steps:
-                if step.strata is None:
-                    task.advance(step.label)
-                    _run(con, step, spec)
-                    continue
-                task.advance(step.label, _count_strata(con, step.strata) if progress.enabled else 0)
-                with watching(task.group):
-                    _run(con, step, spec)
-        rows = con.execute(exp.select(exp.Count(this=exp.Star())).from_(table(SOURCE)).sql(dialect=DIALECT)).fetchall()[0][0]
-        con.close()
-        for where, new, out in (("output.linkage", linkage_path, spec.output.linkage),
-                                ("output.database", attach_path, spec.output.database)):
-            if new is None:
-                continue
-            try:
-                os.replace(new, out)
-            except OSError as e:
-                raise SpecError(f"{spec.name}: {where}: cannot write {str(out)!r} ({e.strerror})") from None
-    except BaseException:
-        con.close()
-        for path in written:
-            for leftover in (path, Path(f"{path}.wal")):
-                try:
-                    leftover.unlink(missing_ok=True)
-                except OSError:  # its folder could not be made: nothing was written
-                    pass
-        raise
+    resources = resources or spec.resources
+    with Workspace(resources.temp_directory) as workspace:
+        con = private_connection(workspace, resources)
+        try:
+            snapshot = Snapshot.take(spec, con)
+            attach_path = workspace.temporary(spec.output.database)
+            linkage_path = None if spec.output.linkage is None else workspace.temporary(spec.output.linkage)
+            plan = plan_release(con, spec, attach_path, linkage_path=linkage_path, salt=secrets.token_hex(16),
+                                release_id=str(uuid.UUID(bytes=secrets.token_bytes(16), version=4)),
+                                snapshot=snapshot)
+            _mkdir(spec, "output.database", spec.output.database)
+            if spec.output.linkage is not None:
+                _mkdir(spec, "output.linkage", spec.output.linkage)
+            with progress.task(f"release {spec.output.table}", len(plan.steps)) as task:
+                for step in plan.steps:
+                    if step.strata is None:
+                        task.advance(step.label)
+                        _run(con, step, spec)
+                        continue
+                    task.advance(step.label, _count_strata(con, step.strata) if progress.enabled else 0)
+                    with watching(task.group):
+                        _run(con, step, spec)
+            rows = con.execute(exp.select(exp.Count(this=exp.Star())).from_(table(SOURCE)).sql(dialect=DIALECT)).fetchall()[0][0]
+        finally:
+            con.close()
+        snapshot.check(spec)
+        moves = [(attach_path, spec.output.database)]
+        if linkage_path is not None:
+            moves.append((linkage_path, spec.output.linkage))
+        try:
+            workspace.commit(moves)
+        except OSError as e:
+            raise SpecError(f"{spec.name}: cannot write {str(e.filename2 or e.filename)!r} ({e.strerror})") from None
     return ReleaseResult(path=spec.output.database, table=spec.output.table, rows=rows,
                          columns=len(released_columns(spec, plan.source_columns)),
                          masked=[c for r in spec.masked() for c in r.columns], seconds=time.perf_counter() - start,
                          not_private=[c for r in spec.masked() if r.seeded for c in r.columns],
-                         linkage=spec.output.linkage)
+                         linkage=spec.output.linkage, notes=manifest.release_notes(spec, plan.facts))
 
 
-__all__ = ["ReleaseResult", "build", "dry_run", "error_message", "open_source", "plan_release", "release"]
+__all__ = ["ReleaseResult", "Snapshot", "build", "check_outputs", "dry_run", "error_message", "open_source",
+           "plan_release", "private_connection", "release"]

@@ -101,9 +101,23 @@ _NUMERIC = re.compile(r"(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALL
                       r"UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))")
 
 
+_TEMPORAL = re.compile(r"DATE|TIMESTAMP(_S|_MS|_NS)?|TIMESTAMP WITH TIME ZONE|TIMESTAMPTZ")
+
+
 def is_numeric(type_name: str) -> bool:
     """Whether a DuckDB column type (as DESCRIBE prints it) is a number."""
     return bool(_NUMERIC.fullmatch(type_name))
+
+
+def is_temporal(type_name: str) -> bool:
+    """Whether a DuckDB column type is a date or a timestamp (a point on a time line)."""
+    return bool(_TEMPORAL.fullmatch(type_name))
+
+
+def is_linkable(type_name: str) -> bool:
+    """Whether distance-based record linkage can use a column of this type: numbers, and dates and
+    timestamps as seconds since 1970 (the report and the gate measure them so)."""
+    return is_numeric(type_name) or is_temporal(type_name)
 
 
 class SpecError(SdcError):
@@ -144,6 +158,24 @@ class Output:
     view_without_key: str | None = None
     storage_version: str | None = None
     linkage: Path | None = None  # the private linkage file (release row -> source key), when asked
+
+
+@dataclass(frozen=True)
+class Resources:
+    """[resources]: what a release may use of the machine. None: DuckDB's default (80% of the RAM, every
+    core) and the system temporary folder. Changes no released value."""
+    memory_limit: str | None = None  # DuckDB's memory_limit, e.g. "4GB"
+    threads: int | None = None
+    temp_directory: Path | None = None  # where the private workspace is made (duckdb_sdc.workspace)
+
+    def config(self) -> dict:
+        """DuckDB connection settings for these resources (the spill folder is the workspace's)."""
+        out = {}
+        if self.memory_limit is not None:
+            out["memory_limit"] = self.memory_limit
+        if self.threads is not None:
+            out["threads"] = self.threads
+        return out
 
 
 @dataclass(frozen=True)
@@ -190,6 +222,7 @@ class Rule:
     cells: CellProtection | None = None
     centroids_table: str | None = None  # dp_um: the unlinked noisy cluster means go to this table
     weighted: bool | None = None  # the rule's `weighted` (None: weighted when the source has a weight)
+    identifying: bool = True  # False: the spec says its released columns identify no one (`identifying = false`)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -264,6 +297,8 @@ class Spec:
     policy: Policy | None = None  # [policy]
     small_strata: str = "refuse"  # [masking] small_strata (duckdb_sdc.strata)
     rest_stratum: tuple[str, ...] | None = None  # [masking] rest_stratum, one label per strata column
+    resources: Resources = field(default_factory=lambda: Resources())  # [resources]
+    path: Path | None = None  # the spec file, when read from one (a release never replaces it)
 
     def strata_of(self, rule: Rule) -> tuple[str, ...]:
         return self.strata if rule.strata is None else rule.strata
@@ -304,19 +339,51 @@ class Spec:
         used = {s for r in self.masked() for s in self.strata_of(r)}
         return tuple(c for c in self.rules if c in used)
 
-    def quasi_identifiers(self, types: dict[str, str]) -> tuple[str, ...]:
-        """The released columns an intruder is assumed to know: [evaluation] quasi_identifiers, or
-        by default every released numeric column, masked or kept (the key excepted: it is unique by
-        definition, and kept only when it means nothing outside the release), and every released
-        (kept) strata column, in the order of [columns]. `types`: the source's column types. The
-        report's k-anonymity and the policy are counted over them. A column released in a table of
-        its own (centroids_table) is not in the release table and is never one."""
-        if self.declared_quasi_identifiers is not None:
-            return self.declared_quasi_identifiers
-        strata = set(self.strata_columns())
-        return tuple(c for c, r in self.rules.items()
-                     if r.in_table and c != self.source.key
-                     and (r.action == "mask" or c in strata or is_numeric(types.get(c, ""))))
+    def released(self) -> tuple[str, ...]:
+        """The source columns whose values (or boxes) are in the release table, in the order of
+        [columns] and [[groups]]."""
+        return tuple(c for c, r in self.rules.items() if r.in_table)
+
+    def quasi_identifiers(self, types: dict[str, str] | None = None) -> tuple[str, ...]:
+        """The columns the gate and the report count as quasi-identifiers, the values an intruder is
+        assumed to know and match on: `[policy] quasi_identifiers` when the spec narrows the set
+        there, else every column in the release table, whatever its type (numeric, text, date,
+        boolean; masked or kept; the strata; the key and the sampling weight), except those whose rule
+        says `identifying = false`. A boxed column counts as its two bounds (and its rule's box id);
+        a column released in a table of its own (centroids_table) is not in the release table and is
+        never one. In the order of [columns]. `types` is accepted for the callers that pass the
+        source's types; the set does not depend on them."""
+        if self.policy is not None and self.policy.quasi_identifiers is not None:
+            return self.policy.quasi_identifiers
+        return tuple(c for c in self.released() if self.rules[c].identifying)
+
+    def masked_values(self) -> tuple[str, ...]:
+        """The masked columns released as values (not as boxes, not in a centroids table), in the
+        order of the masking rules: what the information-loss measures compare."""
+        return tuple(c for r in self.masked() if not r.boxed and r.in_table for c in r.columns)
+
+    def risk_columns(self, types: dict[str, str]) -> tuple[str, ...]:
+        """The columns distance-based disclosure risk (record linkage, interval disclosure) is measured
+        on, by the gate and the report alike: the masked quasi-identifiers released as values, then the
+        other quasi-identifiers released as values whose type is numeric, a date or a timestamp
+        (`is_linkable`; `types`: the source's column types). Text and boolean quasi-identifiers count in
+        k-anonymity (exact matching), not in distances."""
+        qi = self.quasi_identifiers()
+        masked = self.masked_values()
+        return (tuple(c for c in masked if c in qi)
+                + tuple(c for c in qi if c not in masked and not self.rules[c].boxed and is_linkable(types.get(c, ""))))
+
+    def exempted(self) -> dict[str, str]:
+        """{released column: why the gate does not count it}: `identifying = false`, or left out of
+        `[policy] quasi_identifiers`. The manifest records it and the command line prints it."""
+        qi = set(self.quasi_identifiers())
+        out = {}
+        for c in self.released():
+            if c in qi:
+                continue
+            out[c] = (f"{self.rules[c].where or 'columns.' + c}: identifying = false" if not self.rules[c].identifying
+                      else "not in [policy] quasi_identifiers")
+        return out
 
     def public_text(self) -> dict:
         """The spec as written, without what the manifest may not keep: secret parameters (seeds),
@@ -435,7 +502,7 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     """Check a parsed TOML document and return the Spec. Paths are relative to `base`."""
     c = _Checker(name)
     base = Path(base)
-    c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation", "policy"))
+    c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation", "policy", "resources"))
     source = _source(c, c.table(doc, "source"), base)
     if WEIGHT in doc["source"]:
         source = dataclasses.replace(source, weight=c.name_value(f"source.{WEIGHT}", doc["source"][WEIGHT]))
@@ -469,6 +536,12 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     key_rule = rules.get(source.key) if source.key is not None else None
     if key_rule is not None and key_rule.action == "mask":
         raise c.error(f"columns.{source.key}", "the row key can only be kept or dropped, not masked")
+    if key_rule is not None and key_rule.action == "keep" and key_rule.identifying:
+        raise c.error(f"columns.{source.key}", f"the key {source.key!r} links every released record to its source "
+                                               "record, and a view without it is no access control in a file handed "
+                                               "to analysts: drop it (and set [output] linkage to evaluate the "
+                                               f"release), or, if it identifies no one outside this release, say so: "
+                                               f"{source.key} = {{ rule = \"keep\", identifying = false }}")
     if key_rule is not None and key_rule.action == "drop" and output.view_without_key:
         raise c.error("output.view_without_key", f"the key {source.key!r} is dropped from the table already")
     if source.key is None and output.view_without_key:
@@ -486,13 +559,54 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
     small, rest = _small_strata(c, masking, rules, strata)
     evaluation = c.table(doc, "evaluation", required=False)
     qi = _evaluation(c, evaluation, rules)
-    policy = policy_module.parse(c.table(doc, "policy", required=False), c.error)
+    policy_table = dict(c.table(doc, "policy", required=False))
+    gate_qi = _policy_quasi_identifiers(c, policy_table.pop("quasi_identifiers"), rules) \
+        if "quasi_identifiers" in policy_table else None
+    policy = policy_module.parse(policy_table, c.error)
+    if gate_qi is not None:
+        policy = dataclasses.replace(policy or policy_module.Policy(), quasi_identifiers=gate_qi)
     if policy is not None:
         policy = dataclasses.replace(policy, origin=f"the [policy] of {name}")
     return Spec(source=source, output=output, rules=rules, strata=strata,
                 total_epsilon=None if total is None else float(total), declared_quasi_identifiers=qi,
                 sensitivity=_sensitivity(c, evaluation), ml_utility=_ml_utility(c, evaluation), name=name, text=doc, base=base, decimals=decimals,
-                reproducible_noise=reproducible, policy=policy, small_strata=small, rest_stratum=rest)
+                reproducible_noise=reproducible, policy=policy, small_strata=small, rest_stratum=rest,
+                resources=resources(c, c.table(doc, "resources", required=False), base))
+
+
+def _policy_quasi_identifiers(c: _Checker, value, rules: dict[str, Rule]) -> tuple[str, ...]:
+    """[policy] quasi_identifiers: the columns the gate counts, narrower than every released column
+    (each named must be released; the others are exempted, and the manifest and the command line
+    say so)."""
+    where = "policy.quasi_identifiers"
+    names = c.names(where, value)
+    if not names:
+        raise c.error(where, "lists no column; a gate needs at least one quasi-identifier (leave the key out to "
+                             "count every released column)")
+    for n in names:
+        if n not in rules:
+            raise c.error(where, f"{show(n)} has no rule in [columns] or [[groups]]")
+        if not rules[n].in_table:
+            raise c.error(where, f"{show(n)} is not in the release table (it is dropped, or released in a "
+                                 "centroids table)")
+    return names
+
+
+MEMORY = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.I)
+
+
+def resources(c: _Checker, r: dict, base: Path) -> Resources:
+    """[resources] memory_limit ("4GB"), threads (an integer >= 1), temp_directory (a folder for the
+    private workspace; relative to the spec's folder)."""
+    c.keys("resources", r, ("memory_limit", "threads", "temp_directory"))
+    memory = r.get("memory_limit")
+    if memory is not None and (not isinstance(memory, str) or not MEMORY.fullmatch(memory.strip())):
+        raise c.error("resources.memory_limit", f"must be an amount such as \"4GB\" or \"500MB\", got {show(memory)}")
+    threads = r.get("threads")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 4096):
+        raise c.error("resources.threads", f"must be an integer in [1, 4096], got {show(threads)}")
+    temp = c.path("resources.temp_directory", r["temp_directory"], base) if "temp_directory" in r else None
+    return Resources(memory.strip() if memory is not None else None, threads, temp)
 
 
 def _small_strata(c: _Checker, masking: dict, rules: dict[str, Rule],
@@ -575,7 +689,7 @@ def _evaluation(c: _Checker, e: dict, rules: dict[str, Rule]) -> tuple[str, ...]
     where = "evaluation.quasi_identifiers"
     names = c.names(where, e["quasi_identifiers"])
     if not names:
-        raise c.error(where, "lists no column; leave it out to use the default (the masked and strata columns)")
+        raise c.error(where, "lists no column; leave it out (the report then shows the gate's quasi-identifiers only)")
     for name in names:
         if name not in rules:
             raise c.error(where, f"{name!r} has no rule in [columns] or [[groups]]")
@@ -598,7 +712,8 @@ def load_spec(path: str | Path) -> Spec:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path.name}: not valid TOML: {e}") from None
-    return parse_spec(doc, base=path.resolve().parent, name=path.name)
+    spec = parse_spec(doc, base=path.resolve().parent, name=path.name)
+    return dataclasses.replace(spec, path=path.resolve())
 
 
 def _source(c: _Checker, s: dict, base: Path) -> Source:
@@ -657,6 +772,9 @@ def _output(c: _Checker, o: dict, base: Path) -> Output:
     return Output(database=database, table=table, view_without_key=view, storage_version=version, linkage=linkage)
 
 
+IDENTIFYING = "identifying"  # a rule's setting: false exempts its columns from the quasi-identifiers
+
+
 def _rule(c: _Checker, column: str, value) -> Rule:
     where = f"columns.{column}"
     c.name_value(where, column)
@@ -665,7 +783,18 @@ def _rule(c: _Checker, column: str, value) -> Rule:
             return Rule(column, value, where=where)
         value = {"method": value}
     if not isinstance(value, dict):
-        raise c.error(where, f"must be \"keep\", \"drop\" or {{ method = ..., ... }}, got {show(value)}")
+        raise c.error(where, f"must be \"keep\", \"drop\", {{ rule = \"keep\", identifying = false }} or "
+                             f"{{ method = ..., ... }}, got {show(value)}")
+    if "rule" in value:
+        if "method" in value:
+            raise c.error(where, "give either rule = \"keep\" / \"drop\" or method = \"...\", not both")
+        action = value["rule"]
+        if action not in ("keep", "drop"):
+            raise c.error(f"{where}.rule", f"must be \"keep\" or \"drop\" (a masking rule names its method = "
+                                           f"\"...\"), got {show(action)}")
+        c.keys(where, value, ("rule", IDENTIFYING) if action == "keep" else ("rule",))
+        identifying = c.flag(f"{where}.{IDENTIFYING}", value.get(IDENTIFYING, True))
+        return Rule(column, action, where=where, identifying=identifying)
     return _masking(c, where, dict(value), (COLUMN, BOXES), (column,))
 
 
@@ -703,6 +832,7 @@ def _masking(c: _Checker, where: str, settings: dict, kinds: tuple[str, ...], co
     cells = _cells(c, f"{where}.{CELLS}", settings.pop(CELLS)) if CELLS in settings else None
     centroids = c.name_value(f"{where}.{CENTROIDS}", settings.pop(CENTROIDS)) if CENTROIDS in settings else None
     weighted = c.flag(f"{where}.{WEIGHTED}", settings.pop(WEIGHTED)) if WEIGHTED in settings else None
+    identifying = c.flag(f"{where}.{IDENTIFYING}", settings.pop(IDENTIFYING)) if IDENTIFYING in settings else True
     if NAMES in settings and method.param(NAMES) is not None:
         raise c.error(f"{where}.{NAMES}", f"{name}'s names are the rule's columns {list(columns)}, "
                                           "passed by the release; leave names out")
@@ -721,7 +851,7 @@ def _masking(c: _Checker, where: str, settings: dict, kinds: tuple[str, ...], co
     group = columns if len(columns) > 1 else ()
     return Rule(columns[0], "mask", method, settings, strata, group=group, where=where, box_column=box_column,
                 decimals=decimals, reproducible=reproducible, cells=cells, centroids_table=centroids,
-                weighted=weighted)
+                weighted=weighted, identifying=identifying)
 
 
 def _cells(c: _Checker, where: str, value) -> CellProtection:

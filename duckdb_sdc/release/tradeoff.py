@@ -27,7 +27,6 @@ from sqlglot import exp
 
 from .._validate import SdcError
 from ..measures import OVERALL, PER_COLUMN
-from ..sql import connect
 from .methods import COLUMN, EPSILON, METHODS
 from .plan import DIALECT, SOURCE, column, ident, key_step, literal, mask_steps, mask_table, released_query, resolve, table
 from .progress import Progress
@@ -218,11 +217,14 @@ def _mask_in_memory(con, spec: Spec, source_columns, at: str) -> None:
     _execute(con, create, spec, "joining the masked columns", at)
 
 
-def sweep(spec: Spec, param: str, values: list, *, progress: Progress | None = None) -> pd.DataFrame:
-    """The report of the spec's masking for every value of `param`, in memory (nothing is written):
-    a tidy DataFrame with columns parameter, parameter_value and the report's (section, measure,
-    column, value, note)."""
-    from .run import _run as run_step, check_source, open_source
+def sweep(spec: Spec, param: str, values: list, *, progress: Progress | None = None,
+          resources=None) -> pd.DataFrame:
+    """The report of the spec's masking for every value of `param`, in memory (nothing is written): a
+    tidy DataFrame with columns parameter, parameter_value and the report's (section, measure, column,
+    value, note). The source is read in a private workspace, as a release reads it (`resources`: the
+    spec's [resources], or these)."""
+    from ..workspace import Workspace
+    from .run import Snapshot, private_connection
 
     if param not in PARAMETERS:
         raise SweepError(f"cannot sweep {param!r}; the parameters are {', '.join(PARAMETERS)}")
@@ -238,33 +240,40 @@ def sweep(spec: Spec, param: str, values: list, *, progress: Progress | None = N
         methods = sorted(m.name for m in METHODS.values() if m.param(param) is not None)
         raise SweepError(f"{spec.name}: no masked column has the parameter {param} "
                          f"(methods with it: {', '.join(methods)})")
-    check_source(spec)
+    snapshot = Snapshot.take(spec)
     progress = progress or Progress(enabled=False)
-    con = connect()
-    try:
-        con.execute("SET enable_progress_bar = false")
-        _, source_columns = open_source(con, spec)
-        resolve(spec, source_columns)
-        run_step(con, key_step(spec), spec)
-        check_range(con, spec, param, values)
-        frames = []
-        with progress.task(f"tradeoff {param}", len(values)) as task:
-            for value in values:
-                at = f"at {param} = {value:g}"
-                task.advance(at)
-                try:
-                    point = variant(spec, param, value)
-                except SpecError as e:
-                    raise SpecError(f"{e} ({at})") from None
-                _mask_in_memory(con, point, source_columns, at)
-                create_views(con, point, table(RELEASED))
-                df = evaluate_relations(evaluation(con, point))
-                df.insert(0, "parameter_value", value)
-                df.insert(0, "parameter", param)
-                frames.append(df)
-        return pd.concat(frames, ignore_index=True)
-    finally:
-        con.close()
+    resources = resources or spec.resources
+    with Workspace(resources.temp_directory) as workspace:
+        con = private_connection(workspace, resources)
+        try:
+            return _sweep(con, spec, param, values, snapshot, progress)
+        finally:
+            con.close()
+
+
+def _sweep(con, spec: Spec, param: str, values: list[float], snapshot, progress) -> pd.DataFrame:
+    from .run import _run as run_step, open_source
+
+    _, source_columns = open_source(con, spec, snapshot)
+    resolve(spec, source_columns)
+    run_step(con, key_step(spec), spec)
+    check_range(con, spec, param, values)
+    frames = []
+    with progress.task(f"tradeoff {param}", len(values)) as task:
+        for value in values:
+            at = f"at {param} = {value:g}"
+            task.advance(at)
+            try:
+                point = variant(spec, param, value)
+            except SpecError as e:
+                raise SpecError(f"{e} ({at})") from None
+            _mask_in_memory(con, point, source_columns, at)
+            create_views(con, point, table(RELEASED))
+            df = evaluate_relations(evaluation(con, point))
+            df.insert(0, "parameter_value", value)
+            df.insert(0, "parameter", param)
+            frames.append(df)
+    return pd.concat(frames, ignore_index=True)
 
 
 __all__ = ["MAX_POINTS", "PARAMETERS", "SweepError", "check_defined", "check_measures", "check_range", "parse_values",

@@ -787,6 +787,14 @@ def with_surrogate_key(df: DataFrame, source_columns) -> DataFrame:
     return ranked.withColumn(ROW_KEY, (base + local + F.lit(1)).cast("long")).drop(mid)
 
 
+def duplicates(df: DataFrame, source_columns) -> int:
+    """The records that repeat another record in every source column, NULLs equal (`plan.key_step`'s
+    count for a spec without source.key, which the manifest's notes state)."""
+    n = "__sdc_n"
+    groups = df.groupBy(*(qcol(c) for c, _ in source_columns)).agg(F.count(F.lit(1)).alias(n))
+    return int(groups.where(F.col(n) > 1).agg(F.coalesce(F.sum(n), F.lit(0))).collect()[0][0])
+
+
 def resolve_auto(src: DataFrame, spec: Spec, rules: list[Rule], strata: dict, facts, options: Options) -> None:
     """What k or c = 'auto' resolves to per stratum, for the manifest (`safeguards.auto_step`'s facts):
     `freedman_diaconis.group_size_sorted` / `intervals_sorted`, the rule the list functions apply, on
@@ -962,6 +970,8 @@ def _release(spec: Spec, spark: SparkSession, *, source, target, options: Option
         src, strata = compute_strata(spark, src, spec, rules)
         rows = next(iter(strata.values())).rows if strata else src.count()
         facts = safeguards.Facts()
+        if spec.source.key is None:
+            facts.duplicates = duplicates(src, source_columns)
         resolve_auto(src, spec, rules, strata, facts, options)
         LOG.info("strata: %.1f s", time.perf_counter() - start)
         stages = plan_stages(spark, src, spec, rules, strata, options)

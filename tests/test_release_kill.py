@@ -1,0 +1,146 @@
+"""Issue 27's evidence: a release of 1M rows under a 120 MB memory limit (DuckDB spills raw values to disk:
+the test sees the spill files appear), killed with SIGKILL at random points, leaves no raw value anywhere: not as text and not as the
+8 bytes of a double, under the working folder, the output folder or the system temporary folder. The
+watchdog of the release's private workspace removes its spill files and its half-written files within
+moments of the kill; a kill after the commit was recorded leaves the release and its linkage in place
+together."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from release_helpers import toml_dump
+
+ROWS = 1_000_000
+TRIALS = 20
+NEEDLES = 4000  # raw values looked for, of the masked and of the dropped column
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("kill")
+    rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))  # values no other test writes
+    x = np.round(rng.lognormal(10, 1, ROWS), 6)
+    y = np.round(rng.uniform(1e5, 1e6, ROWS), 6)
+    frame = pd.DataFrame({"id": np.arange(1, ROWS + 1), "region": np.array(["a", "b", "c", "d"])[np.arange(ROWS) % 4],
+                          "x": x, "y": y})
+    con = duckdb.connect(str(folder / "source.duckdb"))
+    con.register("frame", frame)
+    con.execute("CREATE TABLE people AS SELECT * FROM frame")
+    con.close()
+    spec = {"source": {"database": "source.duckdb", "table": "people", "key": "id"},
+            "output": {"database": "out/people.duckdb", "table": "people", "linkage": "private/link.duckdb"},
+            "masking": {"strata": ["region"]},
+            "resources": {"memory_limit": "120MB", "threads": 2},
+            "columns": {"id": "drop", "region": "keep", "x": {"method": "mdav_round", "k": 5}, "y": "drop"}}
+    (folder / "people.toml").write_text(toml_dump(spec))
+    pick = rng.choice(ROWS, NEEDLES // 2, replace=False)
+    needles = np.concatenate([x[pick], y[pick]])
+    return folder, needles
+
+
+def _files(roots: list[Path], since: float, skip: set[Path]) -> list[Path]:
+    out = []
+    for root in roots:
+        for dirpath, _, names in os.walk(root):
+            for name in names:
+                path = Path(dirpath) / name
+                try:
+                    info = path.lstat()
+                except OSError:
+                    continue
+                if not path.is_file() or path in skip or info.st_mtime < since:
+                    continue
+                out.append(path)
+    return out
+
+
+def _found(path: Path, doubles: np.ndarray, texts: set[bytes]) -> list[str]:
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return []
+    hits = []
+    data = np.frombuffer(blob, dtype=np.uint8)
+    for offset in range(8):
+        usable = (len(data) - offset) // 8 * 8
+        if usable <= 0:
+            continue
+        words = data[offset:offset + usable].view("<u8")
+        if np.isin(words, doubles).any():
+            hits.append(f"{path}: a raw value as a double (offset {offset} mod 8)")
+            break
+    numbers = set(re.findall(rb"\d+\.\d+", blob))
+    if numbers & texts:
+        hits.append(f"{path}: a raw value as text ({sorted(numbers & texts)[0]!r})")
+    return hits
+
+
+def _run(folder: Path, kill_after: float | None) -> tuple[int, float]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "duckdb_sdc", "release", "--quiet", "people.toml"],
+                            cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    spilled = False
+    if kill_after is not None:
+        try:
+            proc.wait(timeout=kill_after)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+    else:  # watch the private workspace's spill folder while the release runs
+        base = Path(tempfile.gettempdir()) / f"duckdb-sdc-{os.getuid()}"
+        while proc.poll() is None:
+            spilled = spilled or any(base.glob("*/spill/*"))
+            time.sleep(0.01)
+    proc.wait()
+    return proc.returncode, time.monotonic() - start, spilled
+
+
+def _settled(base: Path, timeout: float = 20) -> None:
+    """Wait until no workspace is left in the private base folder (the watchdog has run)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not base.exists() or not any(base.iterdir()):
+            return
+        time.sleep(0.05)
+
+
+def test_a_release_killed_at_random_points_leaves_no_raw_value_anywhere(setup):
+    folder, needles = setup
+    doubles = np.unique(needles.astype("<f8").view("<u8"))
+    texts = {repr(float(v)).encode() for v in needles} | {f"{v:.6f}".rstrip("0").encode() for v in needles}
+    base = Path(tempfile.gettempdir()) / f"duckdb-sdc-{os.getuid()}"
+    code, full, spilled = _run(folder, None)  # one release to the end: how long the kills may wait
+    assert code == 0, "the release must succeed under the memory limit"
+    assert spilled, "DuckDB wrote no spill file: the test would not test what it claims"
+    rng = np.random.default_rng(2026)
+    outcomes = []
+    for trial in range(TRIALS):
+        started = time.time()
+        code, _, _ = _run(folder, float(rng.uniform(0.2, full)))
+        _settled(base)
+        outcomes.append(code)
+        released = {folder / "out" / "people.duckdb", folder / "private" / "link.duckdb", folder / "source.duckdb"}
+        roots = [folder, Path(tempfile.gettempdir())]
+        hits = [h for path in _files(roots, started - 1, released) for h in _found(path, doubles, texts)]
+        assert not hits, f"trial {trial} (exit {code}): {hits[:5]}"
+        assert not list((folder / "out").glob(".*")) and not list((folder / "private").glob(".*")), trial
+        # the release and its linkage are from the same release, whatever the kill interrupted
+        plain = duckdb.connect(str(folder / "out" / "people.duckdb"), read_only=True)
+        release_id = plain.execute("SELECT any_value(release_id) FROM release_manifest").fetchall()[0][0]
+        plain.close()
+        link = duckdb.connect(str(folder / "private" / "link.duckdb"), read_only=True)
+        assert link.execute("SELECT DISTINCT release_id FROM release_linkage").fetchall() == [(release_id,)], trial
+        link.close()
+    assert outcomes.count(-signal.SIGKILL) >= TRIALS // 2, outcomes  # most trials were killed mid-release
