@@ -29,12 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 K_ANONYMITY = "k-anonymity"
+K_ANONYMITY_NULL_MATCHES = "k-anonymity, a NULL matching any value"
 DP = "epsilon-DP"
 DP_FIXED_CLUSTERING = "epsilon-DP for the fixed clustering"
 IDP = "epsilon-iDP for the fixed clustering"
 NONE = "none"
 
-MODELS = (K_ANONYMITY, DP, DP_FIXED_CLUSTERING, IDP, NONE)
+MODELS = (K_ANONYMITY, K_ANONYMITY_NULL_MATCHES, DP, DP_FIXED_CLUSTERING, IDP, NONE)
 
 # what the manifest says of the columns that no masking rule protects
 KEEP, KEY, REPRODUCIBLE, CENTROIDS, BOX_ID = "keep", "key", "reproducible noise", "dp_um centroids", "box id"
@@ -154,6 +155,56 @@ _IDP = Guarantee(
     "scale comes from the data and is not protected",
     "Soria-Comas et al. 2017; Soria-Comas, Sanchez, Domingo-Ferrer, Martinez & Del Vasto-Terrientes 2025")
 
+_LOCAL_SUPPRESSION = Guarantee(
+    "local_suppression", K_ANONYMITY_NULL_MATCHES,
+    "Every record's combination of the key columns is compatible with at least k records of its stratum, two "
+    "records being compatible when they are equal wherever both are non-NULL (sdcMicro's fk with alpha = 1: a NULL "
+    "may stand for any value). Weaker than k-anonymity of the released combinations: a record may be released with "
+    "all its key values and be the only one with exactly those values, the other records matching it through their "
+    "NULLs, and an intruder who knows the target's values, or how the suppressions were chosen, may rule some of them "
+    "out. Records that met k in the source are released unchanged; a suppressed record is compatible with at least "
+    "k records through its own suppressions.",
+    "{k}-anonymity of {columns} together within {strata}, a NULL matching any value: every record is compatible "
+    "with at least {k} records (not every released combination is shared exactly)",
+    "checked before release by counting every left-unsuppressed record's matches (duckdb_sdc.methods.suppression)")
+
+_GENERALISATION = Guarantee(
+    "generalise_keys", K_ANONYMITY,
+    "Every released combination of the key columns, at the chosen levels of their hierarchies, is shared by at "
+    "least k records of its stratum (NULL counting as a value), except the suppressed records (at most "
+    "max_suppressed of the records), whose keys are all NULL: k-anonymity of the keys together. It says nothing "
+    "about the other columns.",
+    "{k}-anonymity of {columns} together within {strata}: every released combination is shared by at least {k} "
+    "records, the {suppressed} suppressed records having every key NULL",
+    "the search releases only a node whose classes smaller than k are suppressed (duckdb_sdc.methods.generalisation)")
+
+_PRAM = Guarantee(
+    "pram", NONE,
+    "none: every value of the column is replaced by a draw from its row of the published transition matrix (PRAM, "
+    "Gouweleeuw et al. 1998; invariant PRAM as sdcMicro builds it). For the fixed matrix a released category's "
+    "likelihood ratio between two original ones is at most e^epsilon (randomised response; epsilon in the "
+    "transitions), but the matrix is computed from the stratum's frequencies, so no formal guarantee holds, and most "
+    "values are released unchanged (the diagonal is at least pd). Its protection is measured, not stated.",
+    "none: {method} replaces the values of {columns} by draws from a published transition matrix within {strata}; "
+    "most values are released unchanged",
+    discloses_values=True)
+
+_RECODING = Guarantee(
+    "global recoding", NONE,
+    "none by itself: every value of the column is replaced by a coarser one by one rule for the whole column "
+    "(bands, a hierarchy's level, a month, quarter or year, completed years). How many records share a "
+    "combination is measured, not stated: the release's k-anonymity gate over the released columns.",
+    "none: {method} recodes {columns} by one rule for the whole column; the k-anonymity of the released "
+    "combinations is measured by the release")
+
+_CODING = Guarantee(
+    "top, bottom coding and merging", NONE,
+    "none by itself: the values beyond a threshold (top or bottom coding), or the categories a mapping names, are "
+    "replaced; every other value is released unchanged. How many records share a combination is measured, not "
+    "stated.",
+    "none: {method} replaces some values of {columns} and releases the others unchanged",
+    discloses_values=True)
+
 _KEEP = Guarantee(KEEP, NONE, "Released as in the source: no protection.",
                   "none: released as in the source", discloses_values=True)
 _KEY = Guarantee(KEY, NONE, "The row key, released as in the source: it links every released record to "
@@ -194,6 +245,11 @@ GUARANTEES: dict[str, Guarantee] = {
     "dp_um": _DP_UM,
     "idp_ls": _IDP,
     "idp_cbls": _IDP,
+    "local_suppression": _LOCAL_SUPPRESSION,
+    "generalise_keys": _GENERALISATION,
+    "pram": _PRAM,
+    **{m: _RECODING for m in ("recode_bands", "generalise", "truncate_date", "age_in_years")},
+    **{m: _CODING for m in ("top_code", "bottom_code", "merge_categories")},
     CENTROIDS: _DP_UM_CENTROIDS,
     KEEP: _KEEP,
     KEY: _KEY,

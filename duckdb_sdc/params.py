@@ -381,18 +381,25 @@ def _name(func: str, param: str, value, what: str) -> str:
 @dataclass(frozen=True, eq=False)
 class Name(Kind):
     """One name, of a table or view (`of = "table"`, possibly qualified: 'schema.table') or of a column
-    (of the table, or of a column the function adds). In SQL: __sdc_name (sql/00_internal.sql)."""
+    (of the table, or of a column the function adds); with `optional`, NULL too (none: an optional
+    weight column). In SQL: __sdc_name (sql/00_internal.sql)."""
 
     of: str = "column"
     doc: str = "name of the column"
     sql_type: str = "VARCHAR"
-    invalid: tuple[str, ...] = ("NULL", "''")
+    optional: bool = False
+
+    @property
+    def invalid(self) -> tuple[str, ...]:
+        return ("''",) if self.optional else ("NULL", "''")
 
     @property
     def valid(self) -> str:
         return "'t'" if self.of == "table" else "'x'"
 
-    def check(self, value, func, param, **context) -> str:
+    def check(self, value, func, param, **context) -> str | None:
+        if value is None and self.optional:
+            return None
         return _name(func, param, value, f"a {self.of}")
 
     def accepts(self, value) -> bool:
@@ -432,6 +439,15 @@ class ColumnNames(Kind):
     def accepts(self, value) -> bool:
         names = [value] if isinstance(value, str) else value
         return isinstance(names, list) and bool(names) and all(isinstance(n, str) for n in names)
+
+
+@dataclass(frozen=True, eq=False)
+class KeyNames(ColumnNames):
+    """The key variables (quasi-identifiers) of a measure of key combinations (duckdb_sdc.measures.keys):
+    column names as ColumnNames, the columns of any type. Unlike masked data, a record with a NULL key
+    takes part: the NULL matches any value, or is a value of its own, as the function's `nulls` says."""
+
+    valid: str = "['s', 'c']"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -733,6 +749,7 @@ TABLE = Name(of="table", doc="table or view name (may be qualified: 'schema.tabl
 COLUMN = Name()
 COLUMNS = ColumnNames(doc="the column(s) forming the records (a name or a list of names)")
 STRATA = ColumnNames(optional=True, doc="column(s) whose groups are masked separately")
+KEYS = KeyNames(doc="the key variables (quasi-identifiers) whose combinations are counted")
 ATTRIBUTE_NAMES = AttributeNames(doc="names of the attributes, so that the characteristic can name them")
 
 

@@ -220,6 +220,10 @@ def _tables(con, n: int = 400) -> None:
     con.execute("CREATE OR REPLACE TEMP TABLE released AS SELECT income * 0.9 AS income_lower, "
                 "income * 1.1 AS income_upper, 1 + (id % 3) AS w FROM people WHERE income IS NOT NULL")
     con.execute("CREATE OR REPLACE TEMP TABLE weighted_people AS SELECT *, 1 + id % 4 AS w FROM people")
+    con.execute("CREATE OR REPLACE TEMP TABLE age_h AS SELECT a AS age, (a // 10 * 10) || '-' || (a // 10 * 10 + 9) "
+                "AS decade, '*' AS top FROM range(0, 121) r(a)")  # the recoding examples' hierarchies
+    con.execute("CREATE OR REPLACE TEMP TABLE region_h AS SELECT region, CASE WHEN region IN ('north', 'east') "
+                "THEN 'north-east' ELSE 'south-west' END AS half, '*' AS top FROM (SELECT DISTINCT region FROM people)")
     con.execute("CREATE OR REPLACE TEMP TABLE weighted_j AS SELECT income, income_m, 1 + (hash(income) % 4)::BIGINT AS w "
                 "FROM j")
 

@@ -8,12 +8,30 @@ CREATE OR REPLACE MACRO __sdc_qi(name) AS '"' || replace(name, '"', '""') || '"'
 -- Quote a possibly qualified table name ('db.schema.table'), part by part. Parts may come quoted, as
 -- dbt's ref() renders them ('"db"."main"."people"'; inside quotes a dot is part of the name and ""
 -- is a quote): such a name is split at the dots between parts and each part unquoted, then quoted.
-CREATE OR REPLACE MACRO __sdc_qt(name) AS
+CREATE OR REPLACE MACRO __sdc_qt_name(name) AS
     CASE WHEN contains(name, '"') AND regexp_full_match(name, '("([^"]|"")*"|[^."]+)([.]("([^"]|"")*"|[^."]+))*')
          THEN array_to_string(list_transform(regexp_extract_all(name, '"(?:[^"]|"")*"|[^."]+'),
                   lambda part: __sdc_qi(CASE WHEN starts_with(part, '"') THEN replace(part[2:-2], '""', '"')
                                              ELSE part END)), '.')
          ELSE array_to_string(list_transform(string_split(name, '.'), lambda part: __sdc_qi(part)), '.')
+    END;
+
+-- What dbt's ref() renders for a relation with a row limit, as a regular expression: under `dbt build
+-- --empty` (select * from "db"."main"."people" where false limit 0), with a limit (select * from ...
+-- limit 10). Group 1 is the relation's name, group 2 ' where false' or empty, group 3 the limit.
+CREATE OR REPLACE MACRO __sdc_limited_ref() AS
+    '(?i)\(select \* from ((?:"(?:[^"]|"")*"|[^."\s()]+)(?:[.](?:"(?:[^"]|"")*"|[^."\s()]+))*)'
+    || '( where false)? limit ([0-9]+)\)';
+
+-- A table argument of a table form as a FROM item: a table name quoted by __sdc_qt_name, or, given
+-- what ref() renders with a row limit (__sdc_limited_ref), that relation with that limit, its name
+-- quoted the same way (nothing else of the text is used). Any other text is a name.
+CREATE OR REPLACE MACRO __sdc_qt(name) AS
+    CASE WHEN regexp_full_match(name, __sdc_limited_ref())
+         THEN '(SELECT * FROM ' || __sdc_qt_name(regexp_extract(name, __sdc_limited_ref(), 1))
+              || CASE WHEN regexp_extract(name, __sdc_limited_ref(), 2) = '' THEN '' ELSE ' WHERE false' END
+              || ' LIMIT ' || regexp_extract(name, __sdc_limited_ref(), 3) || ')'
+         ELSE __sdc_qt_name(name)
     END;
 
 -- Quote a string literal; NULL becomes the keyword NULL.

@@ -1,5 +1,5 @@
 -- duckdb_sdc sampling weights (duckdb_sdc.methods.weights, duckdb_sdc.measures.weights): the SQL of the
--- weighted table forms and the estimated population frequencies.
+-- weighted table forms.
 
 -- A sampling weight of `fname`'s weight column `col` as DOUBLE, or an error naming the function and
 -- the column: NULL, not numeric, NaN, infinite, or not > 0.
@@ -35,46 +35,8 @@ CREATE OR REPLACE MACRO __sdc_mask_weighted_sql(method, tbl, col, weight, args, 
             also := [__sdc_columns_exist_sql(method || '_table', 'weight', __sdc_t, [__sdc_w])])
     )[1])[1])[1])[1];
 
--- SQL text of the rows of `tbl` with sample_fk (records sharing the row's combination of `keys`),
--- population_fk (the sum of their weights, fsum: compensated, so the order of the rows hardly
--- matters) and __sdc_first (true for one row of each combination). A row with a NULL key takes no
--- part: its sample_fk and population_fk are NULL and its weight is not read.
-CREATE OR REPLACE MACRO __sdc_frequencies_core_sql(fname, tbl, keys, weight) AS
-    list_transform([__sdc_table_name(fname, 'tbl', tbl)], lambda __sdc_t:
-    list_transform([__sdc_column_names(fname, 'keys', keys)], lambda __sdc_k:
-    list_transform([__sdc_column_name(fname, 'weight', weight)], lambda __sdc_w:
-        format('SELECT * EXCLUDE (__sdc_wt, __sdc_n, __sdc_in), '
-               || 'CASE WHEN __sdc_in THEN count(*) OVER __sdc_win END AS sample_fk, '
-               || 'CASE WHEN __sdc_in THEN __sdc_finite_fk(fsum(__sdc_wt) OVER __sdc_win, {3}) END AS population_fk, '
-               || '__sdc_in AND row_number() OVER __sdc_win = 1 AS __sdc_first '
-               || 'FROM {4}(SELECT *, CASE WHEN {6} THEN __sdc_sampling_weight({1}, {3}, {5}) END AS __sdc_wt, '
-               || '{6} AS __sdc_in FROM {0}) '
-               || 'WINDOW __sdc_win AS (PARTITION BY {2})',
-               __sdc_qt(__sdc_t), __sdc_qi(__sdc_w), __sdc_qi_list(__sdc_k), __sdc_ql(fname),
-               __sdc_checks_sql([__sdc_columns_exist_sql(fname, 'keys', __sdc_t, __sdc_k),
-                                 __sdc_columns_exist_sql(fname, 'weight', __sdc_t, [__sdc_w]),
-                                 __sdc_no_column_sql(fname, __sdc_t, ['sample_fk', 'population_fk'])]),
-               __sdc_ql(__sdc_w),
-               array_to_string(list_transform(__sdc_k, lambda __sdc_c: __sdc_qi(__sdc_c) || ' IS NOT NULL'), ' AND '))
-    )[1])[1])[1];
-
--- An estimated population frequency, or an error when the sum of the weights overflowed.
-CREATE OR REPLACE MACRO __sdc_finite_fk(v, fname) AS
-    CASE WHEN v IS NULL OR isfinite(v) THEN v
-         ELSE error(fname || ': the sum of the weights is larger than the largest float64 (about 1.8e308); '
-                    || 'rescale the weights')
-    END;
-
-CREATE OR REPLACE MACRO __sdc_frequencies_sql(fname, tbl, keys, weight) AS
-    'SELECT * EXCLUDE (__sdc_first) FROM (' || __sdc_frequencies_core_sql(fname, tbl, keys, weight) || ')';
-
-CREATE OR REPLACE MACRO __sdc_risk_summary_sql(fname, tbl, keys, weight, threshold) AS
-    'SELECT count(*) FILTER (WHERE sample_fk IS NOT NULL) AS records, count(*) FILTER (WHERE __sdc_first) AS combinations, '
-    || 'count(*) FILTER (WHERE sample_fk = 1) AS sample_uniques, '
-    || 'count(*) FILTER (WHERE population_fk < ' || threshold || ') AS at_risk, '
-    || '(count(*) FILTER (WHERE population_fk < ' || threshold || '))::DOUBLE / nullif(count(sample_fk), 0) AS share_at_risk, '
-    || '__sdc_finite_fk(fsum(1.0 / population_fk), ' || __sdc_ql(fname) || ') AS expected_reidentifications '
-    || 'FROM (' || __sdc_frequencies_core_sql(fname, tbl, keys, weight) || ')';
+-- population_frequencies_table and weighted_risk_summary: sql/65_keys.sql (the key measures, one NULL
+-- semantics for all).
 
 -- SQL text of the table form `<method>_table` of the weighted records function `method`
 -- (`mdav_multi_round_weighted`): the columns `cols` of `tbl` masked in place as __sdc_mask_columns_sql

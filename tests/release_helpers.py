@@ -247,6 +247,9 @@ def leak_scan(spec) -> list[str]:
     blob = spec.output.database.read_bytes()
     for release_id in ids:  # random hex, whose runs of digits may spell any number by chance
         blob = blob.replace(release_id.encode(), b" " * len(release_id))
+    # timestamps written as text (the release's creation time) spell numbers by chance too
+    blob = re.sub(rb"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d(:?\d\d)?)?",
+                  lambda m: b" " * len(m.group()), blob)
     tokens = _tokens(blob)
     unexplained = sorted(raw - explained)
     problems += [f"file bytes (text): {v!r}" for v in unexplained if len(_digits(v)) >= 5 and _written(v, tokens)]

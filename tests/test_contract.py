@@ -33,6 +33,7 @@ One module-scoped connection; one small table per kind of data, so the whole sui
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 
@@ -129,6 +130,15 @@ def _example_tables(c) -> None:
     c.execute("CREATE TABLE weighted_j AS SELECT *, 1 + id % 4 AS w FROM j")
     c.execute("CREATE TABLE released AS SELECT income_lower, income_upper, 1 + id % 3 AS w "
               "FROM box_release_table('people', ['income', 'savings'], 5, 'mean(1)')")
+    # hierarchies (value, level 1, top) for the recoding family: of age and region for the examples, and
+    # h_any over every value of the data tables' columns (as text), which the valid calls use
+    c.execute("CREATE TABLE age_h AS SELECT a AS age, (a // 10 * 10) || '-' || (a // 10 * 10 + 9) AS decade, "
+              "'*' AS top FROM range(0, 121) r(a)")
+    c.execute("CREATE TABLE region_h AS SELECT region, CASE WHEN region IN ('north', 'east') THEN 'north-east' "
+              "ELSE 'south-west' END AS half, '*' AS top FROM (SELECT DISTINCT region FROM people)")
+    c.execute("CREATE TABLE h_any AS SELECT v, 'g' || (hash(v) % 2) AS g, '*' AS top FROM (SELECT x::VARCHAR AS v FROM t "
+              "UNION SELECT y::VARCHAR FROM t UNION SELECT s FROM t UNION SELECT c::VARCHAR FROM t "
+              "UNION SELECT id::VARCHAR FROM t) WHERE v IS NOT NULL")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,8 +148,9 @@ def _example_tables(c) -> None:
 # or holding one value per record, takes the first; a list of columns, a record or a row vector takes
 # them all.
 ROLE_COLUMNS = {"original": ("x", "y"), "masked": ("xm", "ym"), "second": ("y",), "lower": ("lo",),
-                "upper": ("hi",), "weights": ("w",), "labels": ("c",), "key": ("id",), "keys": ("x",),
-                "names": ("x", "y")}
+                "upper": ("hi",), "weights": ("w",), "labels": ("c",), "key": ("id",),
+                "keys": ("s", "x"),  # a categorical key and one with NULLs in the table with NULLs
+                "sensitive": ("c",), "categories": ("x",), "names": ("x", "y")}
 NUMERIC_ROLES = ("original", "masked", "second", "lower", "upper")  # the roles whose data must be finite numbers
 DATA_COLUMNS = ("id", "s", "c", "x", "y", "xm", "ym", "w", "lo", "hi")  # the data tables' columns
 MISSING = "no_such_column"  # a column no data table has
@@ -304,7 +315,8 @@ def _result(con, row, sql: str):
 def _computed(row, names) -> list[int]:
     """Positions of the columns a table function that returns rows computes: the columns it adds and
     those of its 'original' data, which it masks in place."""
-    masked = {c for p in row.params if _names_columns(p) and _role(row, p) == "original" for c in _columns(row, p)}
+    masked = {c for p in row.params if _names_columns(p) and _role(row, p) in ("original", "categories")
+              for c in _columns(row, p)}
     return [i for i, n in enumerate(names) if n not in DATA_COLUMNS or n in masked]
 
 
@@ -425,6 +437,9 @@ def test_no_data_and_all_null_data(con, row):
                                            "Contract(no_data=...) where the function documents another value)")
             else:
                 assert got == row.contract.no_data, got
+    elif _counts_keys(row):  # a table without records is refused; records whose other data are NULL count
+        _refused(con, _call(row, "te"), row.name, "has no records")
+        assert _result(con, row, _call(row, "tz"))[1]
     else:
         names, rows = _result(con, row, _call(row, "tz"))
         if row.contract.result == "report":  # a report over the data: it runs on no data too
@@ -435,12 +450,26 @@ def test_no_data_and_all_null_data(con, row):
         assert all(r[i] is None for r in rows for i in _computed(row, names)), rows
 
 
+def _counts_keys(row) -> bool:
+    """A measure (or protection) of key combinations: a parameter reads 'keys' (see READS)."""
+    return any(_needs_role(p) and _role(row, p) == "keys" for p in row.params)
+
+
 def _drop_null_positions(value):
     return [v for i, v in enumerate(value) if i + 1 not in NULL_IDS]
 
 
 @pytest.mark.parametrize("row", [_case(row, "nulls") for row in DATA_FUNCTIONS])
 def test_nulls_stay_in_place_and_take_no_part(con, row):
+    if _counts_keys(row):  # a NULL key takes part: every record is counted, none gets a NULL measure
+        names, rows = _result(con, row, _call(row, "tn"))
+        added = [i for i, n in enumerate(names) if n not in DATA_COLUMNS]
+        if row.contract.result == "rows":
+            assert len(rows) == N and all(r[i] is not None for r in rows for i in added), rows
+        elif "records" in names:  # per stratum, or per column
+            counted = [r[names.index("records")] for r in rows]
+            assert sum(counted) == N or set(counted) == {N}, counted
+        return
     with_nulls = _result(con, row, _call(row, "tn"))
     without = _result(con, row, _call(row, "tf"))
     if _one_value(row):
@@ -529,6 +558,8 @@ def _context(row, p) -> dict:
         return {"n": N}
     if isinstance(p.kind, (PerColumn, Weights)):
         return {"n": _attributes(row)}
+    if "keys" in inspect.signature(p.kind.check).parameters:  # a value per key (the hierarchies)
+        return {"keys": max(len(_columns(row, q)) for q in row.params if _needs_role(q) and _role(row, q) == "keys")}
     return {}
 
 
@@ -631,7 +662,7 @@ def test_a_table_of_only_the_columns_it_reads_is_enough(con, row):
     columns come back as from a fuller table, less those it lacks, one row per record; a report, the
     same report. (Before: box_release_table failed there with DuckDB's 'Star expression ... resulted in
     an empty set of columns'.)"""
-    cols = _columns_read(row)
+    cols = sorted(_columns_read(row), key=DATA_COLUMNS.index)  # in the order of the fuller table
     table = f"only_{row.name}"
     con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT {', '.join(cols)} FROM t")
     names, rows = _result(con, row, _call(row, table))

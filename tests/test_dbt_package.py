@@ -4,10 +4,13 @@ test_dbt_example.py)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
 import pytest
+
+import duckdb_sdc
 
 from duckdb_sdc.sql import REGISTRY
 from duckdb_sdc.warmup import _tables
@@ -16,19 +19,87 @@ ROOT = Path(__file__).resolve().parents[1]
 TABLE_EXAMPLES = [r for r in REGISTRY if r.kind == "table" and r.params and r.params[0].name in ("tbl", "original")]
 
 
+@pytest.fixture(scope="module")
+def tables():
+    """One connection with the reference examples' tables for the whole module (registering and making
+    the tables for each of the ~60 cases cost more than the cases)."""
+    connection = duckdb_sdc.connect()
+    _tables(connection)
+    connection.execute("SET threads = 1")
+    yield connection
+    connection.close()
+
+
 @pytest.mark.parametrize("row", TABLE_EXAMPLES, ids=lambda r: r.name)
-def test_every_table_macro_takes_the_name_ref_renders(con, row):
-    """Each table macro's reference example, with its table named as ref() names it, gives the same
-    rows as with the plain name (random methods seeded, so that both calls draw the same)."""
-    _tables(con)
-    con.execute("SET threads = 1")
+def test_every_table_macro_takes_the_name_ref_renders_and_a_cte_name(tables, row):
+    """Each table macro's reference example, with its table named as ref() names it, and with the name of
+    a CTE over it (what a dbt model gives a table macro so that `dbt build --empty` and unit tests work;
+    a unit test's ref() renders as a CTE's name), gives the same rows as with the plain name (random
+    methods seeded, so that every call draws the same)."""
+    con = tables
     plain = row.example.split("--")[0].strip()
     if any(p.name == "seed" for p in row.params) and "seed :=" not in plain:
         plain = plain[:plain.rindex(")")] + ", seed := 7)"
     table = plain.split(f"{row.name}('")[1].split("'")[0]
     quoted = plain.replace(f"{row.name}('{table}'", f"{row.name}('\"temp\".\"main\".\"{table}\"'", 1)
-    assert quoted != plain
-    assert sorted(map(repr, con.execute(quoted).fetchall())) == sorted(map(repr, con.execute(plain).fetchall()))
+    cte = (f'WITH "dbt cte" AS (SELECT * FROM "temp"."main"."{table}") '
+           + plain.replace(f"{row.name}('{table}'", f"{row.name}('dbt cte'", 1))
+    assert quoted != plain and '"dbt cte"' in cte
+    expected = sorted(map(repr, con.execute(plain).fetchall()))
+    assert sorted(map(repr, con.execute(quoted).fetchall())) == expected
+    assert sorted(map(repr, con.execute(cte).fetchall())) == expected
+    # ref() with a row limit: a subquery over the quoted name (dbt-duckdb renders no alias); a limit above
+    # the table's rows keeps them all
+    limited = plain.replace(f"{row.name}('{table}'",
+                            f"{row.name}('(select * from \"temp\".\"main\".\"{table}\" limit 1000000)'", 1)
+    assert sorted(map(repr, con.execute(limited).fetchall())) == expected
+
+
+def _outcome(con, query: str):
+    try:
+        return "rows", con.execute(query).fetchall(), con.execute(f"DESCRIBE {query}").fetchall()
+    except duckdb.Error as e:
+        return "error", str(e).split("\n")[0]
+
+
+@pytest.mark.parametrize("row", TABLE_EXAMPLES, ids=lambda r: r.name)
+def test_every_table_macro_takes_what_ref_renders_under_dbt_build_empty(tables, row):
+    """`dbt build --empty` renders ref('t') as '(select * from "db"."main"."t" where false limit 0)': each
+    table macro given that text does what it does on a CTE over the table without a row (the same rows
+    and columns, or the same refusal)."""
+    con = tables
+    plain = row.example.split("--")[0].strip()
+    table = plain.split(f"{row.name}('")[1].split("'")[0]
+    rendered = plain.replace(f"{row.name}('{table}'",
+                             f"{row.name}('(select * from \"temp\".\"main\".\"{table}\" where false limit 0)'", 1)
+    cte = (f'WITH "no rows" AS (SELECT * FROM "temp"."main"."{table}" WHERE false) '
+           + plain.replace(f"{row.name}('{table}'", f"{row.name}('no rows'", 1))
+    assert _outcome(con, rendered) == _outcome(con, cte)
+
+
+@pytest.mark.parametrize("text, from_item", [
+    ('(select * from "warehouse"."main"."people" where false limit 0)',
+     '(SELECT * FROM "warehouse"."main"."people" WHERE false LIMIT 0)'),
+    ('(select * from "w"."main"."my.t""x" limit 10)', '(SELECT * FROM "w"."main"."my.t""x" LIMIT 10)'),
+    ('(SELECT * FROM main.people WHERE false LIMIT 0)', '(SELECT * FROM "main"."people" WHERE false LIMIT 0)'),
+    # anything else is one name, quoted
+    ('(select * from people where x > 1 limit 0)', '"(select * from people where x > 1 limit 0)"'),
+    ('(select * from a; drop table b; -- limit 0)', '"(select * from a; drop table b; -- limit 0)"'),
+    ('(select * from "a" limit 0) union (select 1)', '"(select * from ""a"" limit 0) union (select 1)"'),
+])
+def test_what_ref_renders_with_a_limit_is_that_relation_with_that_limit(con, text, from_item):
+    assert con.execute("SELECT __sdc_qt(?)", [text]).fetchone() == (from_item,)
+
+
+def test_a_cte_takes_the_place_of_the_table_it_is_named_after(con):
+    """The pattern of docs/dbt.md: `with people as (select * from {{ ref('people') }})` before a table
+    macro given 'people': the macro reads the CTE, not the table of that name (under --empty the CTE
+    has no row while the table has them)."""
+    con.execute("CREATE TABLE people AS SELECT i AS id, i % 2 AS region, i * 1.0 AS income FROM range(10) r(i)")
+    query = ("WITH people AS (SELECT * FROM people WHERE id < {n}) "
+             "SELECT count(*) FROM mdav_round_table('people', 'income', 2, strata := 'region')")
+    assert con.execute(query.format(n=6)).fetchall() == [(6,)]
+    assert con.execute(query.format(n=0)).fetchall() == [(0,)]
 
 
 @pytest.mark.parametrize("name, quoted", [
@@ -61,8 +132,44 @@ def test_the_dbt_package_is_a_dbt_project_with_its_macros():
     macros = ROOT / "dbt_duckdb_sdc" / "macros"
     text = "".join(p.read_text() for p in macros.glob("*.sql"))
     for block in ("{% test k_anonymous(", "{% test sdc_policy(", "{% macro sdc_names(", "{% macro sdc_whole_number(",
-                  "{% macro sdc_fraction("):
+                  "{% macro sdc_fraction(", "{% materialization sdc_release, adapter='duckdb' %}"):
         assert block in text, block
+    described = (macros / "duckdb_sdc.yml").read_text()
+    for name in ("materialization_sdc_release_duckdb", "test_sdc_policy", "test_k_anonymous", "sdc_names",
+                 "sdc_whole_number", "sdc_fraction"):
+        assert f"\n  - name: {name}\n" in described, name
     example = (ROOT / "examples" / "dbt" / "packages.yml").read_text()
     assert "\npackages:\n  - local: ../../dbt_duckdb_sdc\n" in example
     assert not (ROOT / "examples" / "dbt" / "tests" / "generic").exists()  # the example holds no copy
+
+
+STRATIFIED = [r for r in REGISTRY if r.kind == "table" and any(p.name == "strata" for p in r.params)]
+
+
+def _stratified(row, table: str, extra: str = "") -> str:
+    """The reference example of table form `row` on `table`, stratified by its column `stratum`."""
+    example = row.example.split("--")[0].strip()
+    source = example.split(f"{row.name}('")[1].split("'")[0]
+    query = example.replace(f"{row.name}('{source}'", f"{row.name}('{table}'", 1)
+    query = re.sub(r", strata := '[^']*'", "", query)
+    return query[:query.rindex(")")] + f", strata := 'stratum'{extra})", source
+
+
+@pytest.mark.parametrize("row", STRATIFIED, ids=lambda r: r.name)
+def test_a_stratified_table_form_on_an_empty_table_returns_no_row(tables, row):
+    """`dbt build --empty` hands every model an empty relation: a table form with strata gives no row
+    and the columns (names and types) it gives on the table with rows; it raised "TypeError:
+    'NoneType' object is not iterable" (the strata's lists are NULL on no row). Every small_strata
+    choice for two of them (the decision is one function, whatever the method)."""
+    con = tables
+    choices = [""]
+    if row.name in ("mdav_round_table", "mdav_multi_round_table"):
+        choices += [", small_strata := 'nearest'", ", small_strata := 'rest', rest_stratum := 'other'"]
+    for extra in choices:
+        full, source = _stratified(row, "full_t", extra)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE full_t AS SELECT *, 'all' AS stratum FROM {source}")
+        con.execute("CREATE OR REPLACE TEMP TABLE empty_t AS SELECT * FROM full_t WHERE false")
+        empty, _ = _stratified(row, "empty_t", extra)
+        expected = con.execute(f"DESCRIBE {full}").fetchall()
+        assert con.execute(empty).fetchall() == [], (row.name, extra)
+        assert con.execute(f"DESCRIBE {empty}").fetchall() == expected, (row.name, extra)

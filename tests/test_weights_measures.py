@@ -1,6 +1,6 @@
 """Weighted measures (duckdb_sdc.measures.weights) against exact-rational and O(n^2) slow references on
 random inputs, in numpy and in SQL: weighted MAE, MSE and IL1s, the estimated population frequencies
-F_k (sdcMicro's freqCalc) and the risk summary."""
+F_k (sdcMicro's freqCalc, NULL keys matching any value) and the risk summary."""
 
 from __future__ import annotations
 
@@ -107,12 +107,14 @@ def test_frequencies_against_the_quadratic_reference():
                                                                 rel=1e-13)
 
 
-def test_a_missing_key_takes_no_part():
-    fk, Fk = wm.frequencies([(1, "a"), (1, None), (1, "a")], [2.0, None, 3.0])
-    assert fk[[0, 2]].tolist() == [2, 2] and Fk[[0, 2]].tolist() == [5.0, 5.0]
-    assert np.isnan(fk[1]) and np.isnan(Fk[1])
-    with pytest.raises(SdcError, match="frequencies: w must be finite numbers > 0, got nan"):
-        wm.frequencies([(1,), (2,)], [1.0, None])
+def test_a_missing_key_matches_any_value():
+    # sdcMicro's freqCalc: a missing key stands for any value, so every record takes part (and needs a weight)
+    fk, Fk = wm.frequencies([(1, "a"), (1, None), (1, "a"), (2, "a")], [2.0, 4.0, 3.0, 1.0])
+    assert fk.tolist() == [3, 3, 3, 1] and Fk.tolist() == [9.0, 9.0, 9.0, 1.0]
+    fk, Fk = wm.frequencies([(1, "a"), (1, None), (1, "a"), (2, "a")], [2.0, 4.0, 3.0, 1.0], nulls="category")
+    assert fk.tolist() == [2, 1, 2, 1] and Fk.tolist() == [5.0, 4.0, 5.0, 1.0]
+    with pytest.raises(SdcError, match="frequencies: weights must be finite numbers > 0 .* 1 are not: NULL"):
+        wm.frequencies([(1, "a"), (1, None)], [1.0, None])
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +129,7 @@ def con():
 
     c.register("df", pd.DataFrame(df))
     c.execute("CREATE TABLE t AS SELECT * FROM df")
-    c.execute("UPDATE t SET b = NULL WHERE id = 5")  # a missing key: takes no part in the frequencies
+    c.execute("UPDATE t SET b = NULL WHERE id = 5")  # a missing key: matches any value of b
     c.execute("UPDATE t SET xm = NULL WHERE id = 6")  # a missing value: left out of the loss
     yield c
     c.close()
@@ -149,9 +151,9 @@ def test_sql_frequencies_and_summary_equal_numpy(con):
                        "ORDER BY id").fetchall()
     keys = [(r[1], r[2]) for r in rows]
     fk, Fk = wm.frequencies(keys, [r[3] for r in rows])
-    assert [r[4] for r in rows if r[0] != 5] == fk[~np.isnan(fk)].tolist()
-    assert [r[5] for r in rows if r[0] != 5] == Fk[~np.isnan(Fk)].tolist()
-    assert rows[5][4] is None and rows[5][5] is None
+    assert [r[4] for r in rows] == fk.tolist()
+    assert [r[5] for r in rows] == pytest.approx(Fk.tolist(), rel=1e-14)
+    assert rows[5][2] is None and rows[5][4] == sum(1 for k in keys if k[0] == keys[5][0])  # b NULL: any b
     got = con.execute("SELECT * FROM weighted_risk_summary('t', ['a', 'b'], 'w', 60)").fetchdf().iloc[0].to_dict()
     expected = wm.risk_summary(keys, [r[3] for r in rows], 60)
     for name, value in expected.items():
@@ -164,15 +166,14 @@ def test_sql_frequencies_and_summary_equal_numpy(con):
     ("SELECT * FROM population_frequencies_table('t', ['a'], 'nope')", "population_frequencies_table: weight of table t"),
     ("SELECT * FROM population_frequencies_table('t', ['nope'], 'w')", "population_frequencies_table: keys of table t"),
     ("SELECT * FROM population_frequencies_table((SELECT 't'), ['a'], 'w')", "population_frequencies_table"),
-    ("SELECT * FROM population_frequencies_table('tn', ['a'], 'w')", "population_frequencies_table: weight column w has a NULL"),
+    ("SELECT * FROM population_frequencies_table('tn', ['a'], 'w')", "population_frequencies_table: weight column w must hold finite numbers > 0 (NULL is refused: every record takes "
+     "part); 1 are not: NULL"),
     ("SELECT * FROM weighted_risk_summary('t', ['a', 'b'], 'w', -1)", "weighted_risk_summary: threshold must be"),
-    # a column of the name the function adds would stay beside its own, renamed sample_fk_1 (and the summary
-    # counted the table's old column)
+    # a column of the name the function adds would stay beside its own, renamed sample_fk_1 (the summary
+    # counts its own combinations and reads no such column)
     ("SELECT * FROM population_frequencies_table('tfk', ['a'], 'w')",
      "population_frequencies_table: table tfk has a column named Sample_FK, a name population_frequencies_table gives "
      "a column of its own: rename it"),
-    ("SELECT * FROM weighted_risk_summary('tfk', ['a'], 'w', 60)",
-     "weighted_risk_summary: table tfk has a column named Sample_FK"),
 ])
 def test_sql_risk_errors_name_the_function(con, sql, words):
     con.execute("CREATE OR REPLACE TEMP TABLE tn AS SELECT * REPLACE (CASE WHEN id = 9 THEN NULL ELSE w END AS w) FROM t")
@@ -182,9 +183,14 @@ def test_sql_risk_errors_name_the_function(con, sql, words):
     assert words in str(info.value), str(info.value)
 
 
-def test_a_weight_beside_a_missing_key_or_value_is_not_read(con):
-    con.execute("CREATE OR REPLACE TEMP TABLE tw AS SELECT * FROM (VALUES (1, 'a', 2.0, 1.0, 1.5), (2, NULL, NULL, 2.0, NULL), "
-                "(3, 'a', 3.0, 4.0, 4.5)) v(i, k, w, x, xm)")
+def test_a_weight_beside_a_missing_value_is_not_read_but_beside_a_missing_key_it_is(con):
+    con.execute("CREATE OR REPLACE TEMP TABLE tw AS SELECT * FROM (VALUES (1, 'a', 2.0, 1.0, 1.5), (2, NULL, 6.0, 2.0, NULL), "
+                "(3, 'a', 3.0, 4.0, 4.5), (4, 'b', 1.0, 3.0, 3.0)) v(i, k, w, x, xm)")
     assert con.execute("SELECT i, sample_fk, population_fk FROM population_frequencies_table('tw', ['k'], 'w') "
-                       "ORDER BY i").fetchall() == [(1, 2, 5.0), (2, None, None), (3, 2, 5.0)]
-    assert con.execute("SELECT weighted_mae(x, xm, w) FROM tw").fetchone()[0] == pytest.approx((2 * 0.5 + 3 * 0.5) / 5)
+                       "ORDER BY i").fetchall() == [(1, 3, 11.0), (2, 4, 12.0), (3, 3, 11.0), (4, 2, 7.0)]
+    assert con.execute("SELECT weighted_mae(x, xm, CASE WHEN i = 2 THEN NULL ELSE w END) FROM tw").fetchone()[0] == \
+        pytest.approx((2 * 0.5 + 3 * 0.5) / 6)
+    con.execute("CREATE OR REPLACE TEMP TABLE tw2 AS SELECT * REPLACE (CASE WHEN i = 2 THEN NULL ELSE w END AS w) FROM tw")
+    with pytest.raises(duckdb.Error, match="population_frequencies_table: weight column w must hold finite numbers > 0 "
+                                           r"\(NULL is refused: every record takes part\); 1 are not: NULL"):
+        con.execute("SELECT * FROM population_frequencies_table('tw2', ['k'], 'w')").fetchall()

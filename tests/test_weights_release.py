@@ -200,6 +200,6 @@ def test_a_missing_weight_makes_the_weighted_risk_undefined_not_the_report_fail(
     rows = report(spec)
     risk = rows[rows.measure == "expected_reidentifications"].iloc[0]
     assert risk.value is None or np.isnan(risk.value)
-    assert "weight column __sdc_eval_weight has a NULL weight" in risk.note
+    assert "weight column __sdc_eval_weight must hold finite numbers > 0 (NULL is refused" in risk.note
     assert rows[(rows.measure == "weighted_mae") & (rows.column == "income")].value.notna().all()
     assert rows[(rows.measure == "weighted_mae") & (rows.column == "expenses")].empty  # masked without weights

@@ -15,9 +15,9 @@ the unweighted ones:
   records sharing it, beside the sample frequency f_k (their number): sdcMicro's `freqCalc` (fk, Fk)
   and `measure_risk`. A record is at risk when F_k is below a threshold; sum 1 / F_k over the records
   is the naive expected number of correct re-identifications (an intruder who picks one of the F_k
-  population units matching a sample record at random). A record with a missing key (None) takes no
-  part (NaN f_k and F_k, its weight not read); sdcMicro matches a missing key with any value instead,
-  which gives the other records larger frequencies (less risk) than leaving it out does.
+  population units matching a sample record at random). A missing key (None) matches any value, as
+  sdcMicro counts it (`duckdb_sdc.measures.keys`, which computes them, says so and offers NULL as a
+  value of its own instead).
 
 Scale invariance (`duckdb_sdc._numerics`): x and x' are scaled by one power of two and the weights by
 another, so the measures are exact rescalings at 1e308 or 1e-300 and unchanged when every weight is
@@ -34,9 +34,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._numerics import check_finite, exponent, from_unit
-from .._validate import fail, finite_values
+from .._validate import fail, finite_values, reporting
 from ..methods.weights import check_weights, unit_weights
 from ._input import UndefinedMeasure, undefined
+from .keys import key_frequencies
 
 SQRT2 = math.sqrt(2.0)
 
@@ -91,50 +92,34 @@ def weighted_il1s(x, xm, w) -> float:
     return float((W * np.abs(X - XM)).sum() / (SQRT2 * sd) / W.sum())
 
 
-def frequencies(keys: Sequence[Sequence], w) -> tuple[np.ndarray, np.ndarray]:
-    """(f_k, F_k) of every record (float64 arrays): the number of records sharing its combination of
-    keys (one tuple or row of key values per record) and the sum of their weights, the estimated
-    population frequency. A record with a missing key (None) takes no part: NaN for both, and its
-    weight is not read. O(n) with a hash of the combinations."""
-    func = "frequencies"
+def frequencies(keys: Sequence[Sequence], w, nulls: str = "any") -> tuple[np.ndarray, np.ndarray]:
+    """(f_k, F_k) of every record (float64 arrays), the records given as rows of key values (one tuple
+    per record, None for NULL): `duckdb_sdc.measures.keys.key_frequencies` on those rows, whose NULL
+    semantics they follow (`nulls`: 'any', a NULL key matches any value, as sdcMicro counts it; or
+    'category'). Every record takes part, so every weight must be finite and > 0."""
     rows = [tuple(r) for r in keys]
-    inside = np.array([all(v is not None for v in r) for r in rows], dtype=bool)
-    fk = np.full(len(rows), np.nan)
-    Fk = np.full(len(rows), np.nan)
-    if not inside.any():
-        return fk, Fk
-    kept = [r for r, i in zip(rows, inside) if i]
-    given = list(w)
-    if len(given) != len(rows):
-        raise fail(func, f"w has {len(given)} weights but there are {len(rows)} records", "w")
-    w = check_weights(func, "w", [np.nan if v is None else v for v, i in zip(given, inside) if i], len(kept))
-    e = exponent(w)
-    u = np.ldexp(w, -e)
-    ids: dict[tuple, int] = {}
-    lab = np.array([ids.setdefault(r, len(ids)) for r in kept], dtype=np.int64)
-    counts = np.bincount(lab, minlength=len(ids))
-    totals = np.bincount(lab, weights=u, minlength=len(ids))
-    fk[inside] = counts[lab]
-    Fk[inside] = from_unit(func, "the estimated population frequency", totals[lab], e)
-    return fk, Fk
+    width = len(rows[0]) if rows else 0
+    columns = [[r[j] for r in rows] for j in range(width)]
+    with reporting("frequencies"):
+        fk, Fk = key_frequencies(columns, list(w), nulls=nulls)
+    return fk.astype(np.float64), Fk
 
 
-def risk_summary(keys: Sequence[Sequence], w, threshold: float) -> dict[str, float | int | None]:
-    """The summary of `weighted_risk_summary` over the records without a missing key: records,
-    combinations, sample_uniques (f_k = 1), at_risk (F_k < threshold), share_at_risk and
-    expected_reidentifications (sum 1 / F_k; None without records)."""
+def risk_summary(keys: Sequence[Sequence], w, threshold: float, nulls: str = "any") -> dict[str, float | int | None]:
+    """The summary of `weighted_risk_summary`: records, combinations (distinct rows of key values, NULL
+    a value), sample_uniques (f_k = 1), at_risk (F_k < threshold), share_at_risk and
+    expected_reidentifications (sum 1 / F_k), with the NULL semantics of `frequencies`."""
     func = "weighted_risk_summary"
     from ..params import POSITIVE  # noqa: PLC0415
     threshold = POSITIVE.check(threshold, func, "threshold")
-    fk, Fk = frequencies(keys, w)
-    inside = ~np.isnan(fk)
-    n = int(inside.sum())
-    at_risk = int((Fk[inside] < threshold).sum())
-    combos = {tuple(r) for r, i in zip(keys, inside) if i}
-    return {"records": n, "combinations": len(combos), "sample_uniques": int((fk[inside] == 1).sum()),
-            "at_risk": at_risk, "share_at_risk": at_risk / n if n else None,
+    with reporting(func):
+        fk, Fk = frequencies(keys, w, nulls)
+    n = fk.shape[0]
+    at_risk = int((Fk < threshold).sum())
+    return {"records": n, "combinations": len({tuple(r) for r in keys}), "sample_uniques": int((fk == 1).sum()),
+            "at_risk": at_risk, "share_at_risk": at_risk / n,
             "expected_reidentifications": float(check_finite(func, "the expected re-identifications",
-                                                             (1.0 / Fk[inside]).sum())) if n else None}
+                                                             (1.0 / Fk).sum()))}
 
 
 __all__ = ["UndefinedMeasure", "frequencies", "risk_summary", "weighted_il1s", "weighted_mae", "weighted_mse",

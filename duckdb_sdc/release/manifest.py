@@ -227,9 +227,10 @@ def rows(spec: Spec, source_columns, facts: Facts, *, release_id: str, package_v
     return out
 
 
-def steps(make_rows) -> list[Step]:
-    """CREATE and INSERT of the manifest; `make_rows()` gives the rows when the INSERT runs."""
-    target = table(MANIFEST_TABLE, "main", RELEASE_DB)
+def steps(make_rows, target: exp.Table | None = None) -> list[Step]:
+    """CREATE and INSERT of the manifest (the release file's, or the table `target`); `make_rows()`
+    gives the rows when the INSERT runs."""
+    target = target if target is not None else table(MANIFEST_TABLE, "main", RELEASE_DB)
     schema = exp.Schema(this=target, expressions=[
         exp.ColumnDef(this=ident(n), kind=exp.DataType.build(t, dialect="duckdb")) for n, t in MANIFEST_COLUMNS])
     create = exp.Create(this=schema, kind="TABLE")

@@ -173,11 +173,10 @@ def _check_replaceable(spec: Spec, where: str, out: Path, expected: str) -> None
         if expected == MANIFEST_TABLE:
             rows = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
                                "AND table_name = ?", [MANIFEST_TABLE]).fetchall()[0][0]
-            named = rows and con.execute(f'SELECT count(*) FROM main."{MANIFEST_TABLE}" WHERE release_table = ?',
-                                         [spec.output.table]).fetchall()[0][0]
-            if not named:
-                raise SpecError(f"{refuse} (it has {'no ' + MANIFEST_TABLE if not rows else 'a release of another table'})"
-                                f"{advice}")
+            reason = (previous_release_reason(con, table(MANIFEST_TABLE, "main"), spec.output.table) if rows
+                      else f"it has no {MANIFEST_TABLE}")
+            if reason is not None:
+                raise SpecError(f"{refuse} ({reason}){advice}")
         else:
             rows = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
                                "AND table_name = ?", [LINKAGE_TABLE]).fetchall()[0][0]
@@ -187,6 +186,22 @@ def _check_replaceable(spec: Spec, where: str, out: Path, expected: str) -> None
         raise SpecError(f"{refuse} ({error_message(e).splitlines()[0]}){advice}") from None
     finally:
         con.close()
+
+
+def previous_release_reason(con, manifest_table: exp.Table, release_table: str) -> str | None:
+    """Why the table `manifest_table` on `con` (which exists) is not the manifest of a release of the
+    table `release_table`, or None when a row of it names that table: what `check_outputs` asks of a
+    release file's release_manifest, and the dbt materialization of the manifest table beside a
+    model (duckdb_sdc.dbt_plugin)."""
+    try:
+        described = con.execute(exp.Describe(this=manifest_table.copy()).sql(dialect=DIALECT)).fetchall()
+        if "release_table" not in {r[0].lower() for r in described}:
+            return "it has no release_table column"
+        named = con.execute(exp.select(exp.Count(this=exp.Star())).from_(manifest_table.copy()).where(
+            exp.EQ(this=column("release_table"), expression=literal(release_table))).sql(dialect=DIALECT)).fetchall()[0][0]
+    except duckdb.Error as e:
+        return error_message(e).splitlines()[0]
+    return None if named else "it has a release of another table"
 
 
 def error_message(error: Exception) -> str:
@@ -249,15 +264,16 @@ def _gate(spec: Spec) -> Step:
                 comment=f"policy gate (in Python, nothing is written on a breach): {limits}")
 
 
-def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str, duckdb_version: str,
-          linkage_path: Path | None = None, salt: str | None = None, release_id: str = "",
-          created_at: datetime | None = None, facts: safeguards.Facts | None = None) -> list[Step]:
-    """The steps after the source is set up: key check, masking and safeguards, the would-be release,
-    the policy gate, writing the release file (and the linkage file). `salt` None: a dry run (the
-    salt is a placeholder). `facts` collects what the steps measure (the manifest's numbers)."""
+def prepare(spec: Spec, source_columns, *, salt: str | None = None, gate: bool = True,
+            facts: safeguards.Facts | None = None) -> tuple[list[Step], safeguards.Facts, list[Step]]:
+    """The steps after the source is set up and before anything is written: the rules checked
+    against the source, key check, masking and safeguards, the would-be release RELEASED, the policy
+    gate (unless `gate` is False). Returns them, the safeguards' facts (`facts`, or new ones: what
+    the steps measure, the manifest's numbers) and the steps that write the centroids tables. `build`
+    writes a release file after them; the dbt materialization (duckdb_sdc.dbt_plugin) writes
+    warehouse tables."""
     resolve(spec, source_columns)
     _refuse_unopted_seeds(spec)
-    created_at = created_at or datetime.now(timezone.utc)
     facts = facts if facts is not None else safeguards.Facts()
     steps = [key_step(spec, facts)]
     steps += pooling.count_steps(spec, source_columns, facts) + pooling.recode_steps(spec, source_columns, facts)
@@ -272,8 +288,19 @@ def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str
         if rule.centroids_table is not None:
             centroids += safeguards.centroids_steps(spec, rule, i)
     steps.append(released_step(spec, source_columns, salt))
-    if spec.policy is not None and spec.policy.limits():
+    if gate and spec.policy is not None and spec.policy.limits():
         steps.append(_gate(spec))
+    return steps, facts, centroids
+
+
+def build(spec: Spec, source_columns, attach_path: Path, *, package_version: str, duckdb_version: str,
+          linkage_path: Path | None = None, salt: str | None = None, release_id: str = "",
+          created_at: datetime | None = None, facts: safeguards.Facts | None = None) -> list[Step]:
+    """The steps after the source is set up: `prepare`'s, then writing the release file (and the
+    linkage file). `salt` None: a dry run (the salt is a placeholder). `facts` collects what the
+    steps measure (the manifest's numbers)."""
+    steps, facts, centroids = prepare(spec, source_columns, salt=salt, facts=facts)
+    created_at = created_at or datetime.now(timezone.utc)
     options = []
     if spec.output.storage_version:
         options.append(exp.AttachOption(this=exp.Var(this="STORAGE_VERSION"),
@@ -399,4 +426,4 @@ def release(spec: Spec, *, progress: Progress | None = None, resources: Resource
 
 
 __all__ = ["ReleaseResult", "Snapshot", "build", "check_outputs", "dry_run", "error_message", "open_source",
-           "plan_release", "private_connection", "release"]
+           "plan_release", "prepare", "previous_release_reason", "private_connection", "release"]

@@ -143,9 +143,12 @@ class Source:
     files: tuple[str, ...] = ()
     format: str | None = None
     weight: str | None = None  # the sampling-weight column (see `check_weights`), or None
+    relation: str | None = None  # a relation the caller reads as the source (parse_spec's `relation`)
 
     def describe(self, base: Path) -> str:
         """The source as the manifest records it: file names relative to the spec's folder."""
+        if self.relation is not None:
+            return self.relation
         if self.database is not None:
             return f"{public_path(self.database, base)} table {self.schema}.{self.table}"
         return f"{self.format} files {', '.join(public_path(f, base) for f in self.files)}"
@@ -153,7 +156,7 @@ class Source:
 
 @dataclass(frozen=True)
 class Output:
-    database: Path
+    database: Path | None  # None for a spec over a relation (its caller writes the table)
     table: str
     view_without_key: str | None = None
     storage_version: str | None = None
@@ -498,15 +501,22 @@ class _Checker:
         return path if path.is_absolute() else base / path
 
 
-def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec") -> Spec:
-    """Check a parsed TOML document and return the Spec. Paths are relative to `base`."""
+def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec", *, relation: str | None = None) -> Spec:
+    """Check a parsed TOML document and return the Spec. Paths are relative to `base`.
+
+    With `relation` (the dbt materialization, duckdb_sdc.dbt_plugin), the source is a relation the
+    caller has set up as the plan's RAW, and `relation` says what it is in the manifest: [source]
+    may then give only key and weight, and [output] only table (the caller writes the table)."""
     c = _Checker(name)
     base = Path(base)
     c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation", "policy", "resources"))
-    source = _source(c, c.table(doc, "source"), base)
-    if WEIGHT in doc["source"]:
+    if relation is None:
+        source = _source(c, c.table(doc, "source"), base)
+        output = _output(c, c.table(doc, "output"), base)
+    else:
+        source, output = _over_relation(c, doc, relation)
+    if WEIGHT in doc.get("source", {}):
         source = dataclasses.replace(source, weight=c.name_value(f"source.{WEIGHT}", doc["source"][WEIGHT]))
-    output = _output(c, c.table(doc, "output"), base)
     if source.database is not None and output.linkage is not None \
             and output.linkage.resolve() == source.database.resolve():
         raise c.error("output.linkage", "must be a separate file from the source")
@@ -744,6 +754,19 @@ def _source(c: _Checker, s: dict, base: Path) -> Source:
     if fmt not in FILE_FORMATS:
         raise c.error("source.format", f"must be one of {', '.join(map(repr, FILE_FORMATS))}, got {show(fmt)}")
     return Source(key=key, files=paths, format=fmt)
+
+
+def _over_relation(c: _Checker, doc: dict, relation: str) -> tuple[Source, Output]:
+    """[source] and [output] of a spec over a relation (see `parse_spec`)."""
+    s = c.table(doc, "source", required=False)
+    c.keys("source", s, ("key", WEIGHT))
+    o = c.table(doc, "output")
+    c.keys("output", o, ("table",))
+    table = c.name_value("output.table", o.get("table"))
+    if table.lower() == MANIFEST_TABLE:
+        raise c.error("output.table", f"{MANIFEST_TABLE!r} is the manifest's name")
+    key = c.name_value("source.key", s["key"]) if "key" in s else None
+    return Source(key=key, relation=relation), Output(database=None, table=table)
 
 
 def _format_of(path: str) -> str | None:

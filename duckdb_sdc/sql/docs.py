@@ -36,7 +36,8 @@ Parameters with a default are passed by name: `mdav_round(list(income), 5, repre
 
 Every example on this page is run, in page order, by the documentation tests, against the tables
 below: the demo's generated people (as `people.csv`), a masked copy, the two joined (`j`), cluster
-ids, weights (fuzzy weights, and sampling weights 1..4 in `weighted_people` and `weighted_j`) and boxes. To try the examples, run these two blocks first.
+ids, weights (fuzzy weights, and sampling weights 1..4 in `weighted_people` and `weighted_j`), boxes and two
+hierarchies (`age_h`, `region_h`). To try the examples, run these two blocks first.
 
 ```sh
 python -c "from duckdb_sdc.demo import make_microdata; make_microdata(1000).to_csv('people.csv', index=False)"
@@ -64,7 +65,12 @@ CREATE TABLE weighted AS   -- fuzzy weights for the records of complete pairs
 CREATE TABLE weighted_people AS   -- sampling weights 1..4
     SELECT *, 1 + id % 4 AS w FROM people;
 CREATE TABLE weighted_j AS
-    SELECT p.income, m.income AS income_m, 1 + p.id % 4 AS w FROM people p JOIN people_masked m USING (id);"""
+    SELECT p.income, m.income AS income_m, 1 + p.id % 4 AS w FROM people p JOIN people_masked m USING (id);
+CREATE TABLE age_h AS   -- hierarchies (value, level 1, top) for the recoding examples
+    SELECT a AS age, (a // 10 * 10) || '-' || (a // 10 * 10 + 9) AS decade, '*' AS top FROM range(0, 121) r(a);
+CREATE TABLE region_h AS
+    SELECT region, CASE WHEN region IN ('north', 'east') THEN 'north-east' ELSE 'south-west' END AS half, '*' AS top
+    FROM (SELECT DISTINCT region FROM people);"""
 
 
 def _entry(row: SqlFunction) -> str:

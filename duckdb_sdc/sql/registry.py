@@ -47,7 +47,11 @@ READS = {
     "weights": "sampling weights, one per record",
     "labels": "cluster ids of the records",
     "key": "the column(s) identifying a record (a join key)",
-    "keys": "key variables (quasi-identifiers) whose combinations are counted, of any type",
+    "keys": ("key variables (quasi-identifiers) whose combinations are counted, of any type: a record with a "
+             "NULL key takes part (the NULL matches any value, or is a value of its own, as the function's nulls "
+             "says), and a table without records is refused"),
+    "sensitive": "a sensitive categorical attribute (any type; not a key) whose values are counted within the key classes",
+    "categories": "a categorical attribute (any type, values matched exactly) recoded or perturbed in place",
     "adds": "the name of a column the function adds to its result (it need not exist)",
     "names": "names the function reports (no table is read, so they need not exist)",
 }
@@ -134,11 +138,11 @@ class SqlFunction:
 
 def _collect() -> tuple[SqlFunction, ...]:
     from . import base_rounding, boxes, datasets, discretisation, dp, measures, microaggregation, multivariate, perturbation
-    from . import weights
+    from . import keys, recoding, weights
 
     rows: list[SqlFunction] = []
     for module in (microaggregation, discretisation, base_rounding, perturbation, multivariate, dp, measures, boxes,
-                   datasets, weights):
+                   datasets, weights, keys, recoding):
         rows.extend(module.FUNCTIONS)
     names = [r.name for r in rows]
     duplicates = {n for n in names if names.count(n) > 1}

@@ -29,7 +29,11 @@ def _method(name: str) -> str:
 
 
 def decide(func, method, args, needs, how, rest, names, labels, is_rest, rows, counts, types) -> list[int]:
-    """The targets of table form `func`'s strata (see the module)."""
+    """The targets of table form `func`'s strata (see the module). A table without a record has no
+    stratum (the aggregated lists arrive as NULL): no target, and the result has no row. Its
+    `small_strata` and `rest_stratum` are still checked; whether a rest stratum's text fits the
+    strata columns' types is read off the strata, so an empty table, which has none, is not refused
+    for it."""
     how = SMALL_STRATA.check(how, func, "small_strata")
     rest = REST_STRATUM.check(rest, func, "rest_stratum", n=len(names))
     if how == strata.REST:
@@ -54,6 +58,8 @@ def pool_strata(fname, method, args, needs, how, rest, names, labels, is_rest, r
     with reported(func):
         for f, method, args, needs, how, rest, names, labels, is_rest, rows, counts, types in zip(*columns):
             rest = None if rest is None else json.loads(rest)
+            # an empty table: list() over no stratum is NULL, not []
+            labels, is_rest, rows, counts, types = (v or [] for v in (labels, is_rest, rows, counts, types))
             out.append(decide(f, method, args, json.loads(needs), how, rest, json.loads(names), labels, is_rest,
                               rows, counts, types))
     return pa.array(out, type=pa.list_(pa.int64()))

@@ -33,12 +33,12 @@ from ..params import (
     WEIGHT_LIST,
     WEIGHT_NAME,
     XS_PARAM,
-    ColumnNames,
     Param,
 )
 from .arrow import _first, _float_values, _single, data_param, reported
 from .measures import _floats, each_group
 from .progress import group_done
+from .keys import KEY_STRATA_PARAM, KEYS_PARAM, NULLS_PARAM
 from .registry import Contract, SqlFunction, Udf
 from .rows import _rows_array, _RowsChunk, _signature
 
@@ -290,36 +290,41 @@ MEASURES = [
              "left)." + _PAIRS_NOTE, lambda x, xm, w: wm.weighted_il1s(x, xm, w), 0),
 ]
 
-_KEYS = Param("keys", ColumnNames(), doc="the key variables (quasi-identifiers) whose combinations are counted")
 _THRESHOLD = Param("threshold", POSITIVE, doc="a record is at risk when its estimated population frequency F_k is "
                                               "below this, > 0", example="100")
+_NULLS = (" nulls := 'any' (default): a NULL key matches any value of its key, as sdcMicro's freqCalc counts a "
+          "missing value (every record takes part, so every weight is read); 'category': NULL is one more value. "
+          "Strata are counted apart. Weights must be finite and > 0 (NULL is an error; up to five offending ones are "
+          "named); an empty table is refused.")
 
 RISK = [
     SqlFunction(
-        name="population_frequencies_table", kind="table", params=(TBL_PARAM, _KEYS, WEIGHT_PARAM), returns="table",
+        name="population_frequencies_table", kind="table",
+        params=(TBL_PARAM, KEYS_PARAM, WEIGHT_PARAM, KEY_STRATA_PARAM, NULLS_PARAM), returns="table",
         group=GROUP,
-        doc=("The rows of tbl with two columns added: sample_fk, the number of records sharing the row's "
+        doc=("The rows of tbl with two columns added: sample_fk, the number of records matching the row's "
              "combination of keys (sdcMicro's fk), and population_fk, the sum of their sampling weights, the "
-             "estimated population frequency of the combination (sdcMicro's Fk, freqCalc). A row with a NULL "
-             "key takes no part: both are NULL and its weight is not read (sdcMicro matches a NULL key with "
-             "any value instead). Weights must be finite and > 0 (NULL is an error). A table that already "
-             "has a column named sample_fk or population_fk is refused."),
+             "estimated population frequency of the combination (sdcMicro's Fk, freqCalc)." + _NULLS +
+             " A table that already has a column named sample_fk or population_fk is refused."),
         example="SELECT * FROM population_frequencies_table('weighted_people', ['region', 'age'], 'w')",
-        body="FROM query(__sdc_frequencies_sql('population_frequencies_table', tbl, keys, weight))",
+        body=("FROM query(__sdc_population_frequencies_sql('population_frequencies_table', tbl, keys, weight, strata, "
+              "nulls))"),
         scale=None,  # the table's own columns scale with the data, the frequencies do not
         contract=Contract({"keys": "keys", "weight": "weights"}, result="rows")),
     SqlFunction(
-        name="weighted_risk_summary", kind="table", params=(TBL_PARAM, _KEYS, WEIGHT_PARAM, _THRESHOLD),
+        name="weighted_risk_summary", kind="table",
+        params=(TBL_PARAM, KEYS_PARAM, WEIGHT_PARAM, _THRESHOLD, KEY_STRATA_PARAM, NULLS_PARAM),
         returns="table", group=GROUP,
-        doc=("One row summarising the re-identification risk of the key combinations with sampling weights: "
-             "records, combinations (distinct keys), sample_uniques (records with fk = 1), at_risk (records whose "
-             "estimated population frequency F_k = sum of the weights of the records sharing its keys is below "
-             "threshold), share_at_risk (at_risk / records) and expected_reidentifications, sum over records of "
-             "1 / F_k (the naive estimate of the number of correct matches an intruder would make, sdcMicro's "
-             "global risk without its model). Keys and weights as in population_frequencies_table."),
+        doc=("One row (one per stratum, strata first, with strata) summarising the re-identification risk of the "
+             "key combinations with sampling weights: records, combinations (distinct combinations of key values, "
+             "NULL a value), sample_uniques (records with fk = 1), at_risk (records whose estimated population "
+             "frequency F_k, the sum of the weights of the records matching its keys, is below threshold), "
+             "share_at_risk (at_risk / records) and expected_reidentifications, sum over records of 1 / F_k (the "
+             "naive estimate of the number of correct matches an intruder would make; global_risk_summary gives "
+             "sdcMicro's model-based global risk). Keys, weights and NULLs as in population_frequencies_table."),
         example="SELECT * FROM weighted_risk_summary('weighted_people', ['region', 'age'], 'w', 100)",
         body=("FROM query(__sdc_risk_summary_sql('weighted_risk_summary', tbl, keys, weight, "
-              "__sdc_check_number(threshold, 'weighted_risk_summary', 'threshold', 0, NULL)))"),
+              "__sdc_check_number(threshold, 'weighted_risk_summary', 'threshold', 0, NULL), strata, nulls))"),
         scale=0,
         contract=Contract({"keys": "keys", "weight": "weights"}, result="report")),
 ]
