@@ -38,22 +38,25 @@ class OutOfRange(SdcError):
     """A result that is not a finite float64 (it overflows), though the data are finite."""
 
 
-def exponent(a) -> int:
+def exponent(a, *more) -> int:
     """e with max |a| * 2^-e in [1/2, 1): the binary exponent of the largest magnitude of the finite
-    values a (0 when a is empty or all zero)."""
-    arr = np.asarray(a, dtype=np.float64)
-    if arr.size == 0:
-        return 0
-    top = float(max(-arr.min(), arr.max()))
+    values a (0 when a is empty or all zero); with more arrays, of the largest magnitude of all of them
+    (an all-zero one adds nothing: it must not pull e up to 0 beside subnormal values)."""
+    top = 0.0
+    for part in (a, *more):
+        arr = np.asarray(part, dtype=np.float64)
+        if arr.size:
+            top = max(top, float(max(-arr.min(), arr.max())))
     return math.frexp(top)[1] if top > 0.0 else 0
 
 
-def column_exponents(A: np.ndarray) -> np.ndarray:
-    """`exponent` of every column of the (n, p) matrix A (0 for an all-zero column)."""
-    if A.shape[0] == 0:
+def column_exponents(A: np.ndarray, *more: np.ndarray) -> np.ndarray:
+    """`exponent` of every column of the (n, p) matrix A (0 for an all-zero column); with more (m, p)
+    matrices, of every column of all of them together."""
+    tops = [np.maximum(-M.min(axis=0), M.max(axis=0)) for M in (A, *more) if M.shape[0]]
+    if not tops:
         return np.zeros(A.shape[1], np.int64)
-    top = np.maximum(-A.min(axis=0), A.max(axis=0))
-    return np.frexp(top)[1].astype(np.int64)  # frexp(0) gives exponent 0
+    return np.frexp(np.maximum.reduce(tops))[1].astype(np.int64)  # frexp(0) gives exponent 0
 
 
 def to_unit(a, e: int | None = None) -> tuple[np.ndarray, int]:
@@ -65,26 +68,32 @@ def to_unit(a, e: int | None = None) -> tuple[np.ndarray, int]:
     return np.ldexp(arr, -e), e
 
 
-def from_unit(func: str, what: str, r, e: int, *, power: int = 1):
+def from_unit(func: str, what: str, r, e: int, *, power: int = 1, param: str | None = None):
     """r * 2^(power e), the result r of a computation on data scaled by 2^-e brought back to data
-    units (power 2 for squared units). Refuses with `OutOfRange` when a finite r becomes infinite."""
+    units (power 2 for squared units). Refuses with `OutOfRange` when a finite r becomes infinite
+    (naming `param`, the parameter holding the data, when given)."""
     with np.errstate(over="ignore", under="ignore"):
         scaled = np.ldexp(np.asarray(r, dtype=np.float64), power * e)
     finite_before = np.isfinite(r)
     if np.any(finite_before & ~np.isfinite(scaled)):
-        raise out_of_range(func, what)
+        raise out_of_range(func, what, param)
     return scaled if isinstance(r, np.ndarray) else float(scaled)
 
 
-def out_of_range(func: str, what: str) -> OutOfRange:
-    return OutOfRange(f"{func}: {what} is larger than the largest float64 (about 1.8e308) for these data; "
-                      "rescale the data (for example to thousands) and scale the result back")
+def out_of_range(func: str, what: str, param: str | None = None) -> OutOfRange:
+    """The error of a result `what` that float64 cannot hold for the data (of parameter `param`)."""
+    if param is None:
+        return OutOfRange(f"{func}: {what} is larger than the largest float64 (about 1.8e308) for these data; "
+                          "rescale the data (for example to thousands) and scale the result back")
+    detail = (f"{what} is larger than the largest float64 (about 1.8e308) for these values of {param}; rescale "
+              f"{param} (for example to thousands) and scale the result back")
+    return OutOfRange(f"{func}: {detail}", func=func, param=param, detail=detail)
 
 
-def check_finite(func: str, what: str, value):
+def check_finite(func: str, what: str, value, param: str | None = None):
     """value, or `OutOfRange` when it is infinite (a result that overflowed although the data are finite)."""
     if not np.all(np.isfinite(value)):
-        raise out_of_range(func, what)
+        raise out_of_range(func, what, param)
     return value
 
 

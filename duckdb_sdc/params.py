@@ -40,6 +40,7 @@ from ._validate import as_integer, as_number, fail, finite_values, is_auto, show
 
 AUTO = "auto"
 SEED_BITS = 63
+NAN = "'nan'::DOUBLE"  # the SQL literal of NaN, an invalid example of every numeric kind
 
 
 def _num(v: float) -> str:
@@ -104,7 +105,8 @@ class GroupSize(Kind):
 
     @property
     def invalid(self) -> tuple[str, ...]:
-        return ("NULL", str(self.minimum - 1), "-1", "2.5", "'many'", "1000000") + (() if self.auto else ("'auto'",))
+        bad = ("NULL", str(self.minimum - 1), "-1", "2.5", NAN, "'many'", "1000000") + (() if self.auto else ("'auto'",))
+        return tuple(dict.fromkeys(bad))
 
     def check(self, value, func, param, *, n: int | None = None, what: str | None = None):
         _not_null(func, param, value)
@@ -141,7 +143,8 @@ class Count(Kind):
 
     @property
     def invalid(self) -> tuple[str, ...]:
-        return ("NULL", str(self.minimum - 1), "-1", "1.5", "'many'") + (() if self.auto else ("'auto'",))
+        bad = ("NULL", str(self.minimum - 1), "-1", "1.5", NAN, "'many'") + (() if self.auto else ("'auto'",))
+        return tuple(dict.fromkeys(bad))
 
     def check(self, value, func, param, **context):
         _not_null(func, param, value)
@@ -173,10 +176,10 @@ class Integer(Kind):
 
     @property
     def invalid(self) -> tuple[str, ...]:
-        bad = (str(self.minimum - 1), "1.5", "'many'")
+        bad = (str(self.minimum - 1),) + (("-1",) if self.minimum > -1 else ()) + ("1.5", NAN, "'many'")
         if self.maximum is not None:
             bad += (str(self.maximum + 1),)
-        return bad + (() if self.nullable else ("NULL",))
+        return tuple(dict.fromkeys(bad + (() if self.nullable else ("NULL",))))
 
     def check(self, value, func, param, **context):
         if value is None:
@@ -207,6 +210,7 @@ class Number(Kind):
     doc: str = ""
     valid: str = "1"
     sql_type: str = "DOUBLE"
+    why: str = ""  # why it may not be NULL, for the message
 
     def _range(self) -> str:
         if self.lower is not None and self.upper is not None:
@@ -227,18 +231,20 @@ class Number(Kind):
 
     @property
     def invalid(self) -> tuple[str, ...]:
-        bad = ["'many'", "'inf'::DOUBLE", "'nan'::DOUBLE"]
+        bad = ["'many'", "'inf'::DOUBLE", NAN]
         if self.lower is not None:
             bad.append(_num(self.lower) if self.lower_open else _num(self.lower - 1))
+            if not self._inside(-1.0):
+                bad.append("-1")  # a negative value, where the kind refuses one
         if self.upper is not None:
             bad.append(_num(self.upper) if self.upper_open else _num(self.upper + 1))
-        return tuple(bad) + (() if self.nullable else ("NULL",))
+        return tuple(dict.fromkeys(bad + ([] if self.nullable else ["NULL"])))
 
     def check(self, value, func, param, **context):
         if value is None:
             if self.nullable:
                 return None
-            _not_null(func, param, value)
+            raise fail(func, f"{param} must not be NULL" + (f" ({self.why})" if self.why else ""), param)
         v = as_number(func, param, value)
         if not self._inside(v):
             raise fail(func, f"{param} must be {self._range()}, got {show(value)}", param)
@@ -257,7 +263,7 @@ class Seed(Kind):
                 "reproducible")
     sql_type: str = "BIGINT"
     valid: str = "7"
-    invalid: tuple[str, ...] = ("-1", "9223372036854775808", "1.5", "'x'")
+    invalid: tuple[str, ...] = ("-1", "9223372036854775808", "1.5", NAN, "'x'")
 
     def check(self, value, func, param, **context) -> int | None:
         if value is None:
@@ -421,6 +427,8 @@ class ColumnNames(Kind):
         names = [value] if isinstance(value, str) else list(value)
         if not names:
             raise fail(func, f"{param} must name at least one column", param)
+        if any(n is None for n in names):
+            raise fail(func, f"{param} must not contain NULL", param)
         for n in names:
             _name(func, param, n, "columns")
         seen = [n for i, n in enumerate(names) if n in names[:i]]
@@ -456,6 +464,7 @@ class Data(Kind):
     shape: str = "values"
     doc: str = ""
     scales: bool = True
+    source: str = "list(column)"  # what gives such a list, for the message about a wrong type ('values')
 
     @property
     def sql_type(self) -> str:
@@ -469,13 +478,22 @@ class Data(Kind):
 
     @property
     def invalid(self) -> tuple[str, ...]:
-        return {"values": ("'abc'", "['a', 'b']", "[1.0, 'nan'::DOUBLE]", "[1.0, 'inf'::DOUBLE]",
+        return {"values": ("'abc'", "['a', 'b']", "5", "[1.0, 'nan'::DOUBLE]", "[1.0, 'inf'::DOUBLE]",
                            "[1.0, '-inf'::DOUBLE]"),
                 "records": ("'abc'", "[1.0, 2.0]", "[[1.0, 'nan'::DOUBLE]]", "[[1.0, 'inf'::DOUBLE]]",
                             "[[1.0, '-inf'::DOUBLE]]"),
-                "labels": ("'abc'", "['a']"),
+                "labels": ("'abc'", "['a']", "5"),
                 "column": ("'abc'", "'nan'::DOUBLE", "'inf'::DOUBLE", "'-inf'::DOUBLE"),
                 "vector": ("'abc'", "[1.0, 'nan'::DOUBLE]", "[1.0, 'inf'::DOUBLE]")}[self.shape]
+
+    def wrong_type(self, param: str, got: str) -> str | None:
+        """What a list function says of a list of this shape of SQL type `got` that is not one (the
+        macros of sql/00_internal.sql and 25_multivariate.sql say it); None for an aggregate's data."""
+        return {"values": f"{param} must be a list of numbers such as {self.source} gives, got {got}",
+                "records": f"{param} must be a list of numeric lists, one per record, such as list([a, b, c]) gives, "
+                           f"got {got}",
+                "labels": f"{param} must be a list of integer cluster ids such as mdav_multi_labels gives, got {got}",
+                }.get(self.shape)
 
     def check(self, value, func, param, **context) -> np.ndarray:
         if self.shape in ("values", "column"):
@@ -516,7 +534,7 @@ class PerColumn(Kind):
         if value is None:
             if self.nullable:
                 return None
-            _not_null(func, param, value)
+            self.each.check(value, func, param)  # the number's own refusal of NULL
         if isinstance(value, str):
             text = value.strip()
             if text.startswith("[") and text.endswith("]"):
@@ -718,7 +736,9 @@ PERCENT = Number(lower=0, upper=100, lower_open=True, doc="a percentage, 0 < p <
 TAIL_PERCENT = Number(lower=0, upper=50, doc="a percentage of the values, 0 <= p <= 50")
 FRACTION = Number(lower=0, upper=1, lower_open=True, doc="a fraction, 0 < r <= 1")
 EPSILON = Number(lower=0, lower_open=True, doc="privacy budget, > 0")
-BOUND = Number(scales=True, doc="bound of the attribute's domain (public, not taken from the data)")
+BOUND = Number(scales=True, doc="bound of the attribute's domain (public, not taken from the data)",
+               why="the sensitivity is defined by the domain [lb, ub]; bounds taken from the data would void the "
+                   "guarantee")
 OPTIONAL_BOUND = Number(scales=True, nullable=True, doc="optional bound of the domain: clamps inputs and outputs")
 OPTIONAL_POSITIVE = Number(lower=0, lower_open=True, nullable=True, scales=True, doc="a finite number > 0, or NULL")
 DISTANCE = PerColumn(Number(lower=0, lower_open=True, scales=True), nullable=True,

@@ -50,13 +50,13 @@ CREATE OR REPLACE MACRO __sdc_number_types() AS
 CREATE OR REPLACE MACRO __sdc_is_number(v) AS
     regexp_full_match(typeof(v), __sdc_number_types());
 
--- The list argument of a list function as DOUBLE[], or a clear error naming the function and saying
--- what was `expected`.
-CREATE OR REPLACE MACRO __sdc_numeric_list(xs, fname,
-                                           expected := 'xs must be a list of numbers such as list(column) gives') AS
+-- The list argument (parameter `pname`) of a list function as DOUBLE[], or a clear error naming the
+-- function and the parameter and saying what was `expected` (the kind's message, params.Data).
+CREATE OR REPLACE MACRO __sdc_numeric_list(xs, fname, expected := NULL, pname := 'xs') AS
     CASE
         WHEN regexp_full_match(typeof(xs), __sdc_number_types() || '\[\]|"NULL"') THEN xs::DOUBLE[]
-        ELSE error(fname || ': ' || expected || ', got ' || typeof(xs))
+        ELSE error(fname || ': ' || coalesce(expected, pname || ' must be a list of numbers such as list(column) gives')
+                   || ', got ' || typeof(xs))
     END;
 
 -- A list of names as quoted identifiers separated by commas: "a", "b".

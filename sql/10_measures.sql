@@ -15,13 +15,17 @@ CREATE OR REPLACE MACRO __sdc_value(v, fname) AS
         ELSE error(fname || ': x and xm must be numbers, got ' || typeof(v))
     END;
 
--- An aggregate's result, or an error if NaN or infinity in the data made it NaN or infinite (any NaN
--- or infinite input reaches the sums, so checking the result once costs nothing per row).
-CREATE OR REPLACE MACRO __sdc_finite(r, fname) AS
+-- An aggregate's result, or an error if NaN or infinity in the data made it NaN or infinite. `m` is the
+-- largest magnitude of the complete pairs (__sdc_pair_max, an aggregate the measure computes anyway, so
+-- checking it costs nothing per row): NaN or infinite when a pair holds NaN or infinity, which catches
+-- what the result would not show (a NaN beside a constant original column, whose measure is NULL).
+CREATE OR REPLACE MACRO __sdc_finite(r, fname, m) AS
     CASE
+        WHEN m IS NOT NULL AND NOT isfinite(m)
+            THEN error(fname || ': x or xm contains NaN or an infinity; NaN and infinite values are refused '
+                       || '(use NULL for a missing value)')
         WHEN r IS NULL OR isfinite(r) THEN r
-        ELSE error(fname || ': x or xm contains NaN or infinity (or values so large that the sums overflow); '
-                   || 'use NULL for a missing value')
+        ELSE error(fname || ': x or xm holds values so large that the sums overflow; rescale them')
     END;
 
 -- Scale invariance (duckdb_sdc/_numerics.py). One pass cannot scale the data by a power of two
@@ -39,9 +43,12 @@ CREATE OR REPLACE MACRO __sdc_pair_max(x, xm, fname) AS
              max(abs(__sdc_value(xm, fname)) + 0.0 * __sdc_value(x, fname)));
 
 -- agg(v) and the same aggregate of v scaled by 2^-600 and 2^600, picked by the largest magnitude m
--- (see above); `big` and `small` bring a scaled result back (e.g. 2^600 for a sum of values).
+-- (see above); `big` and `small` bring a scaled result back (e.g. 2^600 for a sum of values). A NaN
+-- or infinite m (NaN is larger than every number in DuckDB) picks the plain one, which __sdc_finite
+-- refuses.
 CREATE OR REPLACE MACRO __sdc_pick(m, plain, down, up) AS
-    CASE WHEN m >= pow(2.0, 400) THEN down WHEN m < pow(2.0, -400) THEN up ELSE plain END;
+    CASE WHEN NOT isfinite(m) THEN plain WHEN m >= pow(2.0, 400) THEN down WHEN m < pow(2.0, -400) THEN up
+         ELSE plain END;
 
 -- __sdc_pick for a measure (a DOUBLE): a NaN in the data makes m NaN (which DuckDB orders above every
 -- number), and NaN is the result, so that __sdc_finite reports it (a scaled sum of squares can
@@ -55,7 +62,8 @@ CREATE OR REPLACE MACRO mae(x, xm) AS
                             avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae'))),
                             avg(abs(__sdc_value(x, 'mae') * pow(2.0, -600) - __sdc_value(xm, 'mae') * pow(2.0, -600)))
                                 * pow(2.0, 600),
-                            avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae')))), 'mae');
+                            avg(abs(__sdc_value(x, 'mae') - __sdc_value(xm, 'mae')))), 'mae',
+                 __sdc_pair_max(x, xm, 'mae'));
 
 -- Mean squared error: sum (x - xm)^2 / n (a product: DuckDB's ^ is pow(), several times slower). The
 -- squares of differences of 2^400 and more are averaged scaled by 2^-1200, those of values below
@@ -67,17 +75,26 @@ CREATE OR REPLACE MACRO mse(x, xm) AS
     __sdc_finite(__sdc_pick_measure(__sdc_pair_max(x, xm, 'mse'),
                             avg(__sdc_sq_diff(x, xm, 1.0)),
                             avg(__sdc_sq_diff(x, xm, pow(2.0, -600))) * pow(2.0, 600) * pow(2.0, 600),
-                            avg(__sdc_sq_diff(x, xm, pow(2.0, 600))) * pow(2.0, -600) * pow(2.0, -600)), 'mse');
+                            avg(__sdc_sq_diff(x, xm, pow(2.0, 600))) * pow(2.0, -600) * pow(2.0, -600)), 'mse',
+                 __sdc_pair_max(x, xm, 'mse'));
 
--- IL1, mean variation: mean of |x - xm| / |x| over the pairs with x <> 0 (x = 0 is left out); a pair
--- with a magnitude of 2^1000 or more is taken scaled by 1/16, so x - xm cannot overflow.
+-- IL1, mean variation: mean of |x - xm| / |x| over the pairs with x <> 0 (x = 0 is left out, unless xm
+-- beside it is NaN or infinite: the mean is then NaN, and refused); a pair with a magnitude of 2^1000 or
+-- more is taken scaled by 1/16, so x - xm cannot overflow. NaN or an infinity anywhere makes the mean
+-- NaN or infinite, which costs no check per row; so does a ratio that overflows (x nearly 0).
 CREATE OR REPLACE MACRO il1(x, xm) AS
-    __sdc_finite(avg(CASE WHEN __sdc_value(x, 'il1') = 0 THEN NULL
-                          WHEN greatest(abs(__sdc_value(x, 'il1')), abs(__sdc_value(xm, 'il1'))) >= pow(2.0, 1000)
-                              THEN abs(__sdc_value(x, 'il1') * 0.0625 - __sdc_value(xm, 'il1') * 0.0625)
-                                   / abs(__sdc_value(x, 'il1') * 0.0625)
-                          ELSE abs(__sdc_value(x, 'il1') - __sdc_value(xm, 'il1')) / abs(__sdc_value(x, 'il1'))
-                     END), 'il1');
+    list_transform([avg(CASE WHEN __sdc_value(x, 'il1') = 0
+                             THEN CASE WHEN isfinite(__sdc_value(xm, 'il1')) THEN NULL
+                                       ELSE __sdc_value(xm, 'il1') - __sdc_value(xm, 'il1') END
+                             WHEN greatest(abs(__sdc_value(x, 'il1')), abs(__sdc_value(xm, 'il1'))) >= pow(2.0, 1000)
+                                 THEN abs(__sdc_value(x, 'il1') * 0.0625 - __sdc_value(xm, 'il1') * 0.0625)
+                                      / abs(__sdc_value(x, 'il1') * 0.0625)
+                             ELSE abs(__sdc_value(x, 'il1') - __sdc_value(xm, 'il1')) / abs(__sdc_value(x, 'il1'))
+                        END)], lambda __sdc_r:
+        CASE WHEN __sdc_r IS NULL OR isfinite(__sdc_r) THEN __sdc_r
+             ELSE error('il1: x or xm contains NaN or an infinity, or an |x - xm| / |x| overflows (x nearly 0 '
+                        || 'beside a large xm); NaN and infinite values are refused (use NULL for a missing value)')
+        END)[1];
 
 -- sum |x - xm| / (sqrt(2) S) over the complete pairs, S their original values' sample sd, with both
 -- sums on the values scaled by s (the ratio does not depend on s). regr_sxx sees only the pairs where
@@ -106,11 +123,12 @@ CREATE OR REPLACE MACRO __sdc_il1s_sum(x, xm, fname) AS
 
 -- IL1s (Yancey, Winkler & Creecy 2002): sum |x - xm| / (sqrt(2) S) / n.
 CREATE OR REPLACE MACRO il1s(x, xm) AS
-    __sdc_finite(__sdc_il1s_sum(x, xm, 'il1s') / count(__sdc_value(x, 'il1s') - __sdc_value(xm, 'il1s')), 'il1s');
+    __sdc_finite(__sdc_il1s_sum(x, xm, 'il1s') / count(__sdc_value(x, 'il1s') - __sdc_value(xm, 'il1s')), 'il1s',
+                 __sdc_pair_max(x, xm, 'il1s'));
 
 -- The un-normalised IL1s that sdcMicro's dUtility reports: sum |x - xm| / (sqrt(2) S).
 CREATE OR REPLACE MACRO il1s_sum(x, xm) AS
-    __sdc_finite(__sdc_il1s_sum(x, xm, 'il1s_sum'), 'il1s_sum');
+    __sdc_finite(__sdc_il1s_sum(x, xm, 'il1s_sum'), 'il1s_sum', __sdc_pair_max(x, xm, 'il1s_sum'));
 
 -- 100 SSE / SST on the column standardised with the original's mean and sd: 100 sum (x - xm)^2 /
 -- sum (x - mean x)^2, both on the values scaled by s (regr_sxx's argument bounded by lim, as above).
@@ -125,14 +143,16 @@ CREATE OR REPLACE MACRO sse_sst(x, xm) AS
     __sdc_finite(__sdc_pick_measure(__sdc_pair_max(x, xm, 'sse_sst'), __sdc_sse_sst_scaled(x, xm, 1.0, pow(2.0, 400)),
                             __sdc_sse_sst_scaled(x, xm, pow(2.0, -600), 1.7976931348623157e308),
                             __sdc_sse_sst_scaled(x, xm, pow(2.0, 600), pow(2.0, -400))),
-                 'sse_sst');
+                 'sse_sst', __sdc_pair_max(x, xm, 'sse_sst'));
 
 -- A list of strings as a SQL list literal of quoted strings.
 CREATE OR REPLACE MACRO __sdc_ql_list(names) AS
     '[' || array_to_string(list_transform(names, lambda s: __sdc_ql(s)), ', ') || ']::VARCHAR[]';
 
 -- SQL text selecting the value columns of a table: the named ones, or (columns NULL) every column but
--- the keys, in the table's order. `what` is 'values' (a DOUBLE[] row vector) or 'names' (a list).
+-- the keys, in the table's order. `what` is 'values' (a DOUBLE[] row vector) or 'names' (a list). A last
+-- column __sdc_none, dropped from the list, keeps DuckDB's COLUMNS filter from selecting nothing (its
+-- error) when the table has no column but the keys.
 CREATE OR REPLACE MACRO __sdc_value_columns(tbl, keys, columns, what) AS
     CASE
         WHEN columns IS NOT NULL AND what = 'names' THEN __sdc_ql_list(__sdc_names(columns))
@@ -141,10 +161,32 @@ CREATE OR REPLACE MACRO __sdc_value_columns(tbl, keys, columns, what) AS
                      format('__sdc_check_value({0}, ''evaluate_masking'', {1})', __sdc_qi(c), __sdc_ql('column ' || c))), ', ')
                  || ']::DOUBLE[]'
         WHEN what = 'names'
-            THEN format('(SELECT list_value(*COLUMNS(*)) FROM (SELECT alias(COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0})) '
-                        || 'FROM {1} LIMIT 1))', __sdc_ql_list(__sdc_names(keys)), __sdc_qt(tbl))
-        ELSE format('__sdc_numeric_list(list_value(*COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0})), ''evaluate_masking'', '
-                    || '''the value columns (every column but the key) must be numeric'')', __sdc_ql_list(__sdc_names(keys)))
+            THEN format('(SELECT list_slice(list_value(*COLUMNS(*)), 1, -2) FROM (SELECT alias(COLUMNS(lambda __sdc_c: '
+                        || '__sdc_c NOT IN {0})) FROM (SELECT *, NULL AS __sdc_none FROM {1}) LIMIT 1))',
+                        __sdc_ql_list(__sdc_names(keys)), __sdc_qt(tbl))
+        -- every column but the keys, from __sdc_value_source: DOUBLE, and __sdc_none to drop
+        ELSE format('list_slice(list_value(*COLUMNS(lambda __sdc_c: __sdc_c NOT IN {0})), 1, -2)',
+                    __sdc_ql_list(__sdc_names(keys)))
+    END;
+
+-- SQL text of the records of a table that __sdc_value_columns reads: the table, or (columns NULL) its
+-- keys and every other column as DOUBLE, after a check that those are numbers (naming the first that is
+-- not) and that there is one; with the last column __sdc_none (see __sdc_value_columns).
+CREATE OR REPLACE MACRO __sdc_value_source(tbl, keys, columns, which) AS
+    CASE
+        WHEN columns IS NOT NULL THEN __sdc_qt(tbl)
+        ELSE format('(SELECT {0}, TRY_CAST(COLUMNS(lambda __sdc_c: __sdc_c NOT IN {1}) AS DOUBLE) '
+                    || 'FROM (SELECT *, 0.0 AS __sdc_none FROM {2}) WHERE (SELECT CASE WHEN count(*) = 0 THEN error({3}) '
+                    || 'WHEN count(*) FILTER (NOT regexp_full_match(column_type, __sdc_number_types())) > 0 '
+                    || 'THEN error({4} || first(column_name || '' is '' || column_type ORDER BY __sdc_i) '
+                    || 'FILTER (NOT regexp_full_match(column_type, __sdc_number_types())) || {5}) END '
+                    || 'FROM (SELECT *, row_number() OVER () AS __sdc_i FROM (DESCRIBE {2})) WHERE column_name NOT IN {1}) IS NULL)',
+                    __sdc_qi_list(keys), __sdc_ql_list(__sdc_names(keys)), __sdc_qt(tbl),
+                    __sdc_ql('evaluate_masking: columns is NULL, so every column but the key is compared, but the '
+                             || which || ' table ' || tbl || ' has no column but the key'),
+                    __sdc_ql('evaluate_masking: columns is NULL, so every column but the key is compared, but in the '
+                             || which || ' table ' || tbl || ' column '),
+                    __sdc_ql(', not a number; name the value columns with columns := [...]'))
     END;
 
 -- SQL text of a check that the key columns identify the records of a table: an uncorrelated scalar
@@ -170,10 +212,10 @@ CREATE OR REPLACE MACRO __sdc_evaluate_checked_sql(original, masked, keys, colum
     format(
         'SELECT unnest(__sdc_evaluate_masking(''evaluate_masking'', list(struct_pack(x := __sdc_o.__sdc_x, xm := __sdc_m.__sdc_x)), '
         || '{3}, {4}, {5}, {6}), recursive := true) '
-        || 'FROM (SELECT {2}, {7} AS __sdc_x FROM {0} WHERE {9} IS NULL) AS __sdc_o '
+        || 'FROM {11}(SELECT {2}, {7} AS __sdc_x FROM {0} WHERE {9} IS NULL) AS __sdc_o '
         || 'JOIN (SELECT {2}, {8} AS __sdc_x FROM {1} WHERE {10} IS NULL) AS __sdc_m USING ({2})',
-        __sdc_qt(original),
-        __sdc_qt(masked),
+        __sdc_value_source(original, keys, columns, 'original'),
+        __sdc_value_source(masked, keys, columns, 'masked'),
         __sdc_qi_list(keys),
         __sdc_value_columns(original, keys, columns, 'names'),
         __sdc_value_columns(masked, keys, columns, 'names'),
@@ -182,7 +224,12 @@ CREATE OR REPLACE MACRO __sdc_evaluate_checked_sql(original, masked, keys, colum
         __sdc_value_columns(original, keys, columns, 'values'),
         __sdc_value_columns(masked, keys, columns, 'values'),
         __sdc_unique_key_sql(original, keys, 'original'),
-        __sdc_unique_key_sql(masked, keys, 'masked'));
+        __sdc_unique_key_sql(masked, keys, 'masked'),
+        -- the key and value columns bound on their own first: a missing one is named with its parameter
+        __sdc_checks_sql([__sdc_columns_exist_sql('evaluate_masking', 'key', original, keys),
+                          __sdc_columns_exist_sql('evaluate_masking', 'key', masked, keys),
+                          __sdc_columns_exist_sql('evaluate_masking', 'columns', original, columns),
+                          __sdc_columns_exist_sql('evaluate_masking', 'columns', masked, columns)]));
 
 -- (the names checked first: a NULL name must fail, not fold the text into NULL)
 CREATE OR REPLACE MACRO __sdc_evaluate_sql(original, masked, keys, columns, k, seed) AS

@@ -75,7 +75,12 @@ CREATE OR REPLACE MACRO __sdc_dominance_sensitive(value, n, r, absolute) AS
         WHEN NOT __sdc_contributions_ok(value, absolute, 'dominance_sensitive') THEN NULL
         WHEN count(value) = 0 THEN NULL
         WHEN count(value) <= n::DOUBLE THEN true
-        ELSE list_transform([__sdc_cell(__sdc_contribution(value, absolute), n::BIGINT)], lambda __sdc_cell_of:
+        WHEN n::DOUBLE >= 1000000
+            THEN error('dominance_sensitive: n = ' || n::BIGINT || ' with more than n contributions in a cell: the n '
+                       || 'largest are taken by DuckDB''s max(x, n), which needs n < 1000000')
+        -- (max(x, n) is computed for every cell, so n is capped where the two branches above decide)
+        ELSE list_transform([__sdc_cell(__sdc_contribution(value, absolute), least(n::BIGINT, 999999))],
+                            lambda __sdc_cell_of:
                  list_transform([[list_sum(__sdc_cell_top(__sdc_cell_of)), __sdc_cell_total(__sdc_cell_of)]],
                                 lambda __sdc_z: __sdc_product_gt(__sdc_z[1], 1e9::DOUBLE, round(r::DOUBLE * 1e9),
                                                                  __sdc_z[2]))[1])[1]
@@ -130,7 +135,7 @@ CREATE OR REPLACE MACRO __sdc_sensitivity_report_checked_sql(tbl, cols, clusters
         || 'SELECT __sdc_attribute, '
         || '__sdc_dominance_sensitive(__sdc_value, {3}, {4}, {6}) AS __sdc_d, '
         || '__sdc_p_percent_sensitive(__sdc_value, {5}, {6}) AS __sdc_p '
-        || 'FROM (UNPIVOT (SELECT {2}, {7} FROM {0} WHERE {8}) ON {1} INTO NAME __sdc_attribute VALUE __sdc_value) '
+        || 'FROM {10}(UNPIVOT (SELECT {2}, {7} FROM {0} WHERE {8}) ON {1} INTO NAME __sdc_attribute VALUE __sdc_value) '
         || 'GROUP BY {2}, __sdc_attribute) '
         || 'SELECT coalesce(__sdc_attribute, ''(all)'') AS attribute, count(*) AS cells, '
         || 'count_if(__sdc_d) AS dominance_cells, count_if(__sdc_d) / count(*) AS dominance_share, '
@@ -148,7 +153,10 @@ CREATE OR REPLACE MACRO __sdc_sensitivity_report_checked_sql(tbl, cols, clusters
             || 'ELSE {0} END, ''sensitivity_report'', {1})::DOUBLE AS {0}',
             __sdc_qi(c), __sdc_ql('column ' || c), __sdc_ql(absolute) || '::BOOLEAN')), ', '),
         array_to_string(list_transform(clusters, lambda c: __sdc_qi(c) || ' IS NOT NULL'), ' AND '),
-        '[' || array_to_string(list_transform(cols, lambda c: __sdc_ql(c)), ', ') || ']');
+        '[' || array_to_string(list_transform(cols, lambda c: __sdc_ql(c)), ', ') || ']',
+        -- the columns bound on their own first: a missing one is named with its parameter
+        __sdc_checks_sql([__sdc_columns_exist_sql('sensitivity_report', 'cols', tbl, cols),
+                          __sdc_columns_exist_sql('sensitivity_report', 'clusters', tbl, clusters)]));
 
 CREATE OR REPLACE MACRO __sdc_sensitivity_report_sql(tbl, cols, clusters, n, r, p, absolute) AS
     list_transform([__sdc_table_name('sensitivity_report', 'tbl', tbl)], lambda __sdc_t:

@@ -2,22 +2,30 @@
 -- forms of idp_cbls, idp_ls, dp_um and dp_laplace. Pure SQL; the mechanisms themselves are the
 -- list functions that duckdb_sdc.register(con) installs.
 
+-- Weights scaled by the power of two that puts the largest below 1/2 (exact; in two steps, since subnormal
+-- weights need a factor beyond the largest DOUBLE). epsilon w_j / sum w computed on them neither
+-- overflows (two weights of 1e308 sum to infinity) nor loses the digits of subnormal weights, and is bit
+-- for bit the plain formula wherever that does neither (a power of two commutes with rounding).
+CREATE OR REPLACE MACRO __sdc_dp_unit(ws) AS
+    list_transform([-2 - floor(log2(list_max(ws)))::INTEGER], lambda __sdc_e:
+        list_transform(ws, lambda __sdc_w: __sdc_w * pow(2.0, __sdc_e // 2) * pow(2.0, __sdc_e - __sdc_e // 2)))[1];
+
 -- Per-column budgets: epsilon split equally over n columns, or in proportion to the positive
 -- weights `split` (one per column). Sequential composition: they add up to epsilon.
 CREATE OR REPLACE MACRO __sdc_dp_split(fname, n, epsilon, split) AS
+    list_transform([__sdc_check_number(epsilon, fname, 'epsilon', 0, NULL)], lambda __sdc_eps:
     CASE
-        WHEN epsilon IS NULL OR NOT isfinite(TRY_CAST(epsilon AS DOUBLE)) OR TRY_CAST(epsilon AS DOUBLE) <= 0
-             OR TRY_CAST(epsilon AS DOUBLE) IS NULL
-            THEN error(fname || ': epsilon must be a finite number > 0, got ' || coalesce(epsilon::VARCHAR, 'NULL'))
         WHEN split IS NULL
-            THEN list_transform(range(n), lambda __sdc_i: epsilon::DOUBLE / n)
+            THEN list_transform(range(n), lambda __sdc_i: __sdc_eps / n)
         WHEN len(split) != n OR list_count(split) != n
             THEN error(fname || ': split must have one weight per column (' || n || ' columns), got '
                        || split::VARCHAR)
         WHEN NOT list_bool_and(list_transform(split, lambda __sdc_w: isfinite(__sdc_w::DOUBLE) AND __sdc_w::DOUBLE > 0))
-            THEN error(fname || ': split weights must be finite numbers > 0, got ' || split::VARCHAR)
-        ELSE list_transform(split, lambda __sdc_w: epsilon::DOUBLE * __sdc_w::DOUBLE / list_sum(split::DOUBLE[]))
-    END;
+            THEN error(fname || ': split weight must be a finite number > 0, got '
+                       || list_filter(split::DOUBLE[], lambda __sdc_w: NOT (isfinite(__sdc_w) AND __sdc_w > 0))[1])
+        ELSE list_transform([__sdc_dp_unit(split::DOUBLE[])], lambda __sdc_u:
+                 list_transform(__sdc_u, lambda __sdc_w: __sdc_eps * __sdc_w / list_sum(__sdc_u)))[1]
+    END)[1];
 
 -- A bound for each of n columns: NULL for none, one number for all, or a list with one per column.
 CREATE OR REPLACE MACRO __sdc_dp_bounds(fname, pname, b, n) AS
@@ -25,8 +33,8 @@ CREATE OR REPLACE MACRO __sdc_dp_bounds(fname, pname, b, n) AS
         WHEN b IS NULL THEN list_transform(range(n), lambda __sdc_i: NULL::VARCHAR)
         WHEN NOT ends_with(typeof(b), '[]') THEN list_transform(range(n), lambda __sdc_i: b::VARCHAR)
         WHEN len(b::VARCHAR[]) != n
-            THEN error(fname || ': ' || pname || ' must be a number or a list with one bound per column ('
-                       || n || ' columns), got ' || b::VARCHAR)
+            THEN error(fname || ': ' || pname || ' must be one number or one per attribute (' || n || '), got '
+                       || len(b::VARCHAR[]))
         ELSE b::VARCHAR[]
     END;
 

@@ -24,11 +24,12 @@ CREATE OR REPLACE MACRO __sdc_exponent(m) AS
 CREATE OR REPLACE MACRO __sdc_ldexp(v, e) AS
     v * pow(2.0, e // 3) * pow(2.0, (e - e // 3) // 2) * pow(2.0, e - e // 3 - (e - e // 3) // 2);
 
--- r, or an error when it is infinite although the data are finite (a variance of values near 1e308).
--- list_value evaluates both, so the check is never skipped and r is computed once.
-CREATE OR REPLACE MACRO __sdc_in_range(r, fname, what) AS
+-- r, or an error when it is infinite although the data (of parameter `pname`) are finite (a variance
+-- of values near 1e308). list_value evaluates both, so the check is never skipped and r is computed once.
+CREATE OR REPLACE MACRO __sdc_in_range(r, fname, what, pname) AS
     list_value(r, CASE WHEN NOT isfinite(r) THEN error(fname || ': ' || what || ' is larger than the largest '
-                   || 'DOUBLE (about 1.8e308) for these data; rescale the data and scale the result back') END)[1];
+                   || 'DOUBLE (about 1.8e308) for these values of ' || pname || '; rescale ' || pname
+                   || ' and scale the result back') END)[1];
 
 -- A weighted aggregate's result r, or a clear error: non-numeric arguments, NaN or infinity, negative
 -- weights. The checks are aggregates over the rows with all three arguments, computed once, and go
@@ -109,9 +110,9 @@ CREATE OR REPLACE MACRO __sdc_wmean_of(x, y, w) AS
     __sdc_ldexp(__sdc_wlow(x, y, w) + __sdc_wmean_x(__sdc_wunit(x, y, w)), __sdc_wex(x, y, w));
 
 -- sum w dx dy / sum w in the data's units (the scaled values times 2^ex and 2^ey).
-CREATE OR REPLACE MACRO __sdc_wcov_of(x, y, w, fname, what) AS
+CREATE OR REPLACE MACRO __sdc_wcov_of(x, y, w, fname, what, pname) AS
     __sdc_in_range(__sdc_ldexp(__sdc_wsxy(__sdc_wcentred(__sdc_wunit(x, y, w))) / __sdc_wsum(__sdc_wunit(x, y, w)),
-                               __sdc_wex(x, y, w) + __sdc_wex(y, x, w)), fname, what);
+                               __sdc_wex(x, y, w) + __sdc_wex(y, x, w)), fname, what, pname);
 
 CREATE OR REPLACE MACRO __sdc_wcorr_of(c) AS
     __sdc_wsxy(c) / nullif(sqrt(__sdc_wsxx(c)) * sqrt(__sdc_wsyy(c)), 0);
@@ -122,11 +123,11 @@ CREATE OR REPLACE MACRO weighted_mean(x, w) AS
 
 -- sum w (x - m)^2 / sum w (exactly 0 for a constant column).
 CREATE OR REPLACE MACRO weighted_var(x, w) AS
-    __sdc_wchecked(__sdc_wcov_of(x, x, w, 'weighted_var', 'the variance'), x, x, w, 'weighted_var');
+    __sdc_wchecked(__sdc_wcov_of(x, x, w, 'weighted_var', 'the variance', 'x'), x, x, w, 'weighted_var');
 
 -- sum w (x - mx)(y - my) / sum w.
 CREATE OR REPLACE MACRO weighted_cov(x, y, w) AS
-    __sdc_wchecked(__sdc_wcov_of(x, y, w, 'weighted_cov', 'the covariance'), x, y, w, 'weighted_cov');
+    __sdc_wchecked(__sdc_wcov_of(x, y, w, 'weighted_cov', 'the covariance', 'x and y'), x, y, w, 'weighted_cov');
 
 -- weighted_cov / sqrt(weighted_var(x) weighted_var(y)); NULL when a variance is 0 (exactly so for a
 -- column that is constant where the weights are positive).
@@ -176,10 +177,12 @@ CREATE OR REPLACE MACRO box_weighted_mean_bounds(lower, upper, w) AS
 
 -- SQL of box_release_table: the other columns of tbl, then <col>_lower, <col>_upper per column, then
 -- the box id; the records' attribute names reach box_release as JSON, so the characteristic can name them.
--- __sdc_box_table_sql on checked names (a NULL name must fail, not fold the text into NULL).
+-- (__sdc_none keeps the COLUMNS filter from selecting no column, DuckDB's error, when tbl has no other
+-- column.) __sdc_box_table_sql on checked names (a NULL name must fail, not fold the text into NULL).
 CREATE OR REPLACE MACRO __sdc_box_table_checked_sql(tbl, cols, k, characteristic, l, eps, strata, box_col,
                                                     small_strata := 'refuse', rest_stratum := NULL) AS
-    format('SELECT COLUMNS(lambda __sdc_c: __sdc_c NOT IN ({1})), {2} FROM ({0})',
+    format('SELECT * EXCLUDE (__sdc_none) FROM (SELECT COLUMNS(lambda __sdc_c: __sdc_c NOT IN ({1})), {2} '
+           || 'FROM (SELECT *, NULL AS __sdc_none FROM ({0})))',
            __sdc_rows_beside_sql('box_release_table', 'box_release', tbl, cols,
                                  [k::VARCHAR, characteristic::VARCHAR, l::VARCHAR, eps::VARCHAR, to_json(cols)::VARCHAR],
                                  strata, small_strata := small_strata, rest_stratum := rest_stratum),

@@ -43,9 +43,9 @@ CREATE OR REPLACE MACRO __sdc_labels(labels, b, closed, fname) AS
     CASE WHEN labels IS NULL THEN __sdc_band_labels(b, closed)
          WHEN NOT (typeof(labels) = 'VARCHAR[]' OR typeof(labels) = '"NULL"[]')
              THEN error(fname || ': labels must be a list of texts, got ' || typeof(labels))
+         WHEN list_count(labels) < len(labels) THEN error(fname || ': labels must not contain NULL')
          WHEN len(labels) <> len(b) - 1
              THEN error(fname || ': labels must give one label per band (' || (len(b) - 1) || '), got ' || len(labels))
-         WHEN list_count(labels) < len(labels) THEN error(fname || ': labels must not contain NULL')
          ELSE labels::VARCHAR[]
     END;
 

@@ -94,11 +94,6 @@ def test_idp_sensitivity_equals_numpy(con, people):
     assert con.execute("SELECT idp_sensitivity([1, 2, 2, 5, 9, 30], 6, 'idp_cbls')").fetchall()[0][0] == [49 / 6] * 6
 
 
-def test_null_empty_and_all_null_lists(con):
-    got = con.execute("SELECT idp_cbls(NULL, 3, 1), idp_cbls([], 3, 1), dp_laplace([NULL, NULL]::INT[], 1, 0, 1)").fetchall()
-    assert got == [(None, [], [None, None])]
-
-
 def test_dp_budget_reports_the_split(con):
     equal = con.execute("SELECT * FROM dp_budget(['a', 'b', 'c'], 0.9)").fetchall()
     assert [r[0] for r in equal] == ["a", "b", "c"]
@@ -160,34 +155,12 @@ def test_table_form_of_each_mechanism_runs_and_clamps(con, people):
         assert 0 <= lo and hi <= 1e5
 
 
+# NULL, empty and all-NULL lists, bad lists, every invalid value of every parameter's kind and missing
+# columns are the generated contract's (tests/test_contract.py); what it does not build:
 @pytest.mark.parametrize("sql, message", [
-    ("SELECT idp_cbls([1, 2, 3], 3, 0)", "idp_cbls: epsilon must be a finite number > 0, got 0"),
-    ("SELECT idp_cbls([1, 2, 3], 3, -0.5)", "idp_cbls: epsilon must be a finite number > 0, got -0.5"),
-    ("SELECT idp_cbls([1, 2, 3, 4], 2, 1)", "idp_cbls: k must be >= 3"),
     ("SELECT idp_cbls([1, NULL, 3], 3, 1)", "idp_cbls: k = 3 is larger than the number of non-NULL values (2)"),
     ("SELECT dp_um([1, 2, 3], 1, 1, 5, 5)", "dp_um: lb = 5 must be smaller than ub = 5"),
-    ("SELECT idp_ls([1, 2, 3], 3, 1, NULL, 5)", "idp_ls: lb and ub are required"),
-    ("SELECT idp_cbls([1, 2, 3], 3, 1, seed := -4)", "idp_cbls: seed must be an integer in [0, 2^63), got -4"),
-    ("SELECT idp_cbls([1, 2, 3], 3, 1, seed := 9223372036854775808)",
-     "idp_cbls: seed must be an integer in [0, 2^63), got 9223372036854775808"),
-    ("SELECT * FROM idp_cbls_table('people', 'income', 3, 1, seed := -1)",
-     "idp_cbls_table: seed must be an integer in [0, 2^63), got -1"),
-    ("SELECT * FROM idp_cbls_table('people', 'income', 3, 1, seed := 'x')", "idp_cbls_table: seed must be an integer, got 'x'"),
-    ("SELECT * FROM idp_cbls_table('people', ['income', 'income'], 3, 1)", "idp_cbls_table: cols names column 'income' twice"),
-    ("SELECT * FROM idp_cbls_table('people', []::VARCHAR[], 3, 1)", "idp_cbls_table: cols must name at least one column"),
-    ("SELECT * FROM idp_cbls_table(NULL, 'income', 3, 1)", "idp_cbls_table: tbl must not be NULL"),
-    ("SELECT idp_cbls(['a', 'b', 'c'], 3, 1)", "idp_cbls: xs must be a list of numbers"),
-    ("SELECT idp_cbls([1, 2, 'inf'::DOUBLE], 3, 1)", "idp_cbls: xs contains inf"),
-    ("SELECT idp_cbls([1, 2, 3], NULL, 1)", "idp_cbls: k must not be NULL"),
-    ("SELECT idp_sensitivity([1, 2, 3], 3, 'snapping')", "idp_sensitivity: mechanism must be one of"),
-    ("SELECT * FROM dp_budget(['a', 'b'], 0)", "dp_budget: epsilon must be a finite number > 0, got 0"),
-    ("SELECT * FROM dp_budget(['a', 'b'], 1, split := [1])", "dp_budget: split must have one weight per column (2 columns)"),
-    ("SELECT * FROM dp_budget(['a', 'b'], 1, split := [1, -1])", "dp_budget: split weights must be finite numbers > 0"),
-    ("SELECT * FROM idp_cbls_table('people', ['income', 'savings'], 3, 1, ub := [1, 2, 3])",
-     "idp_cbls_table: ub must be a number or a list with one bound per column (2 columns)"),
-    ("SELECT * FROM dp_um_table('people', 'nope', 3, 1, 0, 1)",
-     'Table "dp_um_table: cols of table people" does not have a column named "nope"'),
-    ("SELECT * FROM idp_ls_table('people', 'income', 3, -1, 0, 1)", "idp_ls_table: epsilon must be a finite number > 0, got -1"),
+    ("SELECT * FROM dp_budget(['a', 'b'], 1, split := [1, -1])", "dp_budget: split weight must be a finite number > 0, got -1.0"),
 ])
 def test_bad_input_gives_a_clear_error(con, people, sql, message):
     with pytest.raises(duckdb.Error) as info:

@@ -138,29 +138,16 @@ def test_numeric_types_are_accepted(con, sql_type):
 @pytest.mark.parametrize("sql, message", [
     ("SELECT mae('a', 'b')", "mae: x and xm must be numbers, got VARCHAR"),
     ("SELECT il1s(x, 'b') FROM (VALUES (1), (2)) t(x)", "il1s: x and xm must be numbers, got VARCHAR"),
-    ("SELECT mse(x, 'nan'::DOUBLE) FROM (VALUES (1), (2)) t(x)", "mse: x or xm contains NaN or infinity"),
-    ("SELECT il1(x, 'inf'::DOUBLE) FROM (VALUES (1), (2)) t(x)", "il1: x or xm contains NaN or infinity"),
+    ("SELECT mse(x, 'nan'::DOUBLE) FROM (VALUES (1), (2)) t(x)", "mse: x or xm contains NaN or an infinity"),
+    ("SELECT il1(x, 'inf'::DOUBLE) FROM (VALUES (1), (2)) t(x)", "il1: x or xm contains NaN or an infinity"),
     ("SELECT rank_bounded_mae(x, 'nan'::DOUBLE) FROM (VALUES (1), (2)) t(x)", "rank_bounded_mae: xm contains nan"),
-    ("SELECT rank_bounded_mae(x, x, ties := 'mean') FROM (VALUES (1), (2)) t(x)",
-     "rank_bounded_mae: ties must be one of 'random', 'first', got 'mean'"),
-    ("SELECT rank_bounded_mse(x, x, seed := -1) FROM (VALUES (1), (2)) t(x)",
-     "rank_bounded_mse: seed must be an integer in [0, 2^63), got -1"),
-    ("SELECT rank_bounded_mse(x, x, seed := 1.5) FROM (VALUES (1), (2)) t(x)", "rank_bounded_mse: seed must be an integer, got 1.5"),
     ("SELECT record_linkage([x, x], [x]) FROM (VALUES (1), (2)) t(x)",
      "record_linkage: x and xm must have the same number of values per record, got 2 and 1"),
     ("SELECT record_linkage(CASE WHEN x = 1 THEN [x, x] ELSE [x] END, [x]) FROM (VALUES (1), (2)) t(x)",
      "record_linkage: x row vectors must all have the same length"),
-    ("SELECT record_linkage([x], [x], rank := 3) FROM (VALUES (1), (2)) t(x)",
-     "record_linkage: rank = 3 is larger than the number of non-NULL values (2)"),
-    ("SELECT interval_disclosure([x], [x], half_width := -0.1) FROM (VALUES (1), (2)) t(x)",
-     "interval_disclosure: half_width must be a finite number >= 0, got -0.1"),
-    ("SELECT il_dr_score([x], [x], -1) FROM (VALUES (1), (2)) t(x)",
-     "il_dr_score: half_width must be a finite number >= 0, got -1"),
-    ("SELECT interval_disclosure([x], [x], max_outside := -1) FROM (VALUES (1), (2)) t(x)",
-     "interval_disclosure: max_outside must be an integer >= 0, got -1"),
     ("SELECT record_linkage(x, x) FROM (VALUES (1), (2)) t(x)",
-     "record_linkage: xs must be a list of numbers such as list(column) gives, got INTEGER"),
-])
+     "record_linkage: x must be a list of numbers such as list(column) gives, got INTEGER"),
+])  # every invalid value of every parameter's kind is the generated contract's (tests/test_contract.py)
 def test_bad_input_gives_a_clear_error(con, sql, message):
     with pytest.raises(duckdb.Error) as info:
         con.execute(sql).fetchall()

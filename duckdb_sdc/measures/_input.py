@@ -46,14 +46,14 @@ def unit_columns(X: np.ndarray, XM: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     puts the column's largest magnitude (over x and xm) in [1/2, 1). Exact (`duckdb_sdc._numerics`):
     a measure that is invariant under scaling a column computes the same numbers from X' and XM' at
     any scale, with no sum, difference or square overflowing at 1e308 or underflowing at 1e-300."""
-    e = np.maximum(column_exponents(X), column_exponents(XM))
+    e = column_exponents(X, XM)  # of both sides together: an all-zero side must not pull e up to 0
     return np.ldexp(X, -e), np.ldexp(XM, -e), e
 
 
 def unit_common(X: np.ndarray, XM: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """(X', XM', e): both sides scaled by one power of two 2^-e for all columns (for the measures that
     mix columns in one unit, such as the mean absolute error over all cells)."""
-    e = max(exponent(X), exponent(XM))
+    e = exponent(X, XM)
     return np.ldexp(X, -e), np.ldexp(XM, -e), e
 
 

@@ -166,7 +166,7 @@ def rank_order(values: np.ndarray, partner: np.ndarray, ties: str, seed: int, co
     if ties == "random":
         starts, ends = _tie_runs(v)
         partner = np.ascontiguousarray(partner)
-        e = max(exponent(v[[0, -1]]) if v.shape[0] else 0, exponent(partner))
+        e = exponent(v[[0, -1]] if v.shape[0] else v, partner)
         args = (order, v, partner, np.uint64(_mix(key_start(seed, column))), e, starts, ends)
         if values.shape[0] < PARALLEL_MIN:
             _order_runs(*args)

@@ -166,7 +166,7 @@ def regression_utility(X: np.ndarray, XM: np.ndarray, func: str = "regression_ut
     with np.errstate(over="ignore", under="ignore"):
         mse = np.ldexp(((X[:, :, 0] - predicted) ** 2).mean(axis=1), 2 * e[:, 0])
     if not np.isfinite(mse).all():
-        raise out_of_range(func, "the mean squared prediction error")
+        raise out_of_range(func, "the mean squared prediction error", "x")
     return {"mse": mse, "r2": r2, "r2_original": r2_original}
 
 

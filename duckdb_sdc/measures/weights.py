@@ -52,7 +52,7 @@ def _inputs(func: str, x, xm, w) -> tuple[np.ndarray, np.ndarray, np.ndarray, in
     if x.shape[0] == 0:
         raise fail(func, "x is empty; a measure needs at least one record")
     w = unit_weights(func, "w", check_weights(func, "w", w, x.shape[0]))
-    e = max(exponent(x), exponent(xm))
+    e = exponent(x, xm)
     return np.ldexp(x, -e), np.ldexp(xm, -e), w, e
 
 

@@ -239,6 +239,14 @@ def _derivative(func: str, A: np.ndarray, ch: Characteristic) -> np.ndarray:
     sd = np.sqrt((d * d).mean(axis=0))
     for q, s in enumerate(sd):
         if not s > 0:
+            col = np.abs(A[:, ch.attrs[q]])
+            if np.ptp(A[:, ch.attrs[q]]) > 0:
+                # the records are in one unit, their largest magnitude's: an attribute 2^500 times smaller
+                # has squares that underflow, so its sd reads 0 although its values differ
+                raise fail(func, f"rows holds attribute {ch.attrs[q] + 1} about 2^{-int(np.frexp(col.max())[1])} "
+                                 f"times smaller than the records' largest value, too small beside it for the "
+                                 f"{ch.kind} in their common unit; rescale the attributes to similar magnitudes",
+                           "rows")
             raise fail(func, f"{ch.kind} of attribute {ch.attrs[q] + 1}: the attribute is constant (sd 0), so the "
                              "statistic has no derivative")
     if ch.kind == "sd":
@@ -696,13 +704,13 @@ def _weighted_moments(func, x, y, w):
 def weighted_cov(x, y, w) -> float:
     """sum w (x - mean_w x)(y - mean_w y) / sum w; refused when it is beyond float64's range."""
     sxy, _, _, ex, ey = _weighted_moments("weighted_cov", x, y, w)
-    return from_unit("weighted_cov", "the covariance", sxy, ex + ey)
+    return from_unit("weighted_cov", "the covariance", sxy, ex + ey, param="x and y")
 
 
 def weighted_var(x, w) -> float:
     """sum w (x - mean_w x)^2 / sum w; exactly 0 for a constant column; refused beyond float64's range."""
     _, sxx, _, ex, _ = _weighted_moments("weighted_var", x, x, w)
-    return from_unit("weighted_var", "the variance", sxx, 2 * ex)
+    return from_unit("weighted_var", "the variance", sxx, 2 * ex, param="x")
 
 
 def weighted_corr(x, y, w) -> float:

@@ -64,9 +64,10 @@ Choices where the papers are silent:
   largest magnitude (or, for `idp_cbls` without both bounds, the data's) in [1/2, 1), and the release
   is multiplied back by 2^e: sums cannot overflow at 1e308, and a sensitivity cannot underflow (at
   1e-318 the noise used to vanish and the raw values came back). For the DP mechanisms e depends on
-  the public domain only, so the output grid does too. `idp_cbls` without a domain clamps its
-  release to the largest finite double (post-processing). The sampler refuses, rather than releasing
-  raw values, any noise scale that would still not fit a normal double.
+  the public domain only, so the output grid does too. `idp_cbls` without a domain refuses a noisy
+  value beyond the largest finite double (`_back`). The sampler refuses, rather than releasing raw
+  values, any noise scale that would still not fit a normal double: after the scaling only idp_cbls can
+  meet this, for a cluster of values about 2^-970 of the attribute's largest, and says so (`_sampling`).
 * Seeded noise (reproducible, not private) is counter-based: the noise of cluster t, or of record t
   for `dp_laplace`, is a pure function of (seed, t) (`noise.discrete_laplace_keyed`).
 * Floating point: the sensitivity handed to the sampler is the formula's value plus a bound on the
@@ -79,15 +80,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from contextlib import contextmanager
 
 import numba as nb
 import numpy as np
 
 from .._validate import SdcError, fail, finite_values, reporting, show
-from ..params import (CBLS_CLUSTER_SIZE, DP_CLUSTER_SIZE, EPSILON, MECHANISM, OPTIONAL_BOUND, SEED, SPLIT,
-                      stratum_seed)
+from ..params import (BOUND, CBLS_CLUSTER_SIZE, DP_CLUSTER_SIZE, EPSILON, MECHANISM, OPTIONAL_BOUND, SEED,
+                      SPLIT, stratum_seed)
 from ._order import sort_column, unsort
-from .noise import laplace_mechanism
+from .noise import NoiseUnderflow, laplace_mechanism
 
 MECHANISMS = MECHANISM.options
 _CBLS, _LS, _UM = 0, 1, 2
@@ -98,16 +100,9 @@ _KIND = {"idp_cbls": _CBLS, "idp_ls": _LS, "dp_um": _UM}
 # validation
 
 
-def _shown(value) -> str:
-    return "NULL" if value is None else show(value)
-
-
 def _domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | None]:
-    lo, hi = OPTIONAL_BOUND.check(lb, func, "lb"), OPTIONAL_BOUND.check(ub, func, "ub")
-    if required and (lo is None or hi is None):
-        raise fail(func, "lb and ub are required: the sensitivity is defined by the domain [lb, ub] "
-                         f"(bounds taken from the data would void the guarantee), got lb = {_shown(lb)}, "
-                         f"ub = {_shown(ub)}")
+    kind = BOUND if required else OPTIONAL_BOUND  # BOUND refuses NULL, saying why
+    lo, hi = kind.check(lb, func, "lb"), kind.check(ub, func, "ub")
     if lo is not None and hi is not None and not lo < hi:
         raise fail(func, f"lb = {show(lb)} must be smaller than ub = {show(ub)}")
     return lo, hi
@@ -218,9 +213,41 @@ def _back(func: str, out: np.ndarray, e: int) -> np.ndarray:
     that is not the mechanism's); only idp_cbls without a domain can meet this, near 1e308. Refusing
     is a function of the noisy values alone (post-processing), so it costs no privacy."""
     if e > 0 and out.shape[0] and float(np.abs(out).max()) > np.ldexp(np.finfo(np.float64).max, -e):
-        raise fail(func, "a noisy value lies beyond the largest double (about 1.8e308) in the data's unit; "
-                         "give lb and ub (outputs are then clamped to the domain) or rescale the column")
+        raise fail(func, "x has a noisy value beyond the largest double (about 1.8e308) in the data's unit; "
+                         "give lb and ub (outputs are then clamped to the domain) or rescale the column", "x")
     return np.ldexp(out, e)
+
+
+@contextmanager
+def _sampling(func: str, mechanism: str, eps: float, x: np.ndarray, lo, hi, e: int):
+    """Inside: the sampler, reporting under `func`. Its refusal of a noise scale below what a normal
+    double can step by is said in the data's unit, naming its cause, x (`_too_wide`). Only idp_cbls can
+    meet it: the problem is solved on the values times 2^-e (`scale_exponent`), which puts the domain's
+    largest bound (idp_cbls without both bounds: the largest |x|) in [1/2, 1), and the sampler's grid
+    step is at least about 2^-50 times the magnitude it is given: the domain bound for the other
+    mechanisms, but for idp_cbls the cluster's own largest |value|."""
+    with reporting(func):
+        try:
+            yield
+        except NoiseUnderflow as err:
+            if mechanism != "idp_cbls":
+                raise
+            raise _too_wide(func, eps, x, lo, hi, e, err) from None
+
+
+def _too_wide(func: str, eps: float, x: np.ndarray, lo, hi, e: int, err: NoiseUnderflow) -> SdcError:
+    """idp_cbls's refusal of a cluster whose noise scale underflows once the values (x: clamped, in the
+    data's unit) are scaled by 2^-e: never the data's absolute size (that is what the scaling removes)
+    but a cluster whose values are about 2^-970 or less of the attribute's largest magnitude."""
+    domain = lo is not None and hi is not None
+    top = max(abs(lo), abs(hi)) if domain else float(np.abs(x).max())
+    magnitude = math.ldexp(err.magnitude, e)
+    apart = math.frexp(top)[1] - math.frexp(magnitude)[1]
+    return fail(func, f"x spans too wide a range for the noise: a cluster's values (up to {magnitude:g} in magnitude) "
+                      f"are about 2^-{apart} of {'the domain bound' if domain else 'the largest |x|'} ({top:g}), and "
+                      f"with epsilon = {show(eps)} their noise would need a grid step below the smallest normal "
+                      "double; nothing is released (release values this far apart separately, e.g. in strata of "
+                      "their own)", "x")
 
 
 def _clusters(mechanism: str, v: np.ndarray, k: int, eps: float, lo, hi, seed):
@@ -260,16 +287,17 @@ def release(x, mechanism: str, k, epsilon, lb=None, ub=None, seed=None) -> np.nd
     if x.shape[0] == 0:
         return x.copy()
     e = scale_exponent(x, lo, hi)
+    sampling = _sampling(func, mechanism, eps, x, lo, hi, e)
     x, lo, hi = _scaled(x, lo, hi, e)
     if mechanism == "dp_laplace":
         # the value itself is released: no computation to round, only the width (hi - lo)
         sens = np.full(x.shape[0], (hi - lo) * (1 + 2.0**-48))
         counters = np.arange(x.shape[0], dtype=np.uint64)
-        with reporting(func):
+        with sampling:
             out = laplace_mechanism(x, sens, eps, max(abs(lo), abs(hi)), seed=s, counters=counters)
         return _back(func, np.clip(out, lo, hi), e)
     order, v = sort_column(x)
-    with reporting(func):
+    with sampling:
         sizes, noisy = _clusters(mechanism, v, kk, eps, lo, hi, s)
     return _back(func, unsort(order, np.repeat(noisy, sizes)), e)
 
@@ -296,8 +324,9 @@ def dp_um_centroids(x, k, epsilon, lb, ub, seed=None) -> tuple[np.ndarray, np.nd
     if x.shape[0] == 0:
         return np.zeros(0, np.int64), np.zeros(0)
     e = scale_exponent(x, lo, hi)
+    sampling = _sampling(func, "dp_um", eps, x, lo, hi, e)
     x, lo, hi = _scaled(x, lo, hi, e)
-    with reporting(func):
+    with sampling:
         sizes, noisy = _clusters("dp_um", np.sort(x), kk, eps, lo, hi, s)
     return sizes, _back(func, noisy, e)
 
@@ -374,6 +403,11 @@ def split_epsilon(epsilon, columns, split=None) -> dict[str, float]:
         split = [split[c] for c in cols]
     weights = SPLIT.check(split, func, "split", n=len(cols))
     w = [1.0] * len(cols) if weights is None else weights
+    # scaled by the power of two that puts the largest weight below 1/2 (exact): the sum of weights of
+    # 1e308 cannot overflow nor subnormal weights lose their digits, and wherever the plain formula does
+    # neither this is it bit for bit (a power of two commutes with rounding), as sql/40_dp.sql computes it
+    e = -1 - math.frexp(max(w))[1]
+    w = [math.ldexp(wi, e) for wi in w]
     total = sum(w)
     return {c: eps * wi / total for c, wi in zip(cols, w)}
 

@@ -88,6 +88,8 @@ class Generalisation:
 
 
 def check_share(value, func: str) -> float:
+    if value is None:
+        raise fail(func, "max_suppressed must not be NULL", "max_suppressed")
     v = as_number(func, "max_suppressed", value)
     if not (math.isfinite(v) and 0 <= v <= 1):
         raise fail(func, f"max_suppressed must be a share in [0, 1], got {value!r}", "max_suppressed")
@@ -162,6 +164,8 @@ def generalisation_search(keys, hierarchies, k, max_suppressed=0.0, measure: str
 
     def recoded(c: int, level: int) -> np.ndarray:
         x = pcodes[:, c]
+        if not per_level[c][level].size:  # a key of NULLs only: no value to look up
+            return np.full_like(x, -1)
         return np.where(x >= 0, per_level[c][level][np.maximum(x, 0)], -1)
 
     def evaluate(levels):

@@ -67,7 +67,7 @@ import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
-from .._validate import fail
+from .._validate import SdcError, fail
 from ._order import mix64 as _mix  # SplitMix64's output function (Steele, Lea & Flood 2014)
 
 PRECISION_BITS = 20  # epsilon * T / ln 2 >= 2^PRECISION_BITS: the noise scale is exact to ~2^-20
@@ -288,6 +288,15 @@ def grid_parameters(sensitivity: np.ndarray, epsilon: float, magnitude) -> tuple
 _SMALLEST_STEP = 2.0 ** -1022  # the grid step must be a normal double (rounding it up is exact to 2^-52)
 
 
+class NoiseUnderflow(SdcError):
+    """The sampler's refusal of a noise scale whose grid step would not be a normal double. It carries
+    the first such value's `sensitivity` and `magnitude` (in the sampler's unit), so that a caller that
+    rescaled its data can say what caused it in the data's unit (`duckdb_sdc.methods.dp`)."""
+
+    sensitivity: float = 0.0
+    magnitude: float = 0.0
+
+
 def laplace_mechanism(values, sensitivity, epsilon: float, magnitude, *, seed: int | None = None,
                       counters=None) -> np.ndarray:
     """values + Laplace noise of scale sensitivity / epsilon, released on a grid (see the module
@@ -319,9 +328,14 @@ def laplace_mechanism(values, sensitivity, epsilon: float, magnitude, *, seed: i
     noisy = sensitivity > 0
     tiny = noisy & ~(step >= _SMALLEST_STEP)
     if tiny.any():
-        raise fail(func, f"the noise scale underflows: a sensitivity of {sensitivity[tiny][0]:g} with epsilon = "
-                         f"{epsilon:g} needs a grid finer than the smallest normal double; nothing is released "
-                         "(rescale the data, e.g. by a power of two)")
+        first = int(np.flatnonzero(tiny)[0])
+        detail = (f"the noise scale underflows: a sensitivity of {sensitivity[first]:g} with epsilon = {epsilon:g} "
+                  "needs a grid finer than the smallest normal double; nothing is released (rescale the data, e.g. "
+                  "by a power of two)")
+        err = NoiseUnderflow(f"{func}: {detail}", func=func, detail=detail)
+        err.sensitivity = float(sensitivity[first])
+        err.magnitude = float(np.broadcast_to(np.asarray(magnitude, dtype=np.float64), sensitivity.shape)[first])
+        raise err
     out = values.copy()
     if noisy.any():
         g = step[noisy]

@@ -197,7 +197,7 @@ def cell_sensitive(values, rule: Rule):
     if c.size == 0:
         return None
     c = np.ldexp(c, -_exponent(c.max()))  # exact: no total overflows
-    top = np.zeros(rule.top)
+    top = np.zeros(min(rule.top, max(c.size, 2)))  # no more than the cell's contributions (n may be 2^62)
     largest = np.sort(c)[::-1][: rule.top]
     top[: largest.size] = largest
     return bool(rule.flags(c.size, c.sum(), top))
@@ -256,6 +256,7 @@ def cell_summaries(C, labels, g: int, m: int):
     totals and largest contributions are those of the cell's contributions times 2^-e, which puts the
     largest in [1/2, 1) (exact, see the module docstring), so no total overflows. m >= 1."""
     n, p = C.shape
+    m = min(m, max(n, 2))  # no cell has more than n contributions (a rule's n may be 2^62)
     count = np.bincount(labels, minlength=g)
     total = np.zeros((g, p))
     top = np.zeros((g, p, m))

@@ -8,6 +8,7 @@ of the numpy layer are reported under it (`reported`).
 
 from __future__ import annotations
 
+import functools
 import inspect
 from contextlib import contextmanager
 from typing import Callable
@@ -38,6 +39,19 @@ def reported(func: str, params: dict[str, str] | None = None):
                          "values this extreme or this degenerate are outside what it supports") from None
 
 
+@functools.cache
+def data_param(func: str, default: str) -> str:
+    """The parameter of SQL function `func` that holds the data a UDF computes on, for its messages: a
+    table form's (the one its registry row's Contract reads as 'original': cols, col) when the table
+    form is the reporting name, else `default` (the list function's own: xs, rows)."""
+    from .registry import REGISTRY  # the rows are built from these modules
+
+    for row in REGISTRY:
+        if row.name == func and row.kind == "table" and row.contract is not None:
+            return next((p for p, role in row.contract.reads.items() if role == "original"), default)
+    return default
+
+
 def _first(arr) -> str:
     """The reporting name (the first argument, a constant)."""
     arr = _single(arr)
@@ -62,18 +76,19 @@ def _float_values(child: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
     return child.fill_null(0.0).to_numpy(zero_copy_only=False), valid
 
 
-def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: int) -> Callable:
+def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: int, param: str = "xs") -> Callable:
     """Wrap `compute` as an Arrow UDF over (reporting name, xs DOUBLE[], param1, param2, ...).
 
     Per row: a NULL list gives NULL; an empty or all-NULL list comes back unchanged; otherwise NaN and
     infinity are refused, and compute(non_null_values, *row_params) fills the non-NULL slots.
     Parameters arrive as Python values (None for NULL); compute validates them. Errors name the
-    reporting name, and the numpy layer's x is the SQL xs.
+    reporting name, and the numpy layer's x is the SQL list's parameter `param` (xs).
     """
 
     def udf(name, xs, *params):
-        with reported(_first(name) or func, {"x": "xs"}):
-            return _list_udf(_first(name) or func, xs, params)
+        fname = _first(name) or func
+        with reported(fname, {"x": data_param(fname, param)}):
+            return _list_udf(fname, xs, params)
 
     def _list_udf(func, xs, params):
         lists = _single(xs)
@@ -97,7 +112,7 @@ def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: in
             x = seg if mask is None else seg[mask]
             if x.shape[0] == 0:
                 continue
-            refuse_nonfinite(func, "xs", x)
+            refuse_nonfinite(func, param, x)
             result = compute(x, *(p[r] for p in rows))
             group_done()
             if mask is None and b - a == out.shape[0] and result.dtype == out.dtype:

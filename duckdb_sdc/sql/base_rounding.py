@@ -14,7 +14,7 @@ from ..methods import base_rounding as br
 from ..params import COL_PARAM, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM
 from .arrow import _first, _float_values, _single, list_udf, reported
 from .progress import group_done
-from .registry import SqlFunction, Udf
+from .registry import Contract, SqlFunction, Udf
 
 GROUP = "Rounding to multiples of a base"
 
@@ -77,6 +77,7 @@ def _list_row(name: str, compute, returns: str, pa_type, doc: str, example: str)
         name=name, kind="scalar", params=(XS_PARAM, *_PARAMS), returns=returns, group=GROUP, doc=doc, example=example,
         udf=Udf(list_udf(name, compute, pa_type, len(_PARAMS)), ("DOUBLE[]",) + ("VARCHAR",) * len(_PARAMS), returns),
         scale=None,  # the bases are decimal (multiples of a decimal unit): data scaled by 2^e get other bases
+        contract=Contract({"xs": "original"}),
     )
 
 
@@ -104,6 +105,7 @@ FUNCTIONS: list[SqlFunction] = [
         example="SELECT region, base_round_base(list(income), 5) FROM people GROUP BY region",
         udf=Udf(_base_udf, ("DOUBLE[]",) + ("VARCHAR",) * len(_PARAMS), "DOUBLE"),
         scale=None,
+        contract=Contract({"xs": "original"}),
     ),
     SqlFunction(
         name="base_round_table", kind="table", params=(TBL_PARAM, COL_PARAM, *_PARAMS, *STRATA_PARAMS), returns="table",
@@ -113,5 +115,6 @@ FUNCTIONS: list[SqlFunction] = [
              "method in the order of the rows' whole content. Rows come back in no particular order."),
         example="SELECT * FROM base_round_table('people', 'income', 5, strata := 'region')",
         body=f"FROM query(__sdc_mask_column_sql('base_round', tbl, col, [{_ARGS}], strata, {POOLING_ARGS}))",
+        contract=Contract({"col": "original"}, result="rows"),
     ),
 ]

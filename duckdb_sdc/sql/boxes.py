@@ -29,7 +29,7 @@ from ..params import (
 )
 from .arrow import list_udf
 from .measures import aggregate_udf
-from .registry import SqlFunction, Udf
+from .registry import Contract, SqlFunction, Udf
 from .rows import _labels_array, _rows_array, _RowsChunk, record_macro, records_list, rows_udf
 
 GROUP = "Box anonymisation"
@@ -79,7 +79,7 @@ def _weights(fn):
 
 _K, _CHAR, _L, _EPS, _NAMES = masking.METHODS["box_release"].params
 _M = Param("m", bx.OPTIONAL_NEIGHBOURS, "NULL")
-_CS = Param("cs", Data("values", scales=True), doc="c(x) of every record (box_c), >= 0")
+_CS = Param("cs", Data("values", scales=True, source="box_c"), doc="c(x) of every record (box_c), >= 0")
 _N = Param("n", INTEGER_1, doc="number of attributes of the boxes, >= 1")
 _A = Param("A", Number(lower=0, lower_open=True, scales=True),
            doc="statistical error constant: an estimate from N records errs by A / sqrt(N); > 0")
@@ -95,6 +95,7 @@ def _record_row(name, params, returns, out, compute, doc, example, scale) -> Sql
         name=name, kind="scalar", params=params, returns=returns, group=GROUP, doc=doc, example=example, scale=scale,
         udf=Udf(rows_udf(name, compute, out, n), ("DOUBLE[][]",) + ("VARCHAR",) * n, returns),
         body=record_macro(name, params),
+        contract=Contract({"rows": "original"}),
     )
 
 
@@ -143,7 +144,8 @@ FUNCTIONS: list[SqlFunction] = [
              "<col>_lower and <col>_upper (its record's box), then box_col (the box id, numbered within each "
              "stratum). The characteristic may name the columns. A row with a NULL in cols gets NULL bounds and "
              "box; columns of those names are replaced. Rows come back in no particular order."),
-        example="SELECT * FROM box_release_table('people', ['income', 'savings'], 5, 'corr(income, savings)')"),
+        example="SELECT * FROM box_release_table('people', ['income', 'savings'], 5, 'corr(income, savings)')",
+        contract=Contract({"cols": "original", "box_col": "adds"}, result="rows")),
     SqlFunction(
         name="fuzzy_weights", kind="scalar", params=(_CS, _N, _A), returns="DOUBLE[]", group=GROUP, scale=0,
         doc=("Weights w >= 0, summing to 1, minimising n sum w c + A sqrt(sum w^2) (box uncertainty plus "
@@ -151,17 +153,19 @@ FUNCTIONS: list[SqlFunction] = [
              "N~ records of smallest c, 0 on the rest, lambda and N~ found exactly. Aligned with cs; NULL stays "
              "NULL."),
         example="SELECT fuzzy_weights(box_c(r, 5, 'mean(1)'), 2, 40) FROM (SELECT list([income, savings]) r FROM people)",
-        udf=Udf(list_udf("fuzzy_weights", _weights(bx.fuzzy_weights), pa.float64(), 2),
+        udf=Udf(list_udf("fuzzy_weights", _weights(bx.fuzzy_weights), pa.float64(), 2, param="cs"),
                 ("DOUBLE[]", "VARCHAR", "VARCHAR"), "DOUBLE[]"),
-        body="__sdc_fuzzy_weights('fuzzy_weights', __sdc_cost_list(cs, 'fuzzy_weights'), n::VARCHAR, A::VARCHAR)"),
+        body="__sdc_fuzzy_weights('fuzzy_weights', __sdc_cost_list(cs, 'fuzzy_weights'), n::VARCHAR, A::VARCHAR)",
+        contract=Contract({"cs": "original"})),
     SqlFunction(
         name="crisp_weights", kind="scalar", params=(_CS, _N, _A), returns="DOUBLE[]", group=GROUP, scale=0,
         doc=("Dismissal of rare points: 1 / #S on the records with c <= c0 and 0 on the others, c0 minimising "
              "(n / #S) sum_S c + A / sqrt(#S) (records with equal c go together; a tie keeps more records)."),
         example="SELECT crisp_weights([0.1, 0.2, 5.0], 2, 1)",
-        udf=Udf(list_udf("crisp_weights", _weights(bx.crisp_weights), pa.float64(), 2),
+        udf=Udf(list_udf("crisp_weights", _weights(bx.crisp_weights), pa.float64(), 2, param="cs"),
                 ("DOUBLE[]", "VARCHAR", "VARCHAR"), "DOUBLE[]"),
-        body="__sdc_crisp_weights('crisp_weights', __sdc_cost_list(cs, 'crisp_weights'), n::VARCHAR, A::VARCHAR)"),
+        body="__sdc_crisp_weights('crisp_weights', __sdc_cost_list(cs, 'crisp_weights'), n::VARCHAR, A::VARCHAR)",
+        contract=Contract({"cs": "original"})),
 ]
 
 _X = Param("x", COLUMN_VALUES, doc="the values (an aggregate's argument)")
@@ -174,28 +178,34 @@ _PAIRS = "Rows where an argument is NULL are left out; NULL when no weight is po
 FUNCTIONS += [
     SqlFunction(name="weighted_mean", kind="aggregate", scale=1, params=(_X, _W), returns="DOUBLE", group=GROUP, source=_SQL,
                 doc="sum w x / sum w. Negative weights are an error. " + _PAIRS,
-                example="SELECT weighted_mean(income, w) FROM weighted"),
+                example="SELECT weighted_mean(income, w) FROM weighted",
+                contract=Contract({"x": "original", "w": "weights"})),
     SqlFunction(name="weighted_var", kind="aggregate", scale=2, params=(_X, _W), returns="DOUBLE", group=GROUP, source=_SQL,
                 doc=("Weighted population variance sum w (x - m)^2 / sum w, m the weighted mean (two passes over "
                      "the group's values, so no cancellation). " + _PAIRS),
-                example="SELECT weighted_var(income, w) FROM weighted"),
+                example="SELECT weighted_var(income, w) FROM weighted",
+                contract=Contract({"x": "original", "w": "weights"})),
     SqlFunction(name="weighted_cov", kind="aggregate", scale=2, params=(_X, _Y, _W), returns="DOUBLE", group=GROUP,
                 source=_SQL, doc="sum w (x - mx)(y - my) / sum w with the weighted means. " + _PAIRS,
-                example="SELECT weighted_cov(income, savings, w) FROM weighted"),
+                example="SELECT weighted_cov(income, savings, w) FROM weighted",
+                contract=Contract({"x": "original", "y": "second", "w": "weights"})),
     SqlFunction(name="weighted_corr", kind="aggregate", scale=0, params=(_X, _Y, _W), returns="DOUBLE", group=GROUP,
                 source=_SQL,
                 doc="weighted_cov / sqrt(weighted_var(x) weighted_var(y)); NULL when either variance is 0. " + _PAIRS,
-                example="SELECT weighted_corr(income, savings, w) FROM weighted"),
+                example="SELECT weighted_corr(income, savings, w) FROM weighted",
+                contract=Contract({"x": "original", "y": "second", "w": "weights"})),
     SqlFunction(name="box_mean_bounds", kind="aggregate", scale={"lower": 1, "upper": 1}, params=(_LO, _HI), returns="STRUCT(lower DOUBLE, upper DOUBLE)",
                 group=GROUP, source=_SQL,
                 doc=("The range of the mean over the records' boxes: [avg(lower), avg(upper)]. A lower bound above its "
                      "upper bound is an error; rows with a NULL bound are left out."),
-                example="SELECT box_mean_bounds(income_lower, income_upper) FROM released"),
+                example="SELECT box_mean_bounds(income_lower, income_upper) FROM released",
+                contract=Contract({"lower": "lower", "upper": "upper"})),
     SqlFunction(name="box_weighted_mean_bounds", kind="aggregate", scale={"lower": 1, "upper": 1}, params=(_LO, _HI, _W),
                 returns="STRUCT(lower DOUBLE, upper DOUBLE)", group=GROUP, source=_SQL,
                 doc=("The range of the weighted mean over the boxes: [sum w lower / sum w, sum w upper / sum w]. "
                      + _PAIRS),
-                example="SELECT box_weighted_mean_bounds(income_lower, income_upper, w) FROM released"),
+                example="SELECT box_weighted_mean_bounds(income_lower, income_upper, w) FROM released",
+                contract=Contract({"lower": "lower", "upper": "upper", "w": "weights"})),
 ]
 
 
@@ -226,6 +236,7 @@ def _bounds_row(name: str, params: tuple[Param, ...], compute, doc: str, example
                 _BOUNDS),
         body=f"__sdc_{name}('{name}', list(struct_pack(x := [{lows}], xm := [{highs}])))",
         scale=scale,
+        contract=Contract({p.name: ("lower", "upper")[i % 2] for i, p in enumerate(params)}),
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..datasets import DATASETS, path
 from ..params import Param, choice
-from .registry import SqlFunction
+from .registry import Contract, SqlFunction
 
 GROUP = "Reference data sets"
 
@@ -32,8 +32,10 @@ def _body() -> str:
     refuse = (f"error('sdc_dataset: name must be one of ' || {_ql(known)} || ', got ' || "
               "coalesce('''' || name::VARCHAR || '''', 'NULL'))")
     wrong_type = "error('sdc_dataset: name must be a VARCHAR, got ' || typeof(name))"
-    return (f"FROM query(CASE WHEN typeof(name) NOT IN ('VARCHAR', '\"NULL\"') THEN {wrong_type} "
-            f"ELSE CASE lower(name::VARCHAR) {whens} ELSE {refuse} END END)")
+    # as the kind (a choice): NULL refused as such, case and surrounding blanks ignored
+    return (f"FROM query(CASE WHEN name IS NULL THEN error('sdc_dataset: name must not be NULL') "
+            f"WHEN typeof(name) <> 'VARCHAR' THEN {wrong_type} "
+            f"ELSE CASE lower(trim(name::VARCHAR)) {whens} ELSE {refuse} END END)")
 
 
 FUNCTIONS = [
@@ -51,5 +53,6 @@ FUNCTIONS = [
              "CASC project and mu-Argus; columns and types as documented in duckdb_sdc.datasets."),
         example="SELECT count(*) FROM sdc_dataset('tarragona')  -- 834",
         body=_body(),
+        contract=Contract(result="report"),
     ),
 ]

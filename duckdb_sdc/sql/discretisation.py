@@ -9,7 +9,7 @@ from .. import masking
 from ..methods import discretisation as disc
 from ..params import COL_PARAM, COLUMN_VALUES, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM, Param
 from .arrow import list_udf
-from .registry import SqlFunction, Udf
+from .registry import Contract, SqlFunction, Udf
 
 GROUP = "Rounding by discretisation"
 
@@ -82,6 +82,7 @@ def _rows(method: str) -> list[SqlFunction]:
         example=(f"SELECT region, {names['round']}(list(income), 5) FROM people GROUP BY region"),
         udf=_udf(names["round"], _masked(names["round"]), len(tail), "DOUBLE[]", pa.float64(), side_effects=True),
         scale=1,
+        contract=Contract({"xs": "original"}),
     )
     labels_fn = SqlFunction(
         name=names["labels"],
@@ -101,6 +102,7 @@ def _rows(method: str) -> list[SqlFunction]:
         udf=_udf(names["labels"], _labels_compute(method, False), len(part_params) - 1, "BIGINT[]",
                  pa.int64(), side_effects=rbd),
         scale=0,
+        contract=Contract({"xs": "original"}),
     )
     sizes_fn = SqlFunction(
         name=names["sizes"],
@@ -115,6 +117,7 @@ def _rows(method: str) -> list[SqlFunction]:
         udf=_udf(names["sizes"], _labels_compute(method, True), len(part_params) - 1, "BIGINT[]",
                  pa.int64(), side_effects=rbd),
         scale=0,
+        contract=Contract({"xs": "original"}),
     )
     arg_list = ", ".join(f"{p.name}::VARCHAR" for p in tail if p.name != "seed")
     table_fn = SqlFunction(
@@ -134,6 +137,7 @@ def _rows(method: str) -> list[SqlFunction]:
         body=(f"FROM query(__sdc_mask_column_sql('{names['round']}', tbl, col, [{arg_list}], strata, "
               f"seeded := true, seed := seed, {POOLING_ARGS}))"),
         scale=1,
+        contract=Contract({"col": "original"}, result="rows"),
     )
     return [round_fn, labels_fn, sizes_fn, table_fn]
 
@@ -154,6 +158,7 @@ FREEDMAN_DIACONIS = [
         example="SELECT region, fd_intervals(income) FROM people GROUP BY region",
         source=_FD_SOURCE,
         scale=0,
+        contract=Contract({"x": "original"}, no_data=1),  # no data: one interval (documented)
     ),
     SqlFunction(
         name="fd_group_size",
@@ -166,6 +171,7 @@ FREEDMAN_DIACONIS = [
         example="SELECT fd_group_size(income) FROM people",
         source=_FD_SOURCE,
         scale=0,
+        contract=Contract({"x": "original"}, no_data=2),  # no data: the smallest group size
     ),
 ]
 

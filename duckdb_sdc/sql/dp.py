@@ -24,7 +24,7 @@ from ..params import (
     PerColumn,
 )
 from .arrow import list_udf
-from .registry import SqlFunction, Udf
+from .registry import Contract, SqlFunction, Udf
 
 GROUP = "Differential privacy on microaggregated data"
 
@@ -98,6 +98,7 @@ def _rows(mechanism: str) -> list[SqlFunction]:
         udf=Udf(list_udf(mechanism, _masked(mechanism), pa.float64(), n),
                 ("DOUBLE[]",) + ("VARCHAR",) * n, "DOUBLE[]", side_effects=True),
         scale=1,
+        contract=Contract({"xs": "original"}),
     )
     tbounds = (_TLB_OPT, _TUB_OPT) if cbls else (_TLB, _TUB)
     fixed = "[k::VARCHAR]" if k else "[]"
@@ -124,6 +125,7 @@ def _rows(mechanism: str) -> list[SqlFunction]:
               f"__sdc_dp_bounds('{table_name}', 'lb', lb, len(__sdc_cs)), "
               f"__sdc_dp_bounds('{table_name}', 'ub', ub, len(__sdc_cs)), seed, strata, {POOLING_ARGS}))[1])"),
         scale=1,
+        contract=Contract({"cols": "original"}, result="rows"),
     )
     return [list_fn, table_fn]
 
@@ -132,7 +134,7 @@ _SENSITIVITY = SqlFunction(
     name="idp_sensitivity",
     kind="scalar",
     params=(XS_PARAM, Param("k", GroupSize(1), doc="cluster size as in the release (ignored by 'dp_laplace')"),
-            Param("mechanism", MECHANISM),
+            Param("mechanism", MECHANISM, example="'dp_um'"),  # the contract's call: k >= 1 as its kind says
             Param("lb", OPTIONAL_BOUND, "NULL", doc="domain lower bound (required except for 'idp_cbls')",
                   example="0"),
             Param("ub", OPTIONAL_BOUND, "NULL", doc="domain upper bound (required except for 'idp_cbls')",
@@ -148,6 +150,7 @@ _SENSITIVITY = SqlFunction(
     scale=1,
     udf=Udf(list_udf("idp_sensitivity", _sensitivity, pa.float64(), 4),
             ("DOUBLE[]", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR"), "DOUBLE[]"),
+    contract=Contract({"xs": "original"}),
 )
 
 _BUDGET = SqlFunction(
@@ -163,6 +166,7 @@ _BUDGET = SqlFunction(
     example="SELECT * FROM dp_budget(['income', 'savings'], 1.0, split := [3, 1])  -- 0.75, 0.25",
     source="sql/40_dp.sql",
     scale=None,
+    contract=Contract({"cols": "names"}, result="report"),
 )
 
 FUNCTIONS = [row for m in dp.MECHANISMS for row in _rows(m)] + [_SENSITIVITY, _BUDGET]

@@ -18,7 +18,7 @@ from ..measures import keys as km
 from ..measures.keys import DIS_FRACTION, NULLS, SUDA_SCORES
 from ..params import KEYS, STRATA, TABLE, TBL_PARAM, Name, Param
 from .arrow import _first, _single, reported
-from .registry import SqlFunction, Udf
+from .registry import Contract, SqlFunction, Udf
 from .rows import _signature
 
 GROUP = "Risk of key combinations"
@@ -92,7 +92,8 @@ FUNCTIONS: list[SqlFunction] = [
              "weight (NULL) the risk is 1 / f_k. Weights that make F_k < f_k (below 1) are refused." + _NULLS_NOTE),
         example="SELECT * FROM individual_risk_table('weighted_people', ['region', 'age'], 'w')",
         body=f"FROM query(__sdc_individual_risk_sql('individual_risk_table', {_ARGS}))",
-        scale=None),  # the table's own columns scale with the data, the risks do not
+        scale=None,  # the table's own columns scale with the data, the risks do not
+        contract=Contract({"keys": "keys", "weight": "weights"}, result="rows")),
     SqlFunction(
         name="global_risk_summary", kind="table",
         params=(TBL_PARAM, KEYS_PARAM, WEIGHT_OR_NULL, KEY_STRATA_PARAM, NULLS_PARAM), returns="table", group=GROUP,
@@ -102,7 +103,8 @@ FUNCTIONS: list[SqlFunction] = [
              "global_risk_ER) and global_risk (that sum over the records)." + _NULLS_NOTE),
         example="SELECT * FROM global_risk_summary('weighted_people', ['region', 'age'], 'w')",
         body=f"FROM query(__sdc_global_risk_sql('global_risk_summary', {_ARGS}))",
-        scale=0),
+        scale=0,
+        contract=Contract({"keys": "keys", "weight": "weights"}, result="report")),
     SqlFunction(
         name="suda2_table", kind="table",
         params=(TBL_PARAM, KEYS_PARAM, KEY_STRATA_PARAM, NULLS_PARAM,
@@ -120,7 +122,8 @@ FUNCTIONS: list[SqlFunction] = [
         example="SELECT * FROM suda2_table('people', ['region', 'age'])",
         udf=Udf(_suda2_udf, ("VARCHAR[][]", "BIGINT[]", "VARCHAR[]", "VARCHAR", "VARCHAR", "VARCHAR"), _SUDA_OUT),
         body="FROM query(__sdc_suda2_sql('suda2_table', tbl, keys, strata, nulls, dis_fraction, scores))",
-        scale=None),
+        scale=None,
+        contract=Contract({"keys": "keys"}, result="rows")),
     SqlFunction(
         name="l_diversity_table", kind="table",
         params=(TBL_PARAM, KEYS_PARAM, SENSITIVE_PARAM, KEY_STRATA_PARAM, NULLS_PARAM), returns="table", group=GROUP,
@@ -133,7 +136,8 @@ FUNCTIONS: list[SqlFunction] = [
              "(nulls := 'category')." + _NULLS_NOTE),
         example="SELECT * FROM l_diversity_table('people', ['region'], 'age')",
         body="FROM query(__sdc_l_diversity_sql('l_diversity_table', tbl, keys, sensitive, strata, nulls))",
-        scale=None),
+        scale=None,
+        contract=Contract({"keys": "keys", "sensitive": "sensitive"}, result="rows")),
     SqlFunction(
         name="t_closeness_table", kind="table",
         params=(TBL_PARAM, KEYS_PARAM, SENSITIVE_PARAM, KEY_STRATA_PARAM, NULLS_PARAM), returns="table", group=GROUP,
@@ -146,7 +150,8 @@ FUNCTIONS: list[SqlFunction] = [
              + _NULLS_NOTE),
         example="SELECT * FROM t_closeness_table('people', ['region'], 'age')",
         body="FROM query(__sdc_t_closeness_sql('t_closeness_table', tbl, keys, sensitive, strata, nulls))",
-        scale=None),
+        scale=None,
+        contract=Contract({"keys": "keys", "sensitive": "sensitive"}, result="rows")),
     SqlFunction(
         name="suppression_table", kind="table", params=(ORIGINAL, RELEASED, RECORD_KEY, KEYS_PARAM), returns="table",
         group=UTILITY,
@@ -155,7 +160,8 @@ FUNCTIONS: list[SqlFunction] = [
              "without values). The records of original and released are paired by the record key." + _PAIRED),
         example="SELECT * FROM suppression_table('people', 'people_masked', 'id', ['region'])",
         body="FROM query(__sdc_suppression_sql('suppression_table', original, released, key, keys))",
-        scale=0),
+        scale=0,
+        contract=Contract({"key": "key", "keys": "keys"}, result="report")),
     SqlFunction(
         name="record_suppression_table", kind="table", params=(ORIGINAL, RELEASED, RECORD_KEY, KEYS_PARAM),
         returns="table", group=UTILITY,
@@ -163,7 +169,8 @@ FUNCTIONS: list[SqlFunction] = [
              "release set to NULL) and suppressed_share (NULL for a record without values)." + _PAIRED),
         example="SELECT * FROM record_suppression_table('people', 'people_masked', 'id', ['region'])",
         body="FROM query(__sdc_record_suppression_sql('record_suppression_table', original, released, key, keys))",
-        scale=0),
+        scale=0,
+        contract=Contract({"key": "key", "keys": "keys"}, result="rows")),
     SqlFunction(
         name="class_loss_summary", kind="table", params=(RELEASED, KEYS_PARAM, KEY_STRATA_PARAM), returns="table",
         group=UTILITY,
@@ -176,7 +183,8 @@ FUNCTIONS: list[SqlFunction] = [
              "is refused."),
         example="SELECT * FROM class_loss_summary('people', ['region'])",
         body="FROM query(__sdc_class_loss_sql('class_loss_summary', released, keys, strata))",
-        scale=0),
+        scale=0,
+        contract=Contract({"keys": "keys"}, result="report")),
     SqlFunction(
         name="non_uniform_entropy_table", kind="table",
         params=(ORIGINAL, RELEASED, RECORD_KEY, KEYS_PARAM, KEY_STRATA_PARAM), returns="table", group=UTILITY,
@@ -189,5 +197,6 @@ FUNCTIONS: list[SqlFunction] = [
         example="SELECT * FROM non_uniform_entropy_table('people', 'people_masked', 'id', ['region'])",
         body=("FROM query(__sdc_non_uniform_entropy_sql('non_uniform_entropy_table', original, released, key, keys, "
               "strata))"),
-        scale=0),
+        scale=0,
+        contract=Contract({"key": "key", "keys": "keys"}, result="report")),
 ]

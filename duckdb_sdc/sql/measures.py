@@ -34,7 +34,7 @@ from ..params import (
 )
 from .arrow import _first, _single, reported
 from .groups import STACKED, grouped
-from .registry import SqlFunction, Udf
+from .registry import Contract, SqlFunction, Udf
 from .rows import _signature
 
 GROUP_LOSS = "Information loss"
@@ -218,7 +218,8 @@ def _value_args(params: tuple[Param, ...], fname: str, vectors: bool) -> str:
     """The macro's list(...) of the group's pairs or row-vector pairs, followed by its parameters."""
     x, xm, *rest = params
     if vectors:
-        pack = (f"struct_pack(x := __sdc_numeric_list(x, '{fname}'), xm := __sdc_numeric_list(xm, '{fname}'))")
+        pack = (f"struct_pack(x := __sdc_numeric_list(x, '{fname}', pname := 'x'), "
+                f"xm := __sdc_numeric_list(xm, '{fname}', pname := 'xm'))")
     else:
         pack = f"struct_pack(x := __sdc_value(x, '{fname}'), xm := __sdc_value(xm, '{fname}'))"
     return ", ".join([f"'{fname}'", f"list({pack})"] + [f"{p.name}::VARCHAR" for p in rest])
@@ -233,6 +234,7 @@ def _aggregate(name, params, returns, group, doc, example, compute, out_type, ve
                 (_ROWS if vectors else _PAIRS,) + ("VARCHAR",) * n_params, returns),
         body=f"__sdc_{name}({_value_args(params, name, vectors)})",
         scale=scale,
+        contract=Contract({"x": "original", "xm": "masked"}),
     )
 
 
@@ -257,7 +259,7 @@ FUNCTIONS: list[SqlFunction] = [
     SqlFunction(name=name, kind="aggregate", params=(_X, _XM), returns="DOUBLE", group=GROUP_LOSS,
                 doc=doc + " Pure SQL, one pass; a pair with a NULL side is left out.",
                 example=f"SELECT region, {name}(income, income_m) FROM j GROUP BY region",
-                source=_SQL_FILE, scale=_PURE_SCALE[name])
+                source=_SQL_FILE, scale=_PURE_SCALE[name], contract=Contract({"x": "original", "xm": "masked"}))
     for name, doc in _PURE
 ]
 
@@ -408,4 +410,5 @@ FUNCTIONS.append(SqlFunction(
     udf=Udf(_evaluate_udf, (_ROWS, "VARCHAR[]", "VARCHAR[]", "VARCHAR", "VARCHAR"), _EVAL_SQL),
     body="FROM query(__sdc_evaluate_sql(original, masked, key, columns, half_width::VARCHAR, seed::VARCHAR))",
     scale=None,  # a table of measures in different units
+    contract=Contract({"key": "key", "columns": "original"}, result="report"),
 ))

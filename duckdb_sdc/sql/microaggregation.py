@@ -10,7 +10,7 @@ import pyarrow as pa
 from .. import masking, methods
 from ..params import COL_PARAM, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM
 from .arrow import list_udf
-from .registry import SqlFunction, Udf
+from .registry import Contract, SqlFunction, Udf
 
 GROUP = "Rounding by univariate microaggregation"
 
@@ -61,6 +61,7 @@ def _rows(method: str) -> list[SqlFunction]:
         udf=Udf(list_udf(round_name, _masked(round_name), pa.float64(), len(tail)),
                 ("DOUBLE[]",) + ("VARCHAR",) * len(tail), "DOUBLE[]"),
         scale=1,
+        contract=Contract({"xs": "original"}),
     )
     labels_fn = SqlFunction(
         name=labels_name,
@@ -74,6 +75,7 @@ def _rows(method: str) -> list[SqlFunction]:
         udf=Udf(list_udf(labels_name, _labels_compute(method), pa.int64(), len(partition)),
                 ("DOUBLE[]",) + ("VARCHAR",) * len(partition), "BIGINT[]"),
         scale=0,
+        contract=Contract({"xs": "original"}),
     )
     arg_list = ", ".join(f"{p.name}::VARCHAR" for p in tail)
     table_fn = SqlFunction(
@@ -90,6 +92,7 @@ def _rows(method: str) -> list[SqlFunction]:
         example=f"SELECT * FROM {table_name}('people', 'income', 5, strata := 'region')",
         body=f"FROM query(__sdc_mask_column_sql('{round_name}', tbl, col, [{arg_list}], strata, {POOLING_ARGS}))",
         scale=1,
+        contract=Contract({"col": "original"}, result="rows"),
     )
     return [round_fn, labels_fn, table_fn]
 

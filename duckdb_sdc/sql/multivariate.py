@@ -33,7 +33,7 @@ from ..params import (
     ColumnNames,
     Param,
 )
-from .registry import SqlFunction, Udf
+from .registry import Contract, SqlFunction, Udf
 from .rows import _rows_array as rows_array
 from .rows import record_macro, records_list, rows_udf
 
@@ -88,6 +88,7 @@ def _method_rows(method: str, title: str, what: str, labels_fn, rule_args: str =
             udf=Udf(rows_udf(round_name, _masked(round_name), "rows", n_opts), ("DOUBLE[][]",) + ("VARCHAR",) * n_opts,
                     "DOUBLE[][]"),
             body=record_macro(round_name, (ROWS_PARAM, *tail)),
+            contract=Contract({"rows": "original"}),
         ),
         SqlFunction(
             name=labels_name, kind="scalar", params=(ROWS_PARAM, *tail), returns="BIGINT[]", group=GROUP, scale=0,
@@ -96,6 +97,7 @@ def _method_rows(method: str, title: str, what: str, labels_fn, rule_args: str =
             udf=Udf(rows_udf(labels_name, labels_fn, "labels", n_opts), ("DOUBLE[][]",) + ("VARCHAR",) * n_opts,
                     "BIGINT[]"),
             body=record_macro(labels_name, (ROWS_PARAM, *tail)),
+            contract=Contract({"rows": "original"}),
         ),
         SqlFunction(
             name=f"{round_name}_table", kind="table", params=(TBL_PARAM, COLS_PARAM, *tail, *STRATA_PARAMS),
@@ -108,6 +110,7 @@ def _method_rows(method: str, title: str, what: str, labels_fn, rule_args: str =
             example=(f"SELECT * FROM {round_name}_table('people', ['income', 'expenses', 'savings'], 5{rule_args}, "
                      "strata := 'region')"),
             body=f"FROM query(__sdc_mask_columns_sql('{round_name}', tbl, cols, [{arg_list}], strata, {POOLING_ARGS}))",
+            contract=Contract({"cols": "original"}, result="rows"),
         ),
         SqlFunction(
             name=f"{labels_name}_table", kind="table",
@@ -118,6 +121,7 @@ def _method_rows(method: str, title: str, what: str, labels_fn, rule_args: str =
             example=f"SELECT * FROM {labels_name}_table('people', ['income', 'savings'], 5{rule_args}, strata := 'region')",
             body=(f"FROM query(__sdc_label_columns_sql('{labels_name}', tbl, cols, [{arg_list}], strata, label_col, "
                   f"{POOLING_ARGS}))"),
+            contract=Contract({"cols": "original", "label_col": "adds"}, result="rows"),
         ),
     ]
 
@@ -269,6 +273,7 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
             udf=Udf(rows_udf(f"{kind}_suppress", _suppress(kind), "suppression", len(suppress) - 2, with_clusters=True),
                     ("DOUBLE[][]", "BIGINT[]") + ("VARCHAR",) * (len(suppress) - 2), _SUPPRESSION),
             body=record_macro(f"{kind}_suppress", suppress),
+            contract=Contract({"rows": "original", "clusters": "labels"}),
         ),
         SqlFunction(
             name=f"{kind}_merge", kind="scalar", params=merge, returns="BIGINT[]", group=GROUP, scale=0,
@@ -281,6 +286,7 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
             udf=Udf(rows_udf(f"{kind}_merge", _merge(kind), "labels", len(merge) - 2, with_clusters=True),
                     ("DOUBLE[][]", "BIGINT[]") + ("VARCHAR",) * (len(merge) - 2), "BIGINT[]"),
             body=record_macro(f"{kind}_merge", merge),
+            contract=Contract({"rows": "original", "clusters": "labels"}),
         ),
         SqlFunction(
             name=f"{kind}_remove", kind="scalar", params=remove, returns=_REMOVAL, group=GROUP,
@@ -300,6 +306,7 @@ def _mitigation_rows(kind: str) -> list[SqlFunction]:
             udf=Udf(rows_udf(f"{kind}_remove", _remove(kind), _removal_array, len(remove) - 2, with_clusters=True),
                     ("DOUBLE[][]", "BIGINT[]") + ("VARCHAR",) * (len(remove) - 2), _REMOVAL),
             body=record_macro(f"{kind}_remove", remove),
+            contract=Contract({"rows": "original", "clusters": "labels"}),
         ),
     ]
 
@@ -315,6 +322,7 @@ FUNCTIONS += [
              "a zero total is not sensitive. Negative contributions are an error unless absolute := true. Exact: r "
              "is taken to 9 decimals, so a cell exactly at r is not sensitive. n must be a constant."),
         example=("SELECT cluster, dominance_sensitive(income, 2, 0.7) FROM clustered GROUP BY cluster"),
+        contract=Contract({"value": "original"}),
     ),
     SqlFunction(
         name="p_percent_sensitive", kind="aggregate", params=(_VALUE, _P, _ABSOLUTE), returns="BOOLEAN",
@@ -324,6 +332,7 @@ FUNCTIONS += [
              "estimate the largest to within p of its value. NULL without contributions; a zero total is not "
              "sensitive; negative contributions as for dominance_sensitive; p taken to 9 decimals."),
         example="SELECT cluster, p_percent_sensitive(income, 0.1) FROM clustered GROUP BY cluster",
+        contract=Contract({"value": "original"}),
     ),
     SqlFunction(
         name="dominance_to_p_percent", kind="scalar", params=(_R,), returns="DOUBLE", group=GROUP, scale=0,
@@ -331,6 +340,7 @@ FUNCTIONS += [
         doc=("p = (1 - r) / r: with it the p% rule flags a subset of the cells the (2, r) dominance rule flags, "
              "and the two agree on every cell whose largest contribution is at least r times the total."),
         example="SELECT dominance_to_p_percent(0.8)  -- 0.25",
+        contract=Contract(),
     ),
     SqlFunction(
         name="sensitivity_report", kind="table",
@@ -343,6 +353,7 @@ FUNCTIONS += [
              "part; NULL values are no contribution."),
         example=("SELECT * FROM sensitivity_report('clustered', ['income', 'expenses'], ['region', 'cluster'], "
                  "2, 0.7, 0.1)"),
+        contract=Contract({"cols": "original", "clusters": "labels"}, result="report"),
     ),
     SqlFunction(
         name="pq_sensitive", kind="aggregate", params=(_VALUE, _PQ_P, _Q, _ABSOLUTE), returns="BOOLEAN",
@@ -352,6 +363,7 @@ FUNCTIONS += [
              "could estimate the largest to within p. 0 < p < q <= 1 (q = 1: the p% rule), taken to 9 decimals. NULL "
              "without contributions; negative contributions as for dominance_sensitive."),
         example="SELECT cluster, pq_sensitive(income, 0.1, 0.5) FROM clustered GROUP BY cluster",
+        contract=Contract({"value": "original"}),
     ),
     SqlFunction(
         name="threshold_sensitive", kind="aggregate", params=(_VALUE, _MIN_COUNT), returns="BOOLEAN",
@@ -359,6 +371,7 @@ FUNCTIONS += [
         doc=("Threshold (minimum frequency) rule over one cell's contributions: true when the cell has fewer than n "
              "contributions (NULL values are none); NULL without contributions."),
         example="SELECT cluster, threshold_sensitive(income, 3) FROM clustered GROUP BY cluster",
+        contract=Contract({"value": "original"}),
     ),
     *_mitigation_rows("dominance"),
     *_mitigation_rows("p_percent"),

@@ -9,7 +9,7 @@ import pyarrow as pa
 from .. import masking
 from ..params import COL_PARAM, COLS_PARAM, POOLING_ARGS, ROWS_PARAM, STRATA_PARAMS, TBL_PARAM, XS_PARAM, Param
 from .arrow import list_udf
-from .registry import SqlFunction, Udf
+from .registry import Contract, SqlFunction, Udf
 from .rows import record_macro, rows_udf
 
 GROUP = "Perturbation: noise addition and rank swapping"
@@ -39,6 +39,7 @@ def _list_row(name: str, doc: str, example: str) -> SqlFunction:
         udf=Udf(list_udf(name, _masked(name), pa.float64(), n), ("DOUBLE[]",) + ("VARCHAR",) * n, "DOUBLE[]",
                 side_effects=True),
         scale=1,
+        contract=Contract({"xs": "original"}),
     )
 
 
@@ -55,6 +56,7 @@ def _table_row(name: str, doc: str, example: str) -> SqlFunction:
         body=(f"FROM query(__sdc_mask_column_sql('{name}', tbl, col, [{_args(tail)}], strata, "
               f"seeded := true, seed := seed, {POOLING_ARGS}))"),
         scale=1,
+        contract=Contract({"col": "original"}, result="rows"),
     )
 
 
@@ -88,6 +90,7 @@ FUNCTIONS: list[SqlFunction] = [
                 ("DOUBLE[][]",) + ("VARCHAR",) * len(_MULTI_TAIL), "DOUBLE[][]", side_effects=True),
         body=record_macro("add_noise_multi", (ROWS_PARAM, *_MULTI_TAIL)),
         scale=1,
+        contract=Contract({"rows": "original"}),
     ),
     SqlFunction(
         name="add_noise_multi_table", kind="table", params=(TBL_PARAM, COLS_PARAM, *_MULTI_TAIL, *STRATA_PARAMS),
@@ -102,6 +105,7 @@ FUNCTIONS: list[SqlFunction] = [
         body=(f"FROM query(__sdc_mask_columns_sql('add_noise_multi', tbl, cols, [{_args(_MULTI_TAIL)}], strata, "
               f"seeded := true, seed := seed, {POOLING_ARGS}))"),
         scale=1,
+        contract=Contract({"cols": "original"}, result="rows"),
     ),
     _list_row(
         "rank_swap",

@@ -25,7 +25,7 @@ from ..methods import recoding as rc
 from ..methods import suppression as sp
 from ..params import KEYS, SEED_PARAM, STRATA, TBL_PARAM, Integer, Kind, Name, Param
 from .arrow import _first, _single, reported
-from .registry import SqlFunction, Udf
+from .registry import Contract, SqlFunction, Udf
 from .rows import _signature
 
 GROUP = "Recoding and suppression of categorical keys"
@@ -172,7 +172,7 @@ LABELS = Labels()
 MAPPING = Mapping_()
 IMPORTANCE = Importance()
 HIERARCHIES = Hierarchies()
-HIERARCHY = Name(of="hierarchy", doc="the hierarchy: a table or view whose columns are the value and its levels, or "
+HIERARCHY = Name(of="table or a CSV file", doc="the hierarchy: a table or view whose columns are the value and its levels, or "
                                       "a CSV file (a name ending in .csv) as ARX writes hierarchies (';', no header)")
 LEVEL = Integer(0, doc="the level of the hierarchy, 0 (the value itself) to its height")
 
@@ -411,6 +411,7 @@ FUNCTIONS: list[SqlFunction] = [
     SqlFunction(
         name="recode_bands", kind="scalar", params=(X, BREAKS_PARAM, LABELS_PARAM, CLOSED_PARAM), returns="VARCHAR",
         group=GROUP, source=SOURCE, scale=None,
+        contract=Contract(),
         doc=("Numeric bands (sdcMicro's globalRecode with breaks): the label of the band holding x. closed := 'right' "
              "(default, as R's cut and sdcMicro): [b0, b1], (b1, b2], ..., the first band also holding b0; 'left': "
              "[b0, b1), ..., [bm-1, bm]. Default labels are the intervals as written ('(18, 65]'); labels gives one text "
@@ -421,6 +422,7 @@ FUNCTIONS: list[SqlFunction] = [
         name="recode_bands_table", kind="table",
         params=(TBL_PARAM, COL, TABLE_BREAKS_PARAM, LABELS_PARAM, CLOSED_PARAM), returns="table", group=GROUP,
         scale=None,  # the other columns scale with the data, the labels are text
+        contract=Contract({"col": "original"}, result="rows"),
         doc=("Table form of recode_bands: the rows of tbl with column col replaced by its band labels (VARCHAR). The "
              "column is checked first: numeric, and every value within the breaks, else an error naming up to five "
              "values outside them. NULL stays NULL; rows come back in no particular order."),
@@ -432,6 +434,7 @@ FUNCTIONS: list[SqlFunction] = [
                                                 Param("replacement", Value(doc="the value given to those above top "
                                                                                "(default: top)"), "NULL")),
         returns="ANY", group=GROUP, source=SOURCE, scale=1,
+        contract=Contract(),
         doc=("Top coding (sdcMicro's topBotCoding, kind 'top'): x when x <= top, else replacement (default top). "
              "NULL stays NULL; NaN and infinite values are refused."),
         example="SELECT top_code(120, 90)  -- 90"),
@@ -440,18 +443,21 @@ FUNCTIONS: list[SqlFunction] = [
         params=(X, Param("bottom", Value(doc="the threshold, a finite number"), example="10"),
                 Param("replacement", Value(doc="the value given to those below bottom (default: bottom)"), "NULL")),
         returns="ANY", group=GROUP, source=SOURCE, scale=1,
+        contract=Contract(),
         doc=("Bottom coding (sdcMicro's topBotCoding, kind 'bottom'): x when x >= bottom, else replacement (default "
              "bottom). NULL stays NULL; NaN and infinite values are refused."),
         example="SELECT bottom_code(3, 16)  -- 16"),
     SqlFunction(
         name="merge_categories", kind="scalar", params=(Param("x", VALUE, example="2"), Param("mapping", MAPPING)),
         returns="VARCHAR", group=GROUP, source=SOURCE, scale=None,
+        contract=Contract(),
         doc=("Merging categories (sdcMicro's groupAndRename, several groups at once): the image of x (as text) under "
              "mapping, or x itself as text when mapping does not name it. NULL stays NULL; mapping to NULL is refused."),
         example="SELECT merge_categories(9, MAP {'2': 'other', '9': 'other'})"),
     SqlFunction(
         name="truncate_date", kind="scalar", params=(Param("d", DATE_VALUE), Param("unit", rc.UNITS)),
         returns="DATE", group=GROUP, source=SOURCE, scale=None,
+        contract=Contract(),
         doc=("A date or timestamp generalised to the first day of its 'month', 'quarter' or 'year' (a DATE; for a "
              "TIMESTAMP WITH TIME ZONE, in the session's time zone). NULL stays NULL."),
         example="SELECT truncate_date(DATE '2024-05-17', 'quarter')"),
@@ -461,6 +467,7 @@ FUNCTIONS: list[SqlFunction] = [
                 Param("reference", DATE_VALUE, doc="the reference date (the interview's, the release's)",
                       example="DATE '2001-03-01'")),
         returns="INTEGER", group=GROUP, source=SOURCE, scale=None,
+        contract=Contract(),
         doc=("Completed years from birth to reference: the difference of the years, less one when the reference's "
              "month and day come before the birth's (born on 29 February: a year completed on 1 March in a year without "
              "it). A birth after its reference is an error; NULL gives NULL."),
@@ -470,6 +477,7 @@ FUNCTIONS: list[SqlFunction] = [
         params=(TBL_PARAM, COL, Param("hierarchy", HIERARCHY, example="'h_any'"),
                 Param("level", LEVEL, example="1")),
         returns="table", group=GROUP, scale=0,
+        contract=Contract({"col": "categories"}, result="rows"),
         udf=Udf(_generalise_udf, ("VARCHAR", "VARCHAR[]", "VARCHAR[]", "VARCHAR"), MAPPING_RETURNS),
         doc=("Generalisation through a user hierarchy (ARX's hierarchies): the rows of tbl with column col replaced by "
              "each value's ancestor at level (0: the value itself) of hierarchy, a table or view whose columns are the "
@@ -482,6 +490,7 @@ FUNCTIONS: list[SqlFunction] = [
         name="local_suppression_table", kind="table",
         params=(TBL_PARAM, KEYS_PARAM, K_PARAM, Param("importance", IMPORTANCE, "NULL"), STRATA_PARAM),
         returns="table", group=GROUP, scale=1,
+        contract=Contract({"keys": "keys"}, result="rows"),
         udf=Udf(_local_suppression_udf, ("BIGINT[][]", "VARCHAR", "VARCHAR", "VARCHAR"), SUPPRESSION_RETURNS),
         doc=("Local suppression to k-anonymity (sdcMicro's localSuppression): the rows of tbl with key values set to "
              "NULL so that every record's combination of keys is shared by at least k records of its stratum, a NULL "
@@ -497,6 +506,7 @@ FUNCTIONS: list[SqlFunction] = [
         name="local_suppression_report", kind="table",
         params=(TBL_PARAM, KEYS_PARAM, K_PARAM, Param("importance", IMPORTANCE, "NULL"), STRATA_PARAM),
         returns="table", group=GROUP, scale=0,
+        contract=Contract({"keys": "keys"}, result="report"),
         doc=("What local_suppression_table suppresses, one row per stratum: records, unsafe (records with fewer than k "
              "matches before), suppressed_records, suppressed (cells), per_key (a MAP of the suppressions per key), "
              "optimal (whether the count is proved the fewest under the rule), lower_bound (a proved lower bound; NULL "
@@ -506,6 +516,7 @@ FUNCTIONS: list[SqlFunction] = [
     SqlFunction(
         name="pram_table", kind="table", params=(TBL_PARAM, VAR, PD, ALPHA, STRATA_PARAM, PRAM_SEED),
         returns="table", group=GROUP, scale=1,
+        contract=Contract({"var": "categories"}, result="rows"),
         udf=Udf(_pram_udf, ("BIGINT[]", "VARCHAR", "VARCHAR", "VARCHAR"), "BIGINT[]", side_effects=True),
         doc=("Invariant PRAM (Gouweleeuw et al. 1998; sdcMicro's pram): every value of var is replaced by a category "
              "drawn from its row of the stratum's invariant transition matrix alpha R + (1 - alpha) I (R = P Q, P with "
@@ -517,6 +528,11 @@ FUNCTIONS: list[SqlFunction] = [
     SqlFunction(
         name="pram_transitions_table", kind="table", params=(TBL_PARAM, VAR, PD, ALPHA, STRATA_PARAM, PRAM_SEED),
         returns="table", group=GROUP, scale=None,  # from and to are the column's values, the probabilities are not
+        contract=Contract({"var": "categories"}, result="report", expected_failures={
+            "only-columns-read": ("the stratum's records are listed in the order of their whole row (ORDER BY "
+                                  "__sdc_row) before the seeded draws, so the same column in a table with other "
+                                  "columns beside it draws differently: the realised records of a transition differ "
+                                  "(its probability does not)")}),
         udf=Udf(_pram_transitions_udf, ("BIGINT[]", "VARCHAR", "VARCHAR", "VARCHAR"), TRANSITIONS_RETURNS,
                 side_effects=True),
         doc=("The transition matrix of pram_table, one row per stratum and pair of categories: from, to, probability "
@@ -529,9 +545,10 @@ FUNCTIONS: list[SqlFunction] = [
     SqlFunction(
         name="generalisation_search_table", kind="table",
         params=(TBL_PARAM, KEYS_PARAM, Param("hierarchies", HIERARCHIES), K_PARAM,
-                Param("max_suppressed", SUPPRESSED_SHARE, "0.0"), Param("measure", gz.MEASURE, "'discernibility'"),
+                Param("max_suppressed", SUPPRESSED_SHARE, "0.0", example="0.5"), Param("measure", gz.MEASURE, "'discernibility'"),
                 STRATA_PARAM),
         returns="table", group=GROUP, scale=0,
+        contract=Contract({"keys": "keys"}, result="report"),
         udf=Udf(_search_udf, ("VARCHAR[]", "VARCHAR[][]", "VARCHAR[][]", "VARCHAR[][]", "VARCHAR", "VARCHAR", "VARCHAR"),
                 SEARCH_RETURNS),
         doc=("ARX's optimal full-domain generalisation: every node of the lattice (one level per key), one row each "
@@ -546,9 +563,10 @@ FUNCTIONS: list[SqlFunction] = [
     SqlFunction(
         name="generalise_keys_table", kind="table",
         params=(TBL_PARAM, KEYS_PARAM, Param("hierarchies", HIERARCHIES), K_PARAM,
-                Param("max_suppressed", SUPPRESSED_SHARE, "0.0"), Param("measure", gz.MEASURE, "'discernibility'"),
+                Param("max_suppressed", SUPPRESSED_SHARE, "0.0", example="0.5"), Param("measure", gz.MEASURE, "'discernibility'"),
                 STRATA_PARAM),
         returns="table", group=GROUP, scale=1,
+        contract=Contract({"keys": "keys"}, result="rows"),
         doc=("The release of generalisation_search_table's chosen node: the rows of tbl with every key replaced by its "
              "level's value (VARCHAR) and the suppressed records' keys all NULL (ARX's '*'; their other columns kept). "
              "Every other combination of the keys is shared by at least k records of its stratum."),

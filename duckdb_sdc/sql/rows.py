@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._validate import fail, refuse_nonfinite
-from .arrow import _first, _float_values, _single, reported
+from .arrow import _first, _float_values, _single, data_param, reported
 from .progress import group_done
 
 
@@ -214,7 +214,8 @@ def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *
 
     def udf(name, rows, *args):
         fname = _first(name) or func
-        with reported(fname, {"X": "rows"}):
+        data = data_param(fname, "rows")
+        with reported(fname, {"X": data, "rows": data}):
             return _rows_udf(fname, rows, args)
 
     def _rows_udf(func, rows, args):

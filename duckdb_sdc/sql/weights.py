@@ -35,11 +35,11 @@ from ..params import (
     XS_PARAM,
     Param,
 )
-from .arrow import _first, _float_values, _single, reported
+from .arrow import _first, _float_values, _single, data_param, reported
 from .measures import _floats, each_group
 from .progress import group_done
 from .keys import KEY_STRATA_PARAM, KEYS_PARAM, NULLS_PARAM
-from .registry import SqlFunction, Udf
+from .registry import Contract, SqlFunction, Udf
 from .rows import _rows_array, _RowsChunk, _signature
 
 GROUP = "Sampling weights"
@@ -76,7 +76,8 @@ def weighted_list_udf(func: str, name: str, n_params: int):
 
     def udf(fname, xs, *rest):
         report = _first(fname) or func
-        with reported(report, {"x": "xs", **({"weights": "weight"} if report.endswith("_table") else {})}):
+        with reported(report, {"x": data_param(report, "xs"),
+                               **({"weights": "weight"} if report.endswith("_table") else {})}):
             return _udf(report, xs, rest[:-1], rest[-1])
 
     def _udf(report, xs, params, ws):
@@ -131,7 +132,7 @@ def weighted_rows_udf(func: str, name: str, n_params: int):
 
     def udf(fname, rows, *rest):
         report = _first(fname) or func
-        renames = {"X": "rows", **({"weights": "weight"} if report.endswith("_table") else {})}
+        renames = {"X": data_param(report, "rows"), **({"weights": "weight"} if report.endswith("_table") else {})}
         with reported(report, renames):
             chunk = _RowsChunk(report, rows)
             params = [_single(p).to_pylist() for p in rest[:-1]]
@@ -168,8 +169,9 @@ def _records_rows(name: str) -> list[SqlFunction]:
         udf=Udf(weighted_rows_udf(wname, name, len(tail)),
                 ("DOUBLE[][]",) + ("VARCHAR",) * len(tail) + ("DOUBLE[]",), "DOUBLE[][]"),
         body=(f"__sdc_{wname}('{wname}', __sdc_numeric_rows(rows, '{wname}'), {args}, "
-              f"__sdc_numeric_list(weights, '{wname}'))"),
+              f"__sdc_numeric_list(weights, '{wname}', pname := 'weights'))"),
         scale=1,
+        contract=Contract({"rows": "original", "weights": "weights"}),
     )
     table_fn = SqlFunction(
         name=f"{wname}_table", kind="table", params=(TBL_PARAM, COLS_PARAM, WEIGHT_PARAM, *tail, *STRATA_PARAMS),
@@ -180,6 +182,7 @@ def _records_rows(name: str) -> list[SqlFunction]:
         example=f"SELECT * FROM {wname}_table('weighted_people', ['income', 'savings'], 'w', 5, strata := 'region')",
         body=f"FROM query(__sdc_mask_columns_weighted_sql('{wname}', tbl, cols, weight, [{args}], strata, {POOLING_ARGS}))",
         scale=1,
+        contract=Contract({"cols": "original", "weight": "weights"}, result="rows"),
     )
     return [list_fn, table_fn]
 
@@ -203,8 +206,9 @@ def _masking_rows(name: str) -> list[SqlFunction]:
         udf=Udf(weighted_list_udf(wname, name, len(tail)), ("DOUBLE[]",) + ("VARCHAR",) * len(tail) + ("DOUBLE[]",),
                 "DOUBLE[]"),
         body=(f"__sdc_{wname}('{wname}', __sdc_numeric_list(xs, '{wname}'), {args}"
-              f"{', ' if args else ''}__sdc_numeric_list(weights, '{wname}'))"),
+              f"{', ' if args else ''}__sdc_numeric_list(weights, '{wname}', pname := 'weights'))"),
         scale=1,
+        contract=Contract({"xs": "original", "weights": "weights"}),
     )
     targs = ", ".join(f"{p.name}::VARCHAR" for p in plain)
     seed = ", seed := seed" if seeded else ""
@@ -219,6 +223,7 @@ def _masking_rows(name: str) -> list[SqlFunction]:
         body=(f"FROM query(__sdc_mask_weighted_sql('{wname}', tbl, col, weight, [{targs}], strata, "
               f"seeded := {'true' if seeded else 'false'}{seed}, {POOLING_ARGS}))"),
         scale=1,
+        contract=Contract({"col": "original", "weight": "weights"}, result="rows"),
     )
     return [list_fn, table_fn]
 
@@ -267,7 +272,8 @@ def _measure(name: str, doc: str, compute, scale: int) -> SqlFunction:
         name=name, kind="aggregate", params=(_X, _XM, _W), returns="DOUBLE", group=GROUP, doc=doc,
         example=f"SELECT {name}(income, income_m, w) FROM weighted_j",
         udf=Udf(weighted_aggregate_udf(name, compute), (_TRIPLES,), "DOUBLE"),
-        body=f"__sdc_{name}('{name}', list({pack}))", scale=scale)
+        body=f"__sdc_{name}('{name}', list({pack}))", scale=scale,
+        contract=Contract({"x": "original", "xm": "masked", "w": "weights"}))
 
 
 _PAIRS_NOTE = (" A record with a NULL x or xm is left out; a NULL weight beside both is an error. NULL when no "
@@ -303,7 +309,8 @@ RISK = [
         example="SELECT * FROM population_frequencies_table('weighted_people', ['region', 'age'], 'w')",
         body=("FROM query(__sdc_population_frequencies_sql('population_frequencies_table', tbl, keys, weight, strata, "
               "nulls))"),
-        scale=None),  # the table's own columns scale with the data, the frequencies do not
+        scale=None,  # the table's own columns scale with the data, the frequencies do not
+        contract=Contract({"keys": "keys", "weight": "weights"}, result="rows")),
     SqlFunction(
         name="weighted_risk_summary", kind="table",
         params=(TBL_PARAM, KEYS_PARAM, WEIGHT_PARAM, _THRESHOLD, KEY_STRATA_PARAM, NULLS_PARAM),
@@ -318,7 +325,8 @@ RISK = [
         example="SELECT * FROM weighted_risk_summary('weighted_people', ['region', 'age'], 'w', 100)",
         body=("FROM query(__sdc_risk_summary_sql('weighted_risk_summary', tbl, keys, weight, "
               "__sdc_check_number(threshold, 'weighted_risk_summary', 'threshold', 0, NULL), strata, nulls))"),
-        scale=0),
+        scale=0,
+        contract=Contract({"keys": "keys", "weight": "weights"}, result="report")),
 ]
 
 FUNCTIONS: list[SqlFunction] = [row for name in masking.WEIGHTED
