@@ -143,7 +143,10 @@ def test_the_dbt_package_is_a_dbt_project_with_its_macros():
     assert not (ROOT / "examples" / "dbt" / "tests" / "generic").exists()  # the example holds no copy
 
 
-STRATIFIED = [r for r in REGISTRY if r.kind == "table" and any(p.name == "strata" for p in r.params)]
+# the key measures and methods refuse a table without records by their contract (role 'keys'), so
+# `dbt build --empty` of a model using them fails with that refusal; the others give no row
+STRATIFIED = [r for r in REGISTRY if r.kind == "table" and any(p.name == "strata" for p in r.params)
+              and "keys" not in (r.contract.reads.values() if r.contract else ())]
 
 
 def _stratified(row, table: str, extra: str = "") -> str:

@@ -15,6 +15,7 @@ from release_helpers import base_doc, people, write_db, write_spec
 from duckdb_sdc import guarantees
 from duckdb_sdc.methods import dp
 from duckdb_sdc.release import SpecError, load_spec, release, report
+from duckdb_sdc import datasets
 
 
 @pytest.fixture
@@ -292,9 +293,7 @@ def test_docs_state_the_guarantees_of_the_module():
 # ---------------------------------------------------------------------------------------------
 # cells: suppression with protection levels (issue 33)
 
-DATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "data"
-if not DATA.exists():
-    DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = datasets.path("tarragona").parent  # the bundled reference data (duckdb_sdc.datasets)
 
 
 def _stratum_patterns(df, strata_col, column, k, rule):
@@ -311,7 +310,6 @@ def _stratum_patterns(df, strata_col, column, k, rule):
     return out
 
 
-@pytest.mark.skipif(not (DATA / "Tarragona.csv").exists(), reason="needs ../shared/data")
 def test_a_tarragona_release_meets_the_protection_levels(tmp_path):
     # the release of the issue: DEPRECIATION by mdav_round (k = 3) in two strata (the first and the
     # second half of the firms), p% rule at 0.2; stratum b's cell [120, 0, 0] had a cell of zeros as

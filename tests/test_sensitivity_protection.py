@@ -13,6 +13,7 @@ import pytest
 from duckdb_sdc import methods
 from duckdb_sdc._validate import SdcError
 from duckdb_sdc.methods import sensitivity as sv
+from duckdb_sdc import datasets
 from reference_protection import (
     cheapest_reference,
     interval_reference,
@@ -21,9 +22,7 @@ from reference_protection import (
     sensitive_reference,
 )
 
-DATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "data"
-if not DATA.exists():
-    DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = datasets.path("tarragona").parent  # the bundled reference data (duckdb_sdc.datasets)
 
 
 def _rule_dict(rule: sv.Rule) -> dict:
@@ -96,7 +95,6 @@ def _tarragona_strata():
     return df, np.where(np.arange(len(df)) < len(df) // 2, "a", "b")
 
 
-@pytest.mark.skipif(not (DATA / "Tarragona.csv").exists(), reason="needs ../shared/data")
 def test_tarragona_depreciation_in_stratum_b_is_protected():
     # the release of DEPRECIATION by mdav_round (k = 3) per stratum (the first and the second half of
     # the firms) with cells = { rule = "p_percent", p = 0.2, action = "suppress" }: in stratum b the
