@@ -325,8 +325,8 @@ def test_the_manifest_never_keeps_a_seed():
 
 def test_method_table_is_derived_from_the_registry():
     assert sorted(METHODS) == ["add_noise", "add_noise_multi", "base_round", "box_release", "dp_laplace", "dp_um",
-                               "efd_round", "ewd_round", "idp_cbls", "idp_ls", "kmd_round", "mdav_multi_round",
-                               "mdav_round", "mondrian_round", "oma_round", "rank_swap", "ranking_round", "rbd_round",
+                               "efd_round", "ewd_round", "idp_cbls", "idp_ls", "kmd_round", "mdav_dominance_round",
+                               "mdav_multi_round", "mdav_p_percent_round", "mdav_round", "mondrian_round", "oma_round", "rank_swap", "ranking_round", "rbd_round",
                                "vmdav_round"]
     assert METHODS["mdav_multi_round"].kind == "rows" and METHODS["mdav_round"].kind == "column"
     assert METHODS["box_release"].kind == "boxes"
