@@ -221,7 +221,8 @@ def _tables(con, n: int = 400) -> None:
     con.execute("CREATE OR REPLACE TEMP TABLE weighted AS SELECT income, savings, 1 + (id % 5) AS w FROM people "
                 "WHERE income IS NOT NULL AND savings IS NOT NULL")
     con.execute("CREATE OR REPLACE TEMP TABLE released AS SELECT income * 0.9 AS income_lower, "
-                "income * 1.1 AS income_upper, 1 + (id % 3) AS w FROM people WHERE income IS NOT NULL")
+                "income * 1.1 AS income_upper, savings * 0.9 AS savings_lower, savings * 1.1 AS savings_upper, "
+                "1 + (id % 3) AS w FROM people WHERE income IS NOT NULL AND savings IS NOT NULL")
     con.execute("CREATE OR REPLACE TEMP TABLE weighted_people AS SELECT *, 1 + id % 4 AS w FROM people")
     con.execute("CREATE OR REPLACE TEMP TABLE age_h AS SELECT a AS age, (a // 10 * 10) || '-' || (a // 10 * 10 + 9) "
                 "AS decade, '*' AS top FROM range(0, 121) r(a)")  # the recoding examples' hierarchies
@@ -255,6 +256,39 @@ def _out_of_core(con, method: str, params: dict) -> None:
     con.execute(f"DROP TABLE IF EXISTS ooc_{method}")
 
 
+def _python_kernels() -> None:
+    """Kernels that no SQL example reaches on its small tables: compiled by direct calls on data shaped
+    to take their paths (key frequencies coded in mixed radix and by hashing, MDAV's exact tie
+    decision, re-sampling by value counts, removal of sensitive records)."""
+    import numpy as np
+
+    from .measures.keys import key_frequencies, suda2
+    from .methods import _exact
+    from .methods.discretisation import rbd_round
+    from .methods.dominance import remove_sensitive
+    from .methods.sensitivity import dominance_rule
+
+    rng = np.random.default_rng(0)
+    few = np.array([["a", "x"], ["a", None], ["b", "y"], ["b", "y"]], dtype=object)
+    key_frequencies(few)  # a few small keys: one mixed-radix code per combination
+    wide = rng.integers(0, 1 << 40, size=(64, 3)).astype(object)  # codes beyond int64: hashed rows
+    wide[0, 1] = None
+    key_frequencies(wide)
+    # SUDA2 on keys whose mixed radix passes 62 bits: matches counted by hashing the value tuples
+    suda2(rng.integers(0, 5000, size=(2000, 7)).astype(np.int64))
+    suda2(rng.integers(0, 3, size=(60, 4)).astype(np.int64))  # and on one code per combination
+    acc, work = _exact.accumulator(), _exact.accumulator()
+    v = np.array([1.5, -2.25, 3.0], dtype=np.float64)
+    _exact.add(acc, 0.1, 1)
+    _exact.add_product(acc, 0.3, 7, -1)
+    _exact.add_range(acc, v, 0, 3, 1)
+    _exact.midpoint_side(acc, 3, 0.5, 1.5, work)
+    _exact.sign_of(acc)
+    rbd_round(np.repeat(np.arange(8.0), 50), 4, seed=1)  # few distinct values: draws by value counts
+    X = np.column_stack([np.concatenate([np.full(9, 1.0), [1000.0]] * 4), np.arange(40.0)])
+    remove_sensitive(X, np.repeat(np.arange(4), 10), dominance_rule(1, 0.6))
+
+
 def _statement(example: str) -> str:
     return example.split("--")[0].strip()
 
@@ -277,12 +311,15 @@ def warm_up(progress=None) -> WarmupResult:
         work = [(row.name, _statement(row.example)) for row in REGISTRY if row.example]
         work += [(query, query) for query in LARGE_QUERIES]
         work += [(f"out of core {method}", (method, params)) for method, params in OUT_OF_CORE]
+        work += [("kernels reached from Python", None)]
         for i, (what, query) in enumerate(work, start=1):
             if progress is not None:
                 progress(i, len(work), what)
             began = time.perf_counter()
             try:
-                if isinstance(query, tuple):
+                if query is None:
+                    _python_kernels()
+                elif isinstance(query, tuple):
                     _out_of_core(con, *query)
                 else:
                     con.execute(query).fetchall()
