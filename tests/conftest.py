@@ -19,9 +19,8 @@ from duckdb_sdc import datasets
 # (`--dist loadfile --no-loadscope-reorder`, as tasks.py runs it; its default order, most tests first,
 # left the one-test example files to run alone at the end), so the longest start first and the short
 # files fill the gaps.
-LONGEST_FIRST = ("test_release_kill.py", "test_contract.py", "test_spark_release.py", "test_docs.py",
-                 "test_examples.py",
-                 "test_release_leaks.py", "test_spark_release_rules.py", "test_examples_long.py",
+LONGEST_FIRST = ("test_spark_kill.py", "test_spark_cluster.py", "test_release_kill.py", "test_contract.py",
+                 "test_spark_release.py", "test_docs.py", "test_examples.py", "test_release_leaks.py", "test_spark_release_rules.py", "test_examples_long.py",
                  "test_dbt_example.py", "test_cli.py", "test_small_strata_sql.py", "test_release_tradeoff.py",
                  "test_dbt_package.py")
 

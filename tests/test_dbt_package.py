@@ -74,7 +74,11 @@ def test_every_table_macro_takes_what_ref_renders_under_dbt_build_empty(tables, 
                              f"{row.name}('(select * from \"temp\".\"main\".\"{table}\" where false limit 0)'", 1)
     cte = (f'WITH "no rows" AS (SELECT * FROM "temp"."main"."{table}" WHERE false) '
            + plain.replace(f"{row.name}('{table}'", f"{row.name}('no rows'", 1))
-    assert _outcome(con, rendered) == _outcome(con, cte)
+    text = f'(select * from "temp"."main"."{table}" where false limit 0)'
+    got = _outcome(con, rendered)
+    if got[0] == "error":  # a refusal names the relation as it was given
+        got = ("error", got[1].replace(text, "no rows"))
+    assert got == _outcome(con, cte)
 
 
 @pytest.mark.parametrize("text, from_item", [

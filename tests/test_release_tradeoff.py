@@ -231,7 +231,8 @@ def test_every_swept_k_is_a_group_size_bounded_by_the_values(con, method):
     rm = METHODS[method]
     data = "[[1.0, 2.0], [3.0, 5.0], [4.0, 1.0], [9.0, 8.0]]" if rm.kind == ROWS else "[1.0, 2.0, 3.0, 9.0]"
     extra = ", ".join(f"{p.name} := {p.default}" if p.default is not None else
-                      {"epsilon": "epsilon := 1.0", "lb": "lb := 0", "ub": "ub := 10"}[p.name]
+                      {"epsilon": "epsilon := 1.0", "lb": "lb := 0", "ub": "ub := 10", "n": "n := 2", "r": "r := 0.9",
+                       "p": "p := 0.05"}[p.name]
                       for p in rm.params if p.name != "k" and (p.default is None))
     call = f"SELECT {method}({data}, k := {{k}}{', ' + extra if extra else ''})"
     con.execute(call.format(k=4)).fetchall()  # k = n is allowed

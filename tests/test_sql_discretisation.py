@@ -3,6 +3,7 @@ table form, and the pure-SQL Freedman-Diaconis aggregates."""
 
 from __future__ import annotations
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import re
+
 import duckdb
 import numpy as np
 import pytest
@@ -145,7 +147,13 @@ def test_equal_weights_give_the_unweighted_result_bit_for_bit(common):
     for m in W.DISC_METHODS:
         for rep in ("mean", "median", "midpoint"):
             for c in (4, "auto"):
-                assert np.array_equal(W.discretise_weighted(x, w, c, m, rep), methods.discretise(x, c, m, rep))
+                try:
+                    want = methods.discretise(x, c, m, rep)
+                except SdcError as e:  # 'auto' would leave a value alone: refused alike
+                    with pytest.raises(SdcError, match=re.escape(str(e).split(" chose ")[0])):
+                        W.discretise_weighted(x, w, c, m, rep)
+                    continue
+                assert np.array_equal(W.discretise_weighted(x, w, c, m, rep), want)
             assert np.array_equal(W.discretise_weighted(x, w, 4, m, rep, stochastic=True, seed=9),
                                   methods.discretise(x, 4, m, rep, stochastic=True, seed=9))
     X = np.c_[x, x[::-1]]

@@ -97,6 +97,17 @@ def _summary_points(values, ends, bounds, rep, centre):
     return out
 
 
+def _refuse_a_lone_value(func: str, c: int, sizes: np.ndarray) -> None:
+    """`discretisation._refuse_a_lone_value` on the summary: c = 'auto' must not leave a set of
+    attraction of fewer than AUTO_MIN_SET values (the same refusal, in the same words)."""
+    smallest = int(sizes.min()) if sizes.size else disc.AUTO_MIN_SET
+    if smallest < disc.AUTO_MIN_SET:
+        raise disc.fail(func, f"c = 'auto' chose {c} intervals (Freedman-Diaconis) and left a set of attraction of "
+                              f"{smallest} value, which would be released unchanged; give c (fewer intervals: "
+                              f"{func.removesuffix('_round')}_sizes shows the sets), or use microaggregation with "
+                              "k := 'auto', whose groups hold at least 2 values", "c")
+
+
 def summary_points(method: str, params: dict, values: np.ndarray, counts: np.ndarray, func: str):
     """(lows, points) of one stratum: interval t holds the values v with lows[t-1] <= v < lows[t]
     (lows of length c' - 1), rounded to points[t]; as `discretisation._run` computes them: on the
@@ -104,19 +115,24 @@ def summary_points(method: str, params: dict, values: np.ndarray, counts: np.nda
     rep = POINT.check(params.get("representative", "mean"), func, "representative")
     c = INTERVALS.check(params.get("c"), func, "c")
     sorted_v = SortedSummary(values, counts)
-    c = intervals_sorted(sorted_v) if c == AUTO else c
+    auto = c == AUTO
+    c = intervals_sorted(sorted_v) if auto else c
     unit, e = to_unit(values)
     ends = sorted_v.ends.astype(np.int64)
     n = sorted_v.shape[0]
     centre = float(unit[np.searchsorted(ends, (n - 1) // 2, side="right")])
     if method == "efd_round":
         bounds = efd_bounds(values, counts, c)
+        if auto:
+            _refuse_a_lone_value(func, c, np.diff(bounds))
         points = _summary_points(unit, ends, bounds, disc.POINTS.index(rep), centre)
         return values[np.searchsorted(ends, bounds[1:-1], side="right")], np.ldexp(points, e)
     lo, hi = float(unit[0]), float(unit[-1])
     width, top = disc._ewd_width(func, lo, hi, c)
     bins = disc._ewd_bins(unit, lo, width, top) if width > 0 else np.zeros(values.shape[0])
     occupied, first = np.unique(bins, return_index=True)
+    if auto:
+        _refuse_a_lone_value(func, c, np.add.reduceat(counts, first))
     if rep == "midpoint" and width > 0:
         points = lo + (occupied + 0.5) * width
     else:

@@ -159,6 +159,7 @@ def _table(v: np.ndarray, lab: np.ndarray, g: int, m: int, absolute: bool, cells
     """The exact table of attribute values v (signed; the rule sees |v| with absolute, else v >= 0);
     the largest contributions only of `cells` (the sensitive ones: only their levels are needed)."""
     a = np.abs(v) if absolute else v
+    m = min(m, max(v.size, 2))  # contributions beyond the records are zeros: a huge n needs no more
     ints, base = _exact_ints(a)
     order = np.lexsort((-a, lab))
     sl = lab[order]

@@ -45,7 +45,7 @@ import numpy as np
 from .._numerics import exponent
 from .._numerics import to_unit
 from .._validate import fail, finite_values, named, reporting
-from ..params import FLAG, INTERVALS, POINT, REPRESENTATIVE, SEED, WEIGHT_LIST, choice
+from ..params import AUTO, FLAG, INTERVALS, POINT, REPRESENTATIVE, SEED, WEIGHT_LIST, choice
 from . import discretisation as disc
 from . import microaggregation as micro
 from . import multivariate
@@ -214,6 +214,8 @@ def discretise_weighted(x, weights, c, method: str = "efd", representative: str 
     rng = np.random.default_rng(seed) if stochastic else None
     xu, e = to_unit(x)
     groups = disc._run_unit(func, method, xu, c, "mean", {}, False, None).groups
+    if c == AUTO:
+        disc._refuse_a_lone_value(func, x, groups)  # as the unweighted method: 'auto' leaves no value alone
     if method == "ewd":  # interval numbers (floats, some intervals empty): renumbered 0..g-1
         ids = np.unique(groups, return_inverse=True)[1].astype(np.int64)
     else:  # efd, kmd: every interval holds values, numbered 0..g-1 in increasing order
