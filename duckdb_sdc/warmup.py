@@ -289,6 +289,9 @@ def _python_kernels() -> None:
     remove_sensitive(X, np.repeat(np.arange(4), 10), dominance_rule(1, 0.6))
 
 
+PYTHON_CALLS = ("kernels reached from Python",)  # `_python_kernels`, run once among the statements
+
+
 def _statement(example: str) -> str:
     return example.split("--")[0].strip()
 
@@ -311,7 +314,7 @@ def warm_up(progress=None) -> WarmupResult:
         work = [(row.name, _statement(row.example)) for row in REGISTRY if row.example]
         work += [(query, query) for query in LARGE_QUERIES]
         work += [(f"out of core {method}", (method, params)) for method, params in OUT_OF_CORE]
-        work += [("kernels reached from Python", None)]
+        work += [(what, None) for what in PYTHON_CALLS]
         for i, (what, query) in enumerate(work, start=1):
             if progress is not None:
                 progress(i, len(work), what)

@@ -74,6 +74,7 @@ def test_a_failed_statement_makes_the_warmup_fail_and_say_so(monkeypatch, capsys
     monkeypatch.setattr(registry, "REGISTRY", few)
     monkeypatch.setattr(warmup, "LARGE_QUERIES", ("SELECT mdav_round([1, 2, 3], 5)",))
     monkeypatch.setattr(warmup, "OUT_OF_CORE", ())
+    monkeypatch.setattr(warmup, "PYTHON_CALLS", ())
     result = warmup.warm_up()
     assert result.statements == 2 and [w for w, _ in result.failures] == ["SELECT mdav_round([1, 2, 3], 5)"]
     assert "k = 5 is larger than the number of non-NULL values (3)" in result.failures[0][1]
