@@ -102,10 +102,7 @@ def _refuse_a_lone_value(func: str, c: int, sizes: np.ndarray) -> None:
     attraction of fewer than AUTO_MIN_SET values (the same refusal, in the same words)."""
     smallest = int(sizes.min()) if sizes.size else disc.AUTO_MIN_SET
     if smallest < disc.AUTO_MIN_SET:
-        raise disc.fail(func, f"c = 'auto' chose {c} intervals (Freedman-Diaconis) and left a set of attraction of "
-                              f"{smallest} value, which would be released unchanged; give c (fewer intervals: "
-                              f"{func.removesuffix('_round')}_sizes shows the sets), or use microaggregation with "
-                              "k := 'auto', whose groups hold at least 2 values", "c")
+        raise disc.lone_value_error(func, c, smallest)
 
 
 def summary_points(method: str, params: dict, values: np.ndarray, counts: np.ndarray, func: str):

@@ -987,10 +987,15 @@ def _refuse_a_lone_value(func: str, x: np.ndarray, groups: np.ndarray) -> None:
     smallest = int(counts.min())
     if smallest < AUTO_MIN_SET:
         chosen = intervals_sorted(np.sort(to_unit(x)[0]))  # as _run chooses it: on the scaled values
-        raise fail(func, f"c = 'auto' chose {chosen} intervals (Freedman-Diaconis) and left a set of attraction of "
-                         f"{smallest} value, which would be released unchanged; give c (fewer intervals: "
-                         f"{func.removesuffix('_round')}_sizes shows the sets), or use microaggregation with "
-                         "k := 'auto', whose groups hold at least 2 values", "c")
+        raise lone_value_error(func, chosen, smallest)
+
+
+def lone_value_error(func: str, chosen: int, smallest: int):
+    """The refusal of c = 'auto' that chose `chosen` intervals and left a set of `smallest` values."""
+    return fail(func, f"c = 'auto' chose {chosen} intervals (Freedman-Diaconis) and left a set of attraction of "
+                      f"{smallest} value, which would be released unchanged; give c (fewer intervals: "
+                      f"{func.removesuffix('_round')}_sizes shows the sets), or use microaggregation with "
+                      "k := 'auto', whose groups hold at least 2 values", "c")
 
 
 def discretise_labels(x, c, method: str = "efd", *, seed=None, groups=DEFAULT_GROUPS,
