@@ -29,6 +29,10 @@ def toml_value(value) -> str:
 def toml_dump(doc: dict) -> str:
     lines = []
     for section, body in doc.items():
+        if isinstance(body, list):  # an array of tables ([[groups]])
+            for table in body:
+                lines += [f"[[{section}]]", *(f"{json.dumps(k)} = {toml_value(v)}" for k, v in table.items()), ""]
+            continue
         lines.append(f"[{section}]")
         lines += [f"{json.dumps(k)} = {toml_value(v)}" for k, v in body.items()]
         lines.append("")
