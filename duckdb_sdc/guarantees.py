@@ -2,7 +2,9 @@
 which it holds, and the words a data steward can quote. This module is the one source of those
 words: the release manifest's `guarantee` and `privacy_model` columns, the SQL docstrings of the
 differentially private functions (duckdb_sdc.sql.dp) and docs/releases/guarantees.md (checked by a
-test against `markdown()`) all read them from here.
+test against `markdown()`) all read them from here. Which method meets which guarantee is declared
+on the method's record (`duckdb_sdc.masking.MaskingMethod.guarantee`, required): registering the
+method states it here (`state`), so a method without a guarantee cannot be released.
 
 Every statement is exactly as strong as what is proved for the method, and no stronger:
 
@@ -26,6 +28,7 @@ values stay equal; a DP output rounded is still DP), suppressing cells, or clamp
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass
 
 K_ANONYMITY = "k-anonymity"
@@ -39,7 +42,6 @@ MODELS = (K_ANONYMITY, K_ANONYMITY_NULL_MATCHES, DP, DP_FIXED_CLUSTERING, IDP, N
 
 # what the manifest says of the columns that no masking rule protects
 KEEP, KEY, REPRODUCIBLE, CENTROIDS, BOX_ID = "keep", "key", "reproducible noise", "dp_um centroids", "box id"
-UNSTATED = "unstated"  # a masking method this module states nothing for (a new family, before its entry)
 POOLED_STRATA = "pooled strata"  # a kept strata column whose small strata were pooled (duckdb_sdc.strata)
 
 
@@ -53,7 +55,7 @@ class Guarantee:
     discloses_values: bool = False  # the released values are original values, by design (keep, rank swapping)
 
 
-_UNIVARIATE = Guarantee(
+MICROAGGREGATION = Guarantee(
     "univariate microaggregation", K_ANONYMITY,
     "Every released value of the column is shared by at least k records of its stratum (k >= 2; 'auto' "
     "resolves k per stratum, never below 2): k-anonymity of this column alone. It says nothing about "
@@ -61,7 +63,7 @@ _UNIVARIATE = Guarantee(
     "{k}-anonymity of {columns} within {strata}: every released value is shared by at least {k} records",
     "the method's groups have at least k records (Domingo-Ferrer & Mateo-Sanz 2002; Hansen & Mukherjee 2003)")
 
-_DISCRETISATION = Guarantee(
+DISCRETISATION = Guarantee(
     "rounding by discretisation", K_ANONYMITY,
     "The method bounds no group size: an interval may hold one value. A release measures, per stratum, "
     "the smallest set of records sharing a released value (a set of attraction), refuses one below 2, "
@@ -70,7 +72,7 @@ _DISCRETISATION = Guarantee(
     "shared by at least {k} records",
     "measured by the release (the set-of-attraction check)")
 
-_BASE_ROUNDING = Guarantee(
+BASE_ROUNDING = Guarantee(
     "base rounding", K_ANONYMITY,
     "Every released value is a multiple of the base b (the smallest multiple of the unit, or the given "
     "base) whose every set of attraction holds at least alpha records of the stratum (alpha >= 2): "
@@ -80,14 +82,14 @@ _BASE_ROUNDING = Guarantee(
     "shared by at least {k} records",
     "the base is chosen so that every set of attraction holds alpha records (seed 000); measured by the release")
 
-_NOISE = Guarantee(
+NOISE_ADDITION = Guarantee(
     "noise addition", NONE,
     "none: random noise with a variance proportional to the column's (Brand 2002) is added to every "
     "value; no formal guarantee holds (a value may stay close to the original). Its protection is "
     "measured, not stated: record linkage and interval disclosure in the report, gated by a [policy].",
     "none: {method} adds random noise to {columns}; no formal guarantee, the report measures the risk")
 
-_RANK_SWAP = Guarantee(
+RANK_SWAPPING = Guarantee(
     "rank swapping", NONE,
     "none: every original value is released unchanged, moved to another record whose rank differs by at "
     "most p percent of the records (Moore 1996). The column's values are disclosed exactly (only their "
@@ -98,7 +100,7 @@ _RANK_SWAP = Guarantee(
     "within {strata}; the values themselves are disclosed",
     discloses_values=True)
 
-_MULTIVARIATE = Guarantee(
+MULTIVARIATE = Guarantee(
     "multivariate microaggregation", K_ANONYMITY,
     "Every released combination of the group's values is shared by at least k records of its stratum "
     "(k >= 2): k-anonymity over the group's columns together.",
@@ -106,7 +108,7 @@ _MULTIVARIATE = Guarantee(
     "least {k} records",
     "the method's groups have at least k records (Domingo-Ferrer & Mateo-Sanz 2002; LeFevre et al. 2006)")
 
-_MULTIVARIATE_CELLS = Guarantee(
+MULTIVARIATE_CELLS = Guarantee(
     "multivariate microaggregation under a sensitivity rule", K_ANONYMITY,
     "Every released combination of the group's values is shared by at least k records of its stratum "
     "(k >= 2), and no released cell (the records sharing a combination, one column) is sensitive under the "
@@ -116,7 +118,7 @@ _MULTIVARIATE_CELLS = Guarantee(
     "{k} records, and no released cell is sensitive under {method}'s rule",
     "duckdb_sdc.methods.dominance.mdav_cells_partition (groups grown until no cell is sensitive)")
 
-_BOXES = Guarantee(
+BOX_RELEASE = Guarantee(
     "box_release", K_ANONYMITY,
     "Every released box (the lower and upper bounds of the group's columns) is shared by at least k "
     "records of its stratum (k >= 2), and with l at least l values eps apart in every attribute: "
@@ -125,7 +127,7 @@ _BOXES = Guarantee(
     "{k} records",
     "the characteristic-aware Mondrian's boxes have at least k records")
 
-_DP_LAPLACE = Guarantee(
+LAPLACE = Guarantee(
     "dp_laplace", DP,
     "epsilon-differential privacy of the column: data sets that differ in one record's value of the "
     "column (within [lb, ub]) give releases whose probabilities differ by at most a factor e^epsilon "
@@ -133,7 +135,7 @@ _DP_LAPLACE = Guarantee(
     "{epsilon:g}-differential privacy of {columns} (values in [{lb:g}, {ub:g}]){within}",
     "the Laplace mechanism with the domain's sensitivity ub - lb")
 
-_DP_UM = Guarantee(
+DP_UM = Guarantee(
     "dp_um", DP_FIXED_CLUSTERING,
     "epsilon-differential privacy only for the fixed clustering: between data sets whose change keeps "
     "every record in its cluster. Records that share a noisy value reveal the partition into clusters, "
@@ -155,7 +157,7 @@ _DP_UM_CENTROIDS = Guarantee(
     "released in table {table} unlinked from records",
     "duckdb_sdc.methods.dp.dp_um_centroids states the proof")
 
-_IDP = Guarantee(
+INDIVIDUAL_DP = Guarantee(
     "individual ranking with local sensitivity", IDP,
     "epsilon-individual differential privacy (Soria-Comas, Domingo-Ferrer, Sanchez & Megias 2017) for "
     "the fixed clustering: for the individuals of this data set, against a change of their own record "
@@ -231,11 +233,6 @@ _POOLED_STRATA = Guarantee(
     "none: released as in the source, except {pooled} small strata whose records carry their pool's values "
     "(small_strata = '{how}'; see the masked columns' parameters.small_strata)",
     "duckdb_sdc.strata: the pools are the strata the masking ran in", discloses_values=True)
-_UNSTATED = Guarantee(
-    UNSTATED, NONE,
-    "none stated: a masking method without an entry here guarantees nothing that a release may claim; "
-    "add its entry (model, condition, words) before relying on it.",
-    "none stated: {method} has no entry in duckdb_sdc.guarantees")
 _REPRODUCIBLE = Guarantee(
     REPRODUCIBLE, NONE,
     "none: reproducible noise. A seed regenerates the noise, so whoever holds it can subtract it; the "
@@ -243,32 +240,48 @@ _REPRODUCIBLE = Guarantee(
     "(reproducible_noise = true).",
     "none: reproducible noise ({method} with a seed): whoever holds the seed can remove the noise; not private")
 
-GUARANTEES: dict[str, Guarantee] = {
-    **{m: _UNIVARIATE for m in ("mdav_round", "vmdav_round", "oma_round", "ranking_round")},
-    **{m: _DISCRETISATION for m in ("ewd_round", "efd_round", "kmd_round", "rbd_round")},
-    **{m: _MULTIVARIATE for m in ("mdav_multi_round", "mondrian_round")},
-    **{m: _MULTIVARIATE_CELLS for m in ("mdav_dominance_round", "mdav_p_percent_round")},
-    "base_round": _BASE_ROUNDING,
-    **{m: _NOISE for m in ("add_noise", "add_noise_multi")},
-    "rank_swap": _RANK_SWAP,
-    "box_release": _BOXES,
-    "dp_laplace": _DP_LAPLACE,
-    "dp_um": _DP_UM,
-    "idp_ls": _IDP,
-    "idp_cbls": _IDP,
+# the guarantees of the SQL functions of the categorical families (duckdb_sdc.sql.keys, sql.recoding), which
+# are not release methods yet; a release method's guarantee is declared on its record (duckdb_sdc.masking)
+FUNCTIONS: dict[str, Guarantee] = {
     "local_suppression": _LOCAL_SUPPRESSION,
     "generalise_keys": _GENERALISATION,
     "pram": _PRAM,
     **{m: _RECODING for m in ("recode_bands", "generalise", "truncate_date", "age_in_years")},
     **{m: _CODING for m in ("top_code", "bottom_code", "merge_categories")},
+}
+
+# what the manifest says of the released columns that no method masks
+SUBJECTS: dict[str, Guarantee] = {
     CENTROIDS: _DP_UM_CENTROIDS,
     KEEP: _KEEP,
     KEY: _KEY,
     BOX_ID: _BOX_ID,
     REPRODUCIBLE: _REPRODUCIBLE,
     POOLED_STRATA: _POOLED_STRATA,
-    UNSTATED: _UNSTATED,
 }
+
+_METHODS: dict[str, Guarantee] = {}  # each registered masking method's, in the order of registration
+
+
+def state(method: str, guarantee: Guarantee) -> None:
+    """Record the guarantee a masking method declares (`duckdb_sdc.masking.register` calls it): the
+    manifest, the SQL docstrings and docs/releases/guarantees.md then find it by the method's name."""
+    if not isinstance(guarantee, Guarantee):
+        raise TypeError(f"duckdb_sdc.guarantees.state: the guarantee of {method!r} must be a Guarantee, "
+                        f"got {guarantee!r}")
+    if method in SUBJECTS or method in FUNCTIONS:
+        raise ValueError(f"duckdb_sdc.guarantees.state: {method!r} is not a method's name but a subject of "
+                         "this module")
+    _METHODS[method] = guarantee
+
+
+def forget(method: str) -> None:
+    """Remove a method's guarantee (`duckdb_sdc.masking.unregister`)."""
+    _METHODS.pop(method, None)
+
+
+# every guarantee by subject: the methods' (as registered), the SQL functions' and the other subjects'
+GUARANTEES = ChainMap(_METHODS, FUNCTIONS, SUBJECTS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,12 +367,14 @@ def cells_markdown() -> str:
 
 
 def of(subject: str) -> Guarantee:
-    """The guarantee of a method (its SQL name) or of KEEP, KEY, REPRODUCIBLE, CENTROIDS, BOX_ID.
-    A method without an entry guarantees nothing that is stated: the caller must refuse it."""
+    """The guarantee of a registered masking method (its SQL name), of a categorical SQL function, or of
+    KEEP, KEY, REPRODUCIBLE, CENTROIDS, BOX_ID, POOLED_STRATA. Every registered method has one (a method
+    cannot be registered without it); anything else is an error, never "safe"."""
     try:
         return GUARANTEES[subject]
     except KeyError:
-        raise KeyError(f"no guarantee is stated for {subject!r}; add it to duckdb_sdc.guarantees") from None
+        raise KeyError(f"no guarantee is stated for {subject!r}: a masking method declares its guarantee on its "
+                       "record (duckdb_sdc.masking.register)") from None
 
 
 def sentence(subject: str, **facts) -> str:
@@ -380,7 +395,6 @@ def sentence(subject: str, **facts) -> str:
 
 _LABELS = {KEEP: "a kept column (`keep`)", KEY: "the row key, kept", BOX_ID: "a box id column",
            CENTROIDS: "`dp_um` with `centroids_table`", REPRODUCIBLE: "any noise with a seed (`reproducible_noise = true`)",
-           UNSTATED: "a method without an entry here",
            POOLED_STRATA: "a kept strata column with pooled small strata (`small_strata`)"}
 
 
@@ -388,7 +402,7 @@ def markdown() -> str:
     """The table of docs/releases/guarantees.md: one row per guarantee, what it covers, its model and
     its statement."""
     rows = {}
-    for name, g in GUARANTEES.items():
+    for name, g in [*_METHODS.items(), *FUNCTIONS.items(), *SUBJECTS.items()]:
         rows.setdefault(id(g), (g, []))[1].append(name)
     lines = ["| released as | privacy model | what holds |", "|---|---|---|"]
     for g, names in rows.values():

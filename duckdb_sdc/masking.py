@@ -30,11 +30,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 
 import numpy as np
 
+from . import guarantees as g
 from . import methods
 from ._validate import fail
+from .guarantees import Guarantee
 from .methods import base_rounding, boxes, dominance, dp, multivariate, noise_addition, rank_swap, weights
 from .methods import sensitivity
 from .methods import discretisation as disc
@@ -71,16 +74,55 @@ from .params import (
 
 COLUMN, RECORDS = "column", "records"  # what a method masks: one column's values, or records
 
+# what an engine can do with a method beyond masking a whole stratum in memory (MaskingMethod.capabilities)
+SPARK_BUCKETS = "spark buckets"  # Spark masks a stratum too large for one task in buckets of sorted positions
+OUT_OF_CORE = "out of core"  # duckdb_sdc.outofcore masks a stratum larger than memory by exact order statistics
+CAPABILITIES = (SPARK_BUCKETS, OUT_OF_CORE)
+
 
 @dataclass(frozen=True)
 class MaskingMethod:
-    """A masking method: its SQL list function's name, what it masks (COLUMN: xs DOUBLE[]; RECORDS:
-    rows DOUBLE[][]), its parameters after the data and the numpy function run(values, *params)."""
+    """A masking method, declared once: everything else (its SQL list and table functions, the release
+    spec's vocabulary, the manifest's words, the engines' capability checks, the docs' table of methods)
+    is derived from this record.
+
+    * `name`: its SQL list function's name, which a release spec names;
+    * `data`: what it masks (COLUMN: xs DOUBLE[]; RECORDS: rows DOUBLE[][], one vector per record);
+    * `params`: its parameters after the data, as kinds (duckdb_sdc.params);
+    * `run(values, *params)`: the numpy function;
+    * `guarantee`: what it guarantees (a `duckdb_sdc.guarantees.Guarantee`; required: a method without
+      one cannot be registered, so no release says "none stated");
+    * `weighted(values, weights, *params)`: the run with sampling weights, or None;
+    * `capabilities`: what engines can do beyond a whole stratum in memory (CAPABILITIES);
+    * `paper`: where the method is defined;
+    * `doc`, `example`: the words of its SQL list function, for a one-column method whose SQL rows
+      are derived from the record (duckdb_sdc.sql.masking_rows.declared_rows: a plug-in, or a method
+      no family module writes rows for); the families write their own rows and leave them empty."""
 
     name: str
     data: str
     params: tuple[Param, ...]
     run: Callable
+    guarantee: Guarantee | None = None
+    weighted: Callable | None = None
+    capabilities: frozenset[str] = frozenset()
+    paper: str = ""
+    doc: str = ""
+    example: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.guarantee, Guarantee):
+            raise fail("masking.register", f"method {self.name!r} states no guarantee (guarantee = "
+                                           f"{self.guarantee!r}): declare the duckdb_sdc.guarantees.Guarantee "
+                                           "it meets, or guarantees.NOISE_ADDITION's kind of 'none' statement")
+        if self.data not in (COLUMN, RECORDS):
+            raise fail("masking.register", f"method {self.name!r}: data must be {COLUMN!r} or {RECORDS!r}, "
+                                           f"got {self.data!r}")
+        unknown = sorted(set(self.capabilities) - set(CAPABILITIES))
+        if unknown:
+            raise fail("masking.register", f"method {self.name!r}: capabilities {unknown} unknown; known: "
+                                           f"{', '.join(CAPABILITIES)}")
+        object.__setattr__(self, "capabilities", frozenset(self.capabilities))
 
     @property
     def seeded(self) -> bool:
@@ -161,60 +203,162 @@ ALPHA = Param("alpha", GROUP_SIZE, doc="the least number of records every set of
                                        "number of non-NULL values")
 
 
+_MICRO_TITLES = {"mdav": "Domingo-Ferrer & Mateo-Sanz 2002", "vmdav": "Solanas & Martinez-Balleste 2006",
+                 "oma": "Hansen & Mukherjee 2003", "ranking": "Defays & Nanopoulos 1993"}
+
+
 def _microaggregation(method: str) -> MaskingMethod:
+    buckets = frozenset({SPARK_BUCKETS, OUT_OF_CORE}) if method in ("mdav", "ranking") else frozenset()
+    weighted = method in weights.MICRO_METHODS
     if method == "vmdav":
         return MaskingMethod("vmdav_round", COLUMN, (K, GAMMA, REPRESENTATIVE_PARAM),
-                             lambda x, k, gamma, rep: methods.microaggregate(x, k, method, rep, gamma=gamma))
+                             lambda x, k, gamma, rep: methods.microaggregate(x, k, method, rep, gamma=gamma),
+                             g.MICROAGGREGATION,
+                             (lambda x, w, k, gamma, rep: weights.microaggregate_weighted(x, w, k, method, rep,
+                                                                                          gamma=gamma))
+                             if weighted else None, buckets, _MICRO_TITLES[method])
     return MaskingMethod(f"{method}_round", COLUMN, (K, REPRESENTATIVE_PARAM),
-                         lambda x, k, rep: methods.microaggregate(x, k, method, rep))
+                         lambda x, k, rep: methods.microaggregate(x, k, method, rep), g.MICROAGGREGATION,
+                         (lambda x, w, k, rep: weights.microaggregate_weighted(x, w, k, method, rep))
+                         if weighted else None, buckets, _MICRO_TITLES[method])
 
 
 def _discretisation(method: str) -> MaskingMethod:
-    if method == "rbd":
+    paper = "Senavirathne & Torra 2019"
+    if method == "rbd":  # rbd's points are bootstrap centroids: weights have no defined place
         return MaskingMethod(
             "rbd_round", COLUMN, (C, POINT_PARAM, GROUPS, CENTROID_PARAM, STOCHASTIC, SEED_PARAM),
             lambda x, c, rep, groups, centroid, stochastic, seed: disc.discretise(
-                x, c, "rbd", rep, stochastic=stochastic, seed=seed, groups=groups, centroid=centroid))
+                x, c, "rbd", rep, stochastic=stochastic, seed=seed, groups=groups, centroid=centroid),
+            g.DISCRETISATION, paper=paper)
     return MaskingMethod(
         f"{method}_round", COLUMN, (C, POINT_PARAM, STOCHASTIC, SEED_PARAM),
-        lambda x, c, rep, stochastic, seed: disc.discretise(x, c, method, rep, stochastic=stochastic, seed=seed))
+        lambda x, c, rep, stochastic, seed: disc.discretise(x, c, method, rep, stochastic=stochastic, seed=seed),
+        g.DISCRETISATION,
+        (lambda x, w, c, rep, stochastic, seed: weights.discretise_weighted(
+            x, w, c, method, rep, stochastic=stochastic, seed=seed)) if method in weights.DISC_METHODS else None,
+        frozenset({OUT_OF_CORE}) if method in ("ewd", "efd") else frozenset(), paper)
+
+
+_DP_PAPERS = {"dp_laplace": "Dwork, McSherry, Nissim & Smith 2006", "dp_um": "Sanchez et al. 2016",
+              "idp_ls": "Soria-Comas et al. 2017 (iDP); Soria-Comas et al. 2025", "idp_cbls": "Soria-Comas et al. 2025"}
+_DP_GUARANTEES = {"dp_laplace": g.LAPLACE, "dp_um": g.DP_UM, "idp_ls": g.INDIVIDUAL_DP, "idp_cbls": g.INDIVIDUAL_DP}
 
 
 def _dp(mechanism: str) -> MaskingMethod:
+    buckets = frozenset({SPARK_BUCKETS})
     if mechanism == "dp_laplace":
         return MaskingMethod("dp_laplace", COLUMN, (DP_EPSILON, LB, UB, DP_SEED),
-                             lambda x, eps, lb, ub, seed: dp.release(x, mechanism, None, eps, lb, ub, seed))
+                             lambda x, eps, lb, ub, seed: dp.release(x, mechanism, None, eps, lb, ub, seed),
+                             _DP_GUARANTEES[mechanism], capabilities=buckets, paper=_DP_PAPERS[mechanism])
     k, bounds = (CBLS_K, (LB_OPT, UB_OPT)) if mechanism == "idp_cbls" else (DP_K, (LB, UB))
     return MaskingMethod(mechanism, COLUMN, (k, DP_EPSILON, *bounds, DP_SEED),
-                         lambda x, k, eps, lb, ub, seed: dp.release(x, mechanism, k, eps, lb, ub, seed))
+                         lambda x, k, eps, lb, ub, seed: dp.release(x, mechanism, k, eps, lb, ub, seed),
+                         _DP_GUARANTEES[mechanism], capabilities=buckets, paper=_DP_PAPERS[mechanism])
 
 
-METHODS: dict[str, MaskingMethod] = {m.name: m for m in [
+DECLARED: tuple[MaskingMethod, ...] = (
     *(_microaggregation(m) for m in methods.METHODS),
     *(_discretisation(m) for m in disc.METHODS),
     MaskingMethod("mdav_multi_round", RECORDS, (CLUSTER_K, REMAINDER_PARAM, STANDARDISE),
                   lambda X, k, remainder, standardise: multivariate.mdav_multi_round(
-                      X, k, remainder=remainder, standardise=standardise)),
-    MaskingMethod("mondrian_round", RECORDS, (CLUSTER_K, MODE), multivariate.mondrian_round),
+                      X, k, remainder=remainder, standardise=standardise), g.MULTIVARIATE,
+                  lambda X, w, k, remainder, standardise: weights.mdav_multi_round_weighted(
+                      X, w, k, remainder=remainder, standardise=standardise),
+                  paper="Domingo-Ferrer & Torra 2005"),
+    MaskingMethod("mondrian_round", RECORDS, (CLUSTER_K, MODE), multivariate.mondrian_round, g.MULTIVARIATE,
+                  paper="LeFevre, DeWitt & Ramakrishnan 2006"),
     MaskingMethod("mdav_dominance_round", RECORDS, (CLUSTER_K, RULE_N, RULE_R, ABSOLUTE, STANDARDISE),
                   lambda X, k, n, r, absolute, standardise: dominance.mdav_dominance_round(
-                      X, k, n, r, absolute=absolute, standardise=standardise)),
+                      X, k, n, r, absolute=absolute, standardise=standardise), g.MULTIVARIATE_CELLS,
+                  paper="Hundepool et al. 2012 (dominance rule); seed 002's dominance-constrained clusters"),
     MaskingMethod("mdav_p_percent_round", RECORDS, (CLUSTER_K, RULE_P, ABSOLUTE, STANDARDISE),
                   lambda X, k, p, absolute, standardise: dominance.mdav_p_percent_round(
-                      X, k, p, absolute=absolute, standardise=standardise)),
+                      X, k, p, absolute=absolute, standardise=standardise), g.MULTIVARIATE_CELLS,
+                  paper="Hundepool et al. 2012 (p% rule); seed 002's dominance-constrained clusters"),
     *(_dp(m) for m in dp.MECHANISMS),
     MaskingMethod("box_release", RECORDS, (BOX_K, CHARACTERISTIC, DIVERSITY, EPS, NAMES),
-                  lambda X, k, characteristic, l, eps, names: boxes.box_release(X, characteristic, k, l, eps, names)),
+                  lambda X, k, characteristic, l, eps, names: boxes.box_release(X, characteristic, k, l, eps, names),
+                  g.BOX_RELEASE, paper="Xiang et al. 2013"),
     MaskingMethod("add_noise", COLUMN, (LEVEL, SEED_PARAM),
-                  lambda x, level, seed: noise_addition.add_noise(x, level, seed=seed)),
+                  lambda x, level, seed: noise_addition.add_noise(x, level, seed=seed), g.NOISE_ADDITION,
+                  paper="Brand 2002"),
     MaskingMethod("add_noise_multi", RECORDS, (LEVEL, CORRELATED, SEED_PARAM),
                   lambda X, level, correlated, seed: noise_addition.add_noise_multi(
-                      X, level, correlated=correlated, seed=seed)),
+                      X, level, correlated=correlated, seed=seed), g.NOISE_ADDITION, paper="Brand 2002"),
     MaskingMethod("rank_swap", COLUMN, (SWAP_P, TOP_PERCENT, BOTTOM_PERCENT, SEED_PARAM),
                   lambda x, p, top, bottom, seed: rank_swap.rank_swap(x, p, seed=seed, top_percent=top,
-                                                                      bottom_percent=bottom)),
-    MaskingMethod("base_round", COLUMN, (ALPHA, UNIT, BASE), base_rounding.base_round),
-]}
+                                                                      bottom_percent=bottom),
+                  g.RANK_SWAPPING, paper="Moore 1996"),
+    MaskingMethod("base_round", COLUMN, (ALPHA, UNIT, BASE), base_rounding.base_round, g.BASE_ROUNDING,
+                  paper="Senavirathne & Torra 2019 (introduction)"),
+)
+
+METHODS: dict[str, MaskingMethod] = {}  # every registered method by name, in the order of registration
+ENTRY_POINTS = "duckdb_sdc.methods"  # the entry point group through which a package registers its methods
+
+
+def register(m: MaskingMethod) -> MaskingMethod:
+    """Register a masking method (its record checks that it states a guarantee): `mask` runs it, the
+    release vocabulary takes it once its SQL rows exist (`duckdb_sdc.release.methods`), and its
+    guarantee is stated for the manifest (`duckdb_sdc.guarantees.state`). A name already registered
+    is refused."""
+    if not isinstance(m, MaskingMethod):
+        raise fail("masking.register", f"expects a MaskingMethod, got {m!r}")
+    if m.name in METHODS:
+        raise fail("masking.register", f"method {m.name!r} is already registered")
+    METHODS[m.name] = m
+    g.state(m.name, m.guarantee)
+    return m
+
+
+def unregister(name: str) -> None:
+    """Remove a registered method (a test's temporary method)."""
+    METHODS.pop(name, None)
+    g.forget(name)
+
+
+def load_entry_points() -> None:
+    """Register the methods that installed packages declare in the entry point group ENTRY_POINTS
+    (`[project.entry-points."duckdb_sdc.methods"] name = "package.module:OBJECT"`, OBJECT a
+    MaskingMethod or a sequence of them), as sqlglot finds its dialects. A plug-in that cannot be
+    loaded, or declares something else, is an error naming it."""
+    for ep in entry_points(group=ENTRY_POINTS):
+        try:
+            declared = ep.load()
+        except Exception as e:  # the plug-in's own import error, reported with its name
+            raise fail("masking.load_entry_points", f"plug-in {ep.name!r} ({ep.value}) cannot be loaded: "
+                                                    f"{type(e).__name__}: {e}") from e
+        for m in declared if isinstance(declared, (list, tuple)) else (declared,):
+            if not isinstance(m, MaskingMethod):
+                raise fail("masking.load_entry_points", f"plug-in {ep.name!r} ({ep.value}) declares {m!r}, "
+                                                        "not a MaskingMethod")
+            register(m)
+
+
+for _m in DECLARED:
+    register(_m)
+load_entry_points()
+
+
+def capable(capability: str) -> tuple[str, ...]:
+    """The registered methods with a capability (one of CAPABILITIES), in the order of registration."""
+    if capability not in CAPABILITIES:
+        raise fail("masking.capable", f"capability must be one of {', '.join(CAPABILITIES)}, got {capability!r}")
+    return tuple(name for name, m in METHODS.items() if capability in m.capabilities)
+
+
+def markdown() -> str:
+    """The table of release methods on docs/methods/index.md, from the records (a test checks the page)."""
+    lines = ["| method | masks | parameters | privacy model | sampling weights | engines beyond memory | paper |",
+             "|---|---|---|---|---|---|---|"]
+    for m in METHODS.values():
+        params = ", ".join(f"`{p.name}`" for p in m.params if p.name != "names") or "none"
+        masks = "one column" if m.data == COLUMN else "a group of columns"
+        engines = ", ".join(c for c in CAPABILITIES if c in m.capabilities) or "none"
+        lines.append(f"| `{m.name}` | {masks} | {params} | {m.guarantee.model} | {'yes' if m.weighted else 'no'} "
+                     f"| {engines} | {m.paper} |")
+    return "\n".join(lines) + "\n"
 
 
 def method(name: str) -> MaskingMethod:
@@ -247,27 +391,13 @@ def mask_stratum(name: str, values, params: Mapping | Sequence = (), *, column: 
 
 # ---------------------------------------------------------------------------------------------
 # sampling weights (duckdb_sdc.methods.weights): the methods whose representatives can be weighted.
-# The partition is the unweighted one; run(values, weights, *params) takes the method's parameters in
-# the same order as its `run`.
+# The partition is the unweighted one; a record's `weighted(values, weights, *params)` takes the
+# method's parameters in the same order as its `run`.
 
 
-def _weighted_micro(method: str) -> Callable:
-    if method == "vmdav":
-        return lambda x, w, k, gamma, rep: weights.microaggregate_weighted(x, w, k, method, rep, gamma=gamma)
-    return lambda x, w, k, rep: weights.microaggregate_weighted(x, w, k, method, rep)
-
-
-def _weighted_disc(method: str) -> Callable:
-    return lambda x, w, c, rep, stochastic, seed: weights.discretise_weighted(
-        x, w, c, method, rep, stochastic=stochastic, seed=seed)
-
-
-WEIGHTED: dict[str, Callable] = {
-    **{f"{m}_round": _weighted_micro(m) for m in weights.MICRO_METHODS},
-    **{f"{m}_round": _weighted_disc(m) for m in weights.DISC_METHODS},
-    "mdav_multi_round": lambda X, w, k, remainder, standardise: weights.mdav_multi_round_weighted(
-        X, w, k, remainder=remainder, standardise=standardise),
-}
+def weighted_methods() -> tuple[str, ...]:
+    """The registered methods that take sampling weights."""
+    return tuple(name for name, m in METHODS.items() if m.weighted is not None)
 
 
 def weighted_name(name: str) -> str:
@@ -278,9 +408,10 @@ def weighted_name(name: str) -> str:
 def _weighted(name: str) -> tuple[MaskingMethod, Callable]:
     """The method `name` and its weighted run, or an error saying which methods take weights."""
     m = method(name)
-    if name not in WEIGHTED:
-        raise fail(name, f"{name} does not take sampling weights; the methods that do: {', '.join(WEIGHTED)}")
-    return m, WEIGHTED[name]
+    if m.weighted is None:
+        raise fail(name, f"{name} does not take sampling weights; the methods that do: "
+                         f"{', '.join(weighted_methods())}")
+    return m, m.weighted
 
 
 def mask_weighted(name: str, values, weights_, params: Mapping | Sequence = ()):
@@ -301,5 +432,6 @@ def mask_stratum_weighted(name: str, values, weights_, params: Mapping | Sequenc
     return run(np.asarray(values, dtype=np.float64), np.asarray(weights_, dtype=np.float64), *args)
 
 
-__all__ = ["COLUMN", "METHODS", "RECORDS", "WEIGHTED", "MaskingMethod", "mask", "mask_stratum", "mask_stratum_weighted",
-           "mask_weighted", "method", "stratum_seed", "weighted_name"]
+__all__ = ["CAPABILITIES", "COLUMN", "DECLARED", "ENTRY_POINTS", "METHODS", "OUT_OF_CORE", "RECORDS", "SPARK_BUCKETS",
+           "MaskingMethod", "capable", "load_entry_points", "markdown", "mask", "mask_stratum", "mask_stratum_weighted",
+           "mask_weighted", "method", "register", "stratum_seed", "unregister", "weighted_methods", "weighted_name"]

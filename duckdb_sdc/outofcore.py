@@ -53,6 +53,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import masking
 from ._numerics import exponent
 from ._validate import SdcError, fail
 from .params import AUTO, GROUP_SIZE_AUTO, INTERVALS, POINT, REPRESENTATIVE
@@ -61,7 +62,7 @@ from .methods.freedman_diaconis import group_size_sorted
 from .kernels import summary as iv
 from .kernels.positional import Bucket, MdavPlan, RankingPlan
 
-METHODS = ("ranking_round", "mdav_round", "efd_round", "ewd_round")
+METHODS = masking.capable(masking.OUT_OF_CORE)  # the methods whose records declare out-of-core masking
 CHUNK_ROWS = 1 << 20  # records a chunk holds (and the largest stratum masked whole in memory)
 BRACKET = 0.01  # half-width, as a fraction of the stratum, of the first bracket around a quantile
 CASE_INTERVALS = 4096  # up to this many intervals a CASE tree finds a record's point, above an ASOF join

@@ -13,11 +13,12 @@ import json
 import math
 
 import duckdb
+import numpy as np
 import pytest
 from release_helpers import base_doc, people, write_db, write_spec
 
 import duckdb_sdc
-from duckdb_sdc import methods
+from duckdb_sdc import guarantees, masking, methods
 from duckdb_sdc.methods import dp
 from duckdb_sdc.params import stratum_seed
 from duckdb_sdc.release import SpecError, dry_run, load_spec, release
@@ -39,12 +40,22 @@ MACROS = (
 )
 
 
+# the stand-in's record (rounding to multiples of k: a discretisation, whose smallest set of attraction the
+# release measures): a method is released only with a record that states its guarantee
+FAKE_RECORD = masking.MaskingMethod("test_rows_round", masking.RECORDS, (Param("k", "INTEGER"),),
+                                    lambda X, k: np.round(X / k) * k, guarantees.DISCRETISATION)
+
+
 @pytest.fixture
-def plugged(monkeypatch, tmp_path):
+def plugged(monkeypatch, tmp_path, request):
+    assert "test_rows_round" not in release_methods.derive(REGISTRY + FAKE_ROWS)  # no record: not a method
+    masking.register(FAKE_RECORD)
+    request.addfinalizer(lambda: masking.unregister(FAKE_RECORD.name))
     derived = release_methods.derive(REGISTRY + FAKE_ROWS)
     assert "test_helper" not in derived
     monkeypatch.setitem(release_methods.METHODS, "test_rows_round", derived["test_rows_round"])
     assert derived["test_rows_round"].kind == "rows"
+    assert derived["test_rows_round"].guarantee is guarantees.DISCRETISATION
 
     def connect(*args, **config):
         con = duckdb_sdc.connect(*args, **config)

@@ -1,14 +1,17 @@
-"""The table of masking methods a release spec can name, derived from the SQL registry.
+"""The table of masking methods a release spec can name, derived from the method records and the SQL
+registry.
 
 A spec names a method by its SQL function (`method = "mdav_round"`). A registry row is a release
-method when it is a list function of one column (first parameter `xs DOUBLE[]`, returns `DOUBLE[]`),
-of a group of columns (first parameter `rows DOUBLE[][]`, one vector per record, returns
+method when it is a registered masking method (`duckdb_sdc.masking.register`: a record that states
+its guarantee) whose list function is of one column (first parameter `xs DOUBLE[]`, returns
+`DOUBLE[]`), of a group of columns (first parameter `rows DOUBLE[][]`, one vector per record, returns
 `DOUBLE[][]` aligned with it), or a box method (`rows DOUBLE[][]` in, one box per record out as
 `BOX_TYPE[]`: a box id and a lower and an upper bound per attribute), AND the registry also has its
 table form `<name>_table`: that pair is what every masking family provides, and it keeps helpers
 that merely return a list (labels, sensitivities) out of the spec's vocabulary. The kind is read off
-the row's types, never its name, so adding a masking family to the registry adds its methods to
-releases with no change here.
+the row's types, never its name, so adding a masking family (its records and its registry rows)
+adds its methods to releases with no change here; a registry row without a record is not a
+release method, since nothing would state what it guarantees.
 
 A method's parameters are the list function's parameters after `xs`. The spec's values are checked
 against each parameter's kind (`duckdb_sdc.params`: its `accepts` says which TOML values have the
@@ -28,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import masking
+from ..guarantees import Guarantee
 from ..params import RECORDS, VALUES, Data, Param
 from ..sql.registry import REGISTRY, SqlFunction
 
@@ -47,6 +52,7 @@ class ReleaseMethod:
     doc: str = ""
     kind: str = COLUMN  # COLUMN: xs DOUBLE[] (one column); ROWS: rows DOUBLE[][] (a group of
     # columns); BOXES: rows DOUBLE[][] in, a box per record out (each column released as two bounds)
+    guarantee: Guarantee | None = None  # the method record's (duckdb_sdc.masking.MaskingMethod.guarantee)
 
     @property
     def is_dp(self) -> bool:
@@ -83,17 +89,19 @@ def _kind(row: SqlFunction, names: set[str]) -> str | None:
                  if row.params[0].kind is data and _type(row.returns) == returns), None)
 
 
-def derive(registry: tuple[SqlFunction, ...] = REGISTRY) -> dict[str, ReleaseMethod]:
-    """Every masking list function of the registry: `f(xs DOUBLE[], ...) -> DOUBLE[]` masks one
-    column; `f(rows DOUBLE[][], ...) -> DOUBLE[][]` (one vector per record) masks a group of columns
-    together; `f(rows DOUBLE[][], ...) -> BOX_TYPE[]` releases every record of a group (or of one
-    column) as a box; each needs its table form `f_table` in the registry too."""
+def derive(registry: tuple[SqlFunction, ...] = REGISTRY, records=None) -> dict[str, ReleaseMethod]:
+    """Every masking list function of the registry that has a registered record (`records`: by
+    default `masking.METHODS`): `f(xs DOUBLE[], ...) -> DOUBLE[]` masks one column;
+    `f(rows DOUBLE[][], ...) -> DOUBLE[][]` (one vector per record) masks a group of columns together;
+    `f(rows DOUBLE[][], ...) -> BOX_TYPE[]` releases every record of a group (or of one column) as a
+    box; each needs its table form `f_table` in the registry too."""
+    records = masking.METHODS if records is None else records
     names = {row.name for row in registry}
     out = {}
     for row in registry:
         kind = _kind(row, names)
-        if kind is not None:
-            out[row.name] = ReleaseMethod(row.name, row.params[1:], row.doc, kind)
+        if kind is not None and row.name in records:
+            out[row.name] = ReleaseMethod(row.name, row.params[1:], row.doc, kind, records[row.name].guarantee)
     return out
 
 

@@ -312,8 +312,7 @@ def smallest_set_step(spec: Spec, rule: Rule, i: int, facts: Facts) -> Step | No
     """The smallest set of records of a stratum sharing a released value of a deterministic rule;
     below MIN_SET the release is refused. None for DP rules (noise, not the group, protects) and for
     methods whose stated guarantee is none (noise addition, rank swapping: no group to measure)."""
-    stated = guarantees.GUARANTEES.get(rule.method.name)
-    if rule.method.is_dp or (stated is not None and stated.model == guarantees.NONE):
+    if rule.method.is_dp or rule.method.guarantee.model == guarantees.NONE:
         return None
     strata = spec.strata_of(rule)
     value = column(BOX_ID, "__sdc_m") if rule.method.kind == BOXES else None

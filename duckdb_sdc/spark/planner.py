@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import functions as F
 
+from .. import masking
 from .._numerics import exponent
 from .._validate import fail, is_auto, refuse_nonfinite
 from ..params import AUTO, EPSILON, GROUP_SIZE_AUTO, REPRESENTATIVE, SEED
@@ -275,7 +276,7 @@ def _with_positions(src, key, order, layout, s, n, compute):
 # per method
 
 
-POSITIONAL = ("ranking_round", "mdav_round", "idp_cbls", "idp_ls", "dp_um", "dp_laplace")
+POSITIONAL = masking.capable(masking.SPARK_BUCKETS)  # the methods whose records declare Spark buckets
 
 
 def _stratum_plan(src, *, method, params, key, order, layout, s, n, func, column=None):

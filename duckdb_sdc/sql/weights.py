@@ -7,7 +7,7 @@ the method's own (groups of at least k records); the representatives are weighte
 (`duckdb_sdc.methods.weights`). They are separate names, not a parameter of the unweighted
 functions, so that those keep their signatures and results, and a release method stays a function of
 one data argument (`duckdb_sdc.release.methods`); a release names the method and its spec the
-weight column (`[source] weight`). The methods that take weights are `masking.WEIGHTED`.
+weight column (`[source] weight`). The methods that take weights are `masking.weighted_methods()` (a record with a weighted run).
 """
 
 from __future__ import annotations
@@ -329,6 +329,6 @@ RISK = [
         contract=Contract({"keys": "keys", "weight": "weights"}, result="report")),
 ]
 
-FUNCTIONS: list[SqlFunction] = [row for name in masking.WEIGHTED
+FUNCTIONS: list[SqlFunction] = [row for name in masking.weighted_methods()
                                 for row in (_masking_rows(name) if masking.METHODS[name].data == masking.COLUMN
                                             else _records_rows(name))] + MEASURES + RISK
