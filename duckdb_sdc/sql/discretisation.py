@@ -7,8 +7,9 @@ import pyarrow as pa
 
 from .. import masking
 from ..methods import discretisation as disc
-from ..params import COL_PARAM, COLUMN_VALUES, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM, Param
+from ..params import COLUMN_VALUES, XS_PARAM, Param
 from .arrow import list_udf
+from .masking_rows import list_row, table_row
 from .registry import Contract, SqlFunction, Udf
 
 GROUP = "Rounding by discretisation"
@@ -25,13 +26,6 @@ _DESCRIPTIONS = {
             "bootstrap centroids drawn within quantile groups are clustered by exact k-means into c "
             "rounding points, and every value goes to the nearest one (seeded)"),
 }
-
-
-def _masked(name: str):
-    def compute(x, *params):
-        return masking.mask(name, x, params)
-
-    return compute
 
 
 def _labels_compute(method: str, sizes: bool):
@@ -62,16 +56,11 @@ def _rows(method: str) -> list[SqlFunction]:
     names = {kind: f"{method}_{kind}" for kind in ("round", "labels", "sizes")}
     table_name = f"{method}_round_table"
     tail = masking.METHODS[names["round"]].params  # c, representative, [groups, centroid,] stochastic, seed
-    round_params = (XS_PARAM, *tail)
     part_params = (XS_PARAM, *(p for p in tail if p.name not in ("representative", "stochastic"))) if rbd \
         else (XS_PARAM, masking.C)
     seeded = " The re-sampling is random: pass a seed to reproduce it." if rbd else ""
-    round_fn = SqlFunction(
-        name=names["round"],
-        kind="scalar",
-        params=round_params,
-        returns="DOUBLE[]",
-        group=GROUP,
+    round_fn = list_row(
+        masking.METHODS[names["round"]], group=GROUP,
         doc=(f"Rounds a column by {title}: {what}. Every value is replaced by its interval's rounding "
              "point (mean, median or midpoint), or with stochastic := true by one of the two "
              "rounding points enclosing it, chosen at random so that the expected result is the "
@@ -79,11 +68,7 @@ def _rows(method: str) -> list[SqlFunction]:
              "interval. With c := 'auto' (Freedman-Diaconis) a result that would release a value alone (a "
              "set of attraction of 1) is refused, as a release refuses it; an explicit c is the caller's "
              f"choice. Use it with GROUP BY to mask strata separately.{seeded}"),
-        example=(f"SELECT region, {names['round']}(list(income), 5) FROM people GROUP BY region"),
-        udf=_udf(names["round"], _masked(names["round"]), len(tail), "DOUBLE[]", pa.float64(), side_effects=True),
-        scale=1,
-        contract=Contract({"xs": "original"}),
-    )
+        example=(f"SELECT region, {names['round']}(list(income), 5) FROM people GROUP BY region"))
     labels_fn = SqlFunction(
         name=names["labels"],
         kind="scalar",
@@ -119,13 +104,8 @@ def _rows(method: str) -> list[SqlFunction]:
         scale=0,
         contract=Contract({"xs": "original"}),
     )
-    arg_list = ", ".join(f"{p.name}::VARCHAR" for p in tail if p.name != "seed")
-    table_fn = SqlFunction(
-        name=table_name,
-        kind="table",
-        params=(TBL_PARAM, COL_PARAM, *tail, *STRATA_PARAMS),
-        returns="table",
-        group=GROUP,
+    table_fn = table_row(
+        masking.METHODS[names["round"]], group=GROUP,
         doc=(f"Table form of {names['round']}: the rows of tbl with column col replaced by its rounded "
              "values (same column names and order; the rounded column becomes DOUBLE), optionally "
              "rounding each stratum separately. Each stratum's values reach the method in the order of "
@@ -133,12 +113,7 @@ def _rows(method: str) -> list[SqlFunction]:
              "stratum_seed(seed, col, i) (see duckdb_sdc.masking), the one a release uses, so the result "
              "repeats exactly whatever DuckDB's threads and scan order. Rows come back in no particular "
              "order."),
-        example=f"SELECT * FROM {table_name}('people', 'income', {_TABLE_C[method]}, strata := 'region')",
-        body=(f"FROM query(__sdc_mask_column_sql('{names['round']}', tbl, col, [{arg_list}], strata, "
-              f"seeded := true, seed := seed, {POOLING_ARGS}))"),
-        scale=1,
-        contract=Contract({"col": "original"}, result="rows"),
-    )
+        example=f"SELECT * FROM {table_name}('people', 'income', {_TABLE_C[method]}, strata := 'region')")
     return [round_fn, labels_fn, sizes_fn, table_fn]
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pyarrow as pa
 
 from .. import masking, methods
-from ..params import COL_PARAM, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM
+from ..params import XS_PARAM
 from .arrow import list_udf
+from .masking_rows import list_row, table_row
 from .registry import Contract, SqlFunction, Udf
 
 GROUP = "Rounding by univariate microaggregation"
@@ -35,34 +36,18 @@ def _labels_compute(method: str):
     return compute
 
 
-def _masked(name: str):
-    def compute(x, *params):
-        return masking.mask(name, x, params)
-
-    return compute
-
-
 def _rows(method: str) -> list[SqlFunction]:
     title, what = _DESCRIPTIONS[method]
     round_name, labels_name, table_name = f"{method}_round", f"{method}_labels", f"{method}_round_table"
     masker = masking.METHODS[round_name]
     tail = masker.params  # k, [gamma,] representative
     partition = tuple(p for p in tail if p.name != "representative")
-    round_fn = SqlFunction(
-        name=round_name,
-        kind="scalar",
-        params=(XS_PARAM, *tail),
-        returns="DOUBLE[]",
-        group=GROUP,
+    round_fn = list_row(
+        masker, group=GROUP,
         doc=(f"Rounds a column by {title} microaggregation: {what}. Every value is replaced by its "
              "group's mean (or median); the result is aligned with xs, NULLs stay NULL in place and "
              "join no group. Use it with GROUP BY to mask strata separately."),
-        example=(f"SELECT region, {round_name}(list(income), 5) FROM people GROUP BY region"),
-        udf=Udf(list_udf(round_name, _masked(round_name), pa.float64(), len(tail)),
-                ("DOUBLE[]",) + ("VARCHAR",) * len(tail), "DOUBLE[]"),
-        scale=1,
-        contract=Contract({"xs": "original"}),
-    )
+        example=(f"SELECT region, {round_name}(list(income), 5) FROM people GROUP BY region"))
     labels_fn = SqlFunction(
         name=labels_name,
         kind="scalar",
@@ -77,23 +62,14 @@ def _rows(method: str) -> list[SqlFunction]:
         scale=0,
         contract=Contract({"xs": "original"}),
     )
-    arg_list = ", ".join(f"{p.name}::VARCHAR" for p in tail)
-    table_fn = SqlFunction(
-        name=table_name,
-        kind="table",
-        params=(TBL_PARAM, COL_PARAM, *tail, *STRATA_PARAMS),
-        returns="table",
-        group=GROUP,
+    table_fn = table_row(
+        masker, group=GROUP,
         doc=(f"Table form of {round_name}: the rows of tbl with column col replaced by its masked "
              "values (same column names and order; the masked column becomes DOUBLE), optionally "
              "masking each stratum separately. Each stratum's values reach the method in the order of "
              "the rows' whole content, so ties are broken alike in every run. Rows come back in no "
              "particular order."),
-        example=f"SELECT * FROM {table_name}('people', 'income', 5, strata := 'region')",
-        body=f"FROM query(__sdc_mask_column_sql('{round_name}', tbl, col, [{arg_list}], strata, {POOLING_ARGS}))",
-        scale=1,
-        contract=Contract({"col": "original"}, result="rows"),
-    )
+        example=f"SELECT * FROM {table_name}('people', 'income', 5, strata := 'region')")
     return [round_fn, labels_fn, table_fn]
 
 

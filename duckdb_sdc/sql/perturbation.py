@@ -4,11 +4,10 @@ and rank swapping (`rank_swap`), each with its table form. The algorithms are in
 
 from __future__ import annotations
 
-import pyarrow as pa
 
 from .. import masking
-from ..params import COL_PARAM, COLS_PARAM, POOLING_ARGS, ROWS_PARAM, STRATA_PARAMS, TBL_PARAM, XS_PARAM, Param
-from .arrow import list_udf
+from ..params import COLS_PARAM, POOLING_ARGS, ROWS_PARAM, STRATA_PARAMS, TBL_PARAM, Param
+from .masking_rows import list_row, masked, table_row
 from .registry import Contract, SqlFunction, Udf
 from .rows import record_macro, rows_udf
 
@@ -24,40 +23,17 @@ _SEEDED_TABLE = ("Each stratum's values reach the method in the order of the row
                  "Rows come back in no particular order.")
 
 
-def _masked(name: str):
-    def compute(values, *params):
-        return masking.mask(name, values, params)
-
-    return compute
-
-
 def _list_row(name: str, doc: str, example: str) -> SqlFunction:
-    tail = masking.METHODS[name].params
-    n = len(tail)
-    return SqlFunction(
-        name=name, kind="scalar", params=(XS_PARAM, *tail), returns="DOUBLE[]", group=GROUP, doc=doc, example=example,
-        udf=Udf(list_udf(name, _masked(name), pa.float64(), n), ("DOUBLE[]",) + ("VARCHAR",) * n, "DOUBLE[]",
-                side_effects=True),
-        scale=1,
-        contract=Contract({"xs": "original"}),
-    )
+    return list_row(masking.METHODS[name], group=GROUP, doc=doc, example=example)
 
 
 def _args(params: tuple[Param, ...]) -> str:
-    """The table form's literal arguments: every parameter but the seed (derived per stratum)."""
+    """A records table form's literal arguments: every parameter but the seed (derived per stratum)."""
     return ", ".join(f"{p.name}::VARCHAR" for p in params if p.name != "seed")
 
 
 def _table_row(name: str, doc: str, example: str) -> SqlFunction:
-    tail = masking.METHODS[name].params
-    return SqlFunction(
-        name=f"{name}_table", kind="table", params=(TBL_PARAM, COL_PARAM, *tail, *STRATA_PARAMS), returns="table",
-        group=GROUP, doc=doc, example=example,
-        body=(f"FROM query(__sdc_mask_column_sql('{name}', tbl, col, [{_args(tail)}], strata, "
-              f"seeded := true, seed := seed, {POOLING_ARGS}))"),
-        scale=1,
-        contract=Contract({"col": "original"}, result="rows"),
-    )
+    return table_row(masking.METHODS[name], group=GROUP, doc=doc, example=example)
 
 
 _MULTI_TAIL = masking.METHODS["add_noise_multi"].params
@@ -86,7 +62,7 @@ FUNCTIONS: list[SqlFunction] = [
              "least 2 complete records are needed. " + _NOISE_DOC),
         example=("SELECT region, add_noise_multi(list([income, expenses, savings]), 0.1) FROM people "
                  "GROUP BY region"),
-        udf=Udf(rows_udf("add_noise_multi", _masked("add_noise_multi"), "rows", len(_MULTI_TAIL)),
+        udf=Udf(rows_udf("add_noise_multi", masked("add_noise_multi"), "rows", len(_MULTI_TAIL)),
                 ("DOUBLE[][]",) + ("VARCHAR",) * len(_MULTI_TAIL), "DOUBLE[][]", side_effects=True),
         body=record_macro("add_noise_multi", (ROWS_PARAM, *_MULTI_TAIL)),
         scale=1,

@@ -140,10 +140,13 @@ def _collect() -> tuple[SqlFunction, ...]:
     from . import base_rounding, boxes, datasets, discretisation, dp, measures, microaggregation, multivariate, perturbation
     from . import keys, recoding, weights
 
+    from .masking_rows import declared_rows
+
     rows: list[SqlFunction] = []
     for module in (microaggregation, discretisation, base_rounding, perturbation, multivariate, dp, measures, boxes,
                    datasets, weights, keys, recoding):
         rows.extend(module.FUNCTIONS)
+    rows.extend(declared_rows({r.name for r in rows}))  # the rows of the methods declared by their records alone
     names = [r.name for r in rows]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
