@@ -175,11 +175,16 @@ def test_the_recipe_adds_a_measure_to_evaluate(max_error):
 
 
 def test_the_recipe_adds_a_measure_to_the_report(max_error, tmp_path):
+    catalog.register(Measure(**_toy(name="unreported", report=False)))  # evaluate computes it, the report not
+    assert "unreported" in m.PER_COLUMN and "unreported" not in catalog.reported()
+    with pytest.raises(SweepError, match="'unreported' is not an information loss measure"):
+        check_measures("unreported", "record_linkage")
     df = people(120)
     write_db(tmp_path / "src.duckdb", "people", df)
     spec = load_spec(write_spec(tmp_path, base_doc()))
     release(spec)
     got = report(spec)
+    assert "unreported" not in set(got["measure"])
     mine = got[got["measure"] == "max_error"]
     assert list(mine["column"].fillna("*")) == ["income", "expenses", "*"]
     assert set(mine["section"]) == {LOSS} and set(mine["direction"]) == {LOWER}

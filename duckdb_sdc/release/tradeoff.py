@@ -111,8 +111,8 @@ def variant(spec: Spec, param: str, value) -> Spec:
 
 def check_measures(il: str, dr: str) -> None:
     """`il` must be an information-loss measure and `dr` a disclosure-risk measure of the report that
-    exists per column or overall."""
-    known = dict.fromkeys([*catalog.per_column(), *catalog.overall()])
+    exists per column or overall (`catalog`: evaluate's measures that the report shows)."""
+    known = [m for m in dict.fromkeys([*catalog.per_column(), *catalog.overall()]) if catalog.measure(m).report]
     for option, name, section in (("--il", il, LOSS), ("--dr", dr, RISK)):
         choices = [m for m in known if section_of(m) == section]
         if name not in choices:
