@@ -26,7 +26,7 @@ import pandas as pd
 from sqlglot import exp
 
 from .._validate import SdcError
-from ..measures import OVERALL, PER_COLUMN
+from ..measures import catalog
 from .methods import COLUMN, EPSILON, METHODS
 from .plan import DIALECT, SOURCE, column, ident, key_step, literal, mask_steps, mask_table, released_query, resolve, table
 from .progress import Progress
@@ -111,8 +111,8 @@ def variant(spec: Spec, param: str, value) -> Spec:
 
 def check_measures(il: str, dr: str) -> None:
     """`il` must be an information-loss measure and `dr` a disclosure-risk measure of the report that
-    exists per column or overall."""
-    known = dict.fromkeys([*PER_COLUMN, *OVERALL])
+    exists per column or overall (`catalog`: evaluate's measures that the report shows)."""
+    known = [m for m in dict.fromkeys([*catalog.per_column(), *catalog.overall()]) if catalog.measure(m).report]
     for option, name, section in (("--il", il, LOSS), ("--dr", dr, RISK)):
         choices = [m for m in known if section_of(m) == section]
         if name not in choices:

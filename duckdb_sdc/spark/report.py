@@ -28,15 +28,21 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from sqlglot import exp
 
+from ..measures import catalog
 from ..release.report import K_ANONYMITY, RISK, SCENARIO, Row, _frame, section_of
 from ..release.plan import ROW_KEY
 from ..release.spec import MANIFEST_TABLE as MANIFEST
 from ..release.spec import Spec, SpecError, bound_columns
 from ..sql import sql_files
+from ..sql.registry import REGISTRY
 from .ordering import qcol
 
 MEASURES_FILE = "10_measures.sql"
-SQL_MEASURES = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst")
+# the measures declared for Spark (duckdb_sdc/measures/catalog.py) that evaluate computes per column
+# and whose SQL function is a macro of the measures file: transpiled (interval disclosure, also
+# declared for Spark, is computed below; record linkage by the policy gate, gate.py)
+SQL_MEASURES = tuple(m.name for m in catalog.engine(catalog.SPARK) if m.computed_by == catalog.EVALUATE and m.per_column
+                     and m.name in {f.name for f in REGISTRY if f.source == f"sql/{MEASURES_FILE}"})
 ORIGINAL, MASKED = "__sdc_o", "__sdc_m"
 
 
