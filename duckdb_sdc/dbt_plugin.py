@@ -16,7 +16,8 @@ connection opens, the plugin makes a private workspace (duckdb_sdc.workspace: a 
 removed when dbt ends, by a watchdog if dbt is killed) and makes its spill folder DuckDB's
 `temp_directory`, so that whatever DuckDB spills to disk during the run, raw records included, is
 readable by no one else; a `temp_directory` in the profile's settings or the plugin's config is
-where the workspace is made.
+where the workspace is made. The spill files are encrypted as a release's are: where DuckDB's httpfs
+extension is installed (run.encrypt_spills).
 
 The Python UDFs live in the database instance (registered once). The public macros, which
 `register` makes TEMP macros of one connection, are created once more in an in-memory database
@@ -115,6 +116,9 @@ class Plugin(BasePlugin):
             settings.pop(TEMP_DIRECTORY)
 
     def configure_connection(self, conn) -> None:
+        """Every function registered, the shared macros installed, and the spill files encrypted where
+        a release's would be (run.encrypt_spills: where httpfs is installed)."""
+        run.encrypt_spills(conn)
         register(conn)
         install_shared(conn)
 

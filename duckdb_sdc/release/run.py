@@ -368,15 +368,25 @@ def private_connection(workspace: Workspace, resources: Resources):
     extension (a secure random generator) is installed (see docs/releases/guarantees.md)."""
     con = connect(None, temp_directory=str(workspace.spill), **resources.config())
     con.execute("SET enable_progress_bar = false")
+    encrypt_spills(con)
+    return con
+
+
+def encrypt_spills(con) -> bool:
+    """Turn DuckDB's encryption of its temporary files on for `con`'s database where the httpfs extension
+    (its secure random generator) is installed and loads; True if it is on. Without httpfs, DuckDB's
+    fallback generator is not secure, so the spill files stay plain, in the private folder
+    (docs/releases/guarantees.md). The release's connections and the dbt plugin's call it."""
     installed = con.execute("SELECT count(*) FROM duckdb_extensions() WHERE extension_name = 'httpfs' "
                             "AND installed").fetchall()[0][0]
     if installed:
         try:
             con.execute("LOAD httpfs")
             con.execute("SET temp_file_encryption = true")
+            return True
         except duckdb.Error:  # an extension of another version: the private folder still holds
             pass
-    return con
+    return False
 
 
 def dry_run(spec: Spec, *, resources: Resources | None = None) -> str:
