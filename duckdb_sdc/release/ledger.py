@@ -385,14 +385,20 @@ def signature(spec, column: str) -> str | None:
     rule = spec.rules[column]
     if rule.action == "keep":
         return "keep"
-    if rule.action != "mask" or not rule.in_table:
-        return None
-    if any(p.name in SECRET_PARAMS for p in rule.method.params) and not rule.seeded:
+    if rule.action != "mask" or not rule.in_table or redrawn(rule):
         return None
     params = {k: v for k, v in rule.effective_params().items() if k not in SECRET_PARAMS}
     return json.dumps({"method": rule.method.name, "parameters": params, "strata": list(spec.strata_of(rule)),
                        "decimals": spec.decimals_of(rule), "weight": weight_of(spec, rule),
                        "seeded": rule.seeded}, sort_keys=True, default=str)
+
+
+def redrawn(rule) -> bool:
+    """Whether a masked rule's values are drawn afresh each time it runs (a method that takes a seed, run
+    without one)."""
+    from .methods import SECRET_PARAMS
+
+    return any(p.name in SECRET_PARAMS for p in rule.method.params) and not rule.seeded
 
 
 def link_reason(spec, released: list[str], entry: Entry) -> str | None:

@@ -39,8 +39,10 @@ non-NULL on the way, and the Parquet files are written into the temporary folder
 are read once, by that writer: the kernels measure the sets of attraction while they mask
 (`attraction`, carried to the driver by an accumulator), and the check runs after the write, before
 the folder is put in place (a refusal deletes it). A release with a policy gate, or with an interval
-plan (discretisation in Spark SQL, which no kernel sees), persists the masked records on disk
-instead, for the checks and the gate, which read them before the writer.
+plan (discretisation in Spark SQL, which no kernel sees), or with a rule whose noise is drawn afresh
+(no seed), persists the masked records on disk instead, for the checks, the gate and the ledger, which
+read them before the writer; otherwise the ledger's values of the release (`ledger.SparkLedger`) are
+gathered by masking again, which gives the same values.
 """
 
 from __future__ import annotations

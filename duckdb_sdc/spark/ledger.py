@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from ..release.ledger import Composer, Ledger, LedgerError, fingerprint, fingerprint_query
+from ..release.ledger import Composer, Ledger, LedgerError, fingerprint, fingerprint_query, redrawn
 from ..release.plan import RELEASED, ROW_KEY, source_attach, source_relation
 from ..release.spec import Spec, SpecError
 from ..workspace import Workspace
@@ -67,7 +67,9 @@ def _state(con, spec: Spec, files: list[str] | None) -> tuple:
 
 def local_fingerprint(spec: Spec, where) -> tuple[str, list[tuple[str, str]]] | None:
     """(fingerprint, the source's columns as DuckDB reads them) of a source on this machine, by DuckDB in
-    the driver as the DuckDB release computes it; None for a source the driver does not read."""
+    the driver as the DuckDB release computes it; None for a source the driver does not read (then the
+    executors fingerprint it as Spark reads it: `spark_fingerprint`), a CSV file DuckDB cannot parse
+    whole included."""
     import duckdb
 
     files = None if spec.source.database is not None else _local_files(where)
@@ -86,7 +88,9 @@ def local_fingerprint(spec: Spec, where) -> tuple[str, list[tuple[str, str]]] | 
                                     .sql(dialect="duckdb")).fetchall()
             columns = [(r[0], r[1]) for r in described]
             _FINGERPRINTS[key] = (fingerprint(con, relation, columns), columns)
-    except (duckdb.Error, OSError) as e:
+    except duckdb.Error:
+        return None
+    except OSError as e:
         raise SpecError(f"{spec.name}: source: {e}") from None
     finally:
         con.close()
@@ -167,9 +171,7 @@ class SparkLedger:
         """Whether masking the source again would release other values (a rule with a seed parameter and
         no seed: its noise is drawn afresh): then the values the ledger keeps must be read from the
         persisted masked records, not from a second masking."""
-        from ..release.methods import SECRET_PARAMS
-
-        return any(any(p.name in SECRET_PARAMS for p in r.method.params) and not r.seeded for r in self.spec.masked())
+        return any(redrawn(rule) for rule in self.spec.masked())
 
     @contextmanager
     def held(self):
