@@ -414,13 +414,13 @@ def _release_spark(spec, args):
 
     if args.dry_run:
         raise UserError("--dry-run prints the DuckDB script; a Spark release has no script to print")
-    preflight.check(spec, args.master)  # every refusal at once, before a JVM starts
+    preflight.check(spec, args.master, ledger_path=args.ledger)  # every refusal at once, before a JVM starts
     _spark_logging()
     from .spark import local_session, release
 
     spark = local_session(args.master, quiet=True)
     SIGNALS.reclaim()
-    return release(spec, spark)
+    return release(spec, spark, ledger_path=args.ledger)
 
 
 def _evaluate_spark(spec, args):

@@ -21,7 +21,8 @@ killed after the commit was recorded is rolled forward by its watchdog, entry in
 before leaves neither).
 
 Trade-off sweeps (`duckdb-sdc tradeoff`), dry runs (`release --dry-run`) and `evaluate` publish nothing
-and never enter the ledger. The Spark engine does not write to it yet.
+and never enter the ledger. A Spark release (`--engine spark`) uses it through spark/ledger.py: the same
+fingerprint, checks and entries.
 
 The fingerprint of a source (`fingerprint`) is computed from its content, not its path: each record is
 written in a canonical text form (columns in the order of their names; integers and integral numbers
@@ -384,14 +385,20 @@ def signature(spec, column: str) -> str | None:
     rule = spec.rules[column]
     if rule.action == "keep":
         return "keep"
-    if rule.action != "mask" or not rule.in_table:
-        return None
-    if any(p.name in SECRET_PARAMS for p in rule.method.params) and not rule.seeded:
+    if rule.action != "mask" or not rule.in_table or redrawn(rule):
         return None
     params = {k: v for k, v in rule.effective_params().items() if k not in SECRET_PARAMS}
     return json.dumps({"method": rule.method.name, "parameters": params, "strata": list(spec.strata_of(rule)),
                        "decimals": spec.decimals_of(rule), "weight": weight_of(spec, rule),
                        "seeded": rule.seeded}, sort_keys=True, default=str)
+
+
+def redrawn(rule) -> bool:
+    """Whether a masked rule's values are drawn afresh each time it runs (a method that takes a seed, run
+    without one)."""
+    from .methods import SECRET_PARAMS
+
+    return any(p.name in SECRET_PARAMS for p in rule.method.params) and not rule.seeded
 
 
 def link_reason(spec, released: list[str], entry: Entry) -> str | None:
@@ -455,10 +462,15 @@ class Composer:
     def source(self, con, source_columns) -> None:
         from .plan import RAW, table
 
+        self.known(fingerprint(con, table(RAW), source_columns), source_columns)
+
+    def known(self, fp: str, source_columns) -> None:
+        """The source's fingerprint `fp` (computed by the caller: the Spark engine's, spark/ledger.py): the
+        earlier releases of the source, and the DP composition checked against them."""
         self.source_columns = source_columns
-        self.fingerprint = fingerprint(con, table(RAW), source_columns)
-        self.earlier = [e for e in self.book.entries() if e.data.get("fingerprint") == self.fingerprint]
-        self.notes += check_dp(self.spec, self.earlier, self.fingerprint)
+        self.fingerprint = fp
+        self.earlier = [e for e in self.book.entries() if e.data.get("fingerprint") == fp]
+        self.notes += check_dp(self.spec, self.earlier, fp)
 
     def step(self):
         from .plan import Step
@@ -515,8 +527,9 @@ class Composer:
                             "columns, `duckdb-sdc ledger forget` a release that was never published, or set "
                             "[ledger] allow_linked = true to release with a warning")
 
-    def write(self, con, workspace, release_id: str, created_at: datetime, plan, rows: int) -> list[tuple[Path, Path]]:
-        """The entry and the values of this release as temporary files of `workspace`; their renames."""
+    def write(self, con, workspace, release_id: str, created_at: datetime, facts, rows: int) -> list[tuple[Path, Path]]:
+        """The entry and the values of this release (RELEASED on `con`: ROW_KEY and the released columns) as
+        temporary files of `workspace`; their renames. `facts`: what the release measured (safeguards.Facts)."""
         import duckdb
 
         from .. import __version__
@@ -532,7 +545,7 @@ class Composer:
             exp.Table(this=q(RELEASED)))
         con.execute(f"COPY ({body.sql(dialect='duckdb')}) TO {exp.Literal.string(str(values_tmp)).sql()} "
                     "(FORMAT parquet)")
-        made = manifest.rows(spec, self.source_columns, plan.facts, release_id=release_id,
+        made = manifest.rows(spec, self.source_columns, facts, release_id=release_id,
                              package_version=__version__, duckdb_version=duckdb.__version__, created_at=created_at)
         columns = [{"column": r["column_name"], "source_column": r["source_column"], "released_as": r["released_as"],
                     "rule": r["rule"], "method": r["method"],

@@ -129,16 +129,27 @@ def source_steps(spec: Spec, files: tuple[str, ...] | None = None) -> list[Step]
         from ..frames import source_step
 
         return [source_step(spec, RAW)]
+    body = exp.select(exp.Star()).from_(source_relation(spec, files))
     if src.database is not None:
-        attach = exp.Attach(this=exp.Alias(this=literal(str(src.database)), alias=ident(SOURCE_DB)),
-                            expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])
-        body = exp.select(exp.Star()).from_(table(src.table, src.schema, SOURCE_DB))
-        return [Step("attaching the source", attach), Step("reading the source", temporary(RAW, body, "VIEW"))]
-    files = literal(list(src.files if files is None else files))
-    reader = exp.ReadParquet(expressions=[files]) if src.format == "parquet" else exp.ReadCSV(this=files)
-    body = exp.select(exp.Star()).from_(exp.Table(this=reader))
+        return [Step("attaching the source", source_attach(spec)), Step("reading the source", temporary(RAW, body, "VIEW"))]
     # CSV is parsed once into a temporary table; Parquet is read column by column where needed
     return [Step("reading the source", temporary(RAW, body, "VIEW" if src.format == "parquet" else "TABLE"))]
+
+
+def source_attach(spec: Spec) -> exp.Attach:
+    """ATTACH of a DuckDB source's file, read-only, as SOURCE_DB."""
+    return exp.Attach(this=exp.Alias(this=literal(str(spec.source.database)), alias=ident(SOURCE_DB)),
+                      expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])
+
+
+def source_relation(spec: Spec, files: tuple[str, ...] | None = None) -> exp.Table:
+    """What RAW reads (`source_steps`): the reader of the source's files (`files`, else its patterns), or
+    its table in SOURCE_DB (`source_attach`)."""
+    src = spec.source
+    if src.database is not None:
+        return table(src.table, src.schema, SOURCE_DB)
+    files = literal(list(src.files if files is None else files))
+    return exp.Table(this=exp.ReadParquet(expressions=[files]) if src.format == "parquet" else exp.ReadCSV(this=files))
 
 
 def keyed_step(spec: Spec, source_columns: list[tuple[str, str]]) -> Step:

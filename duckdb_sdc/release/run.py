@@ -455,7 +455,7 @@ def release(spec: Spec, *, progress: Progress | None = None, resources: Resource
                     with watching(task.group):
                         _run(con, step, spec)
             rows = con.execute(exp.select(exp.Count(this=exp.Star())).from_(table(SOURCE)).sql(dialect=DIALECT)).fetchall()[0][0]
-            recorded = composer.write(con, workspace, release_id, created_at, plan, rows)
+            recorded = composer.write(con, workspace, release_id, created_at, plan.facts, rows)
         finally:
             con.close()
         snapshot.check(spec)

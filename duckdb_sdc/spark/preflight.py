@@ -244,12 +244,15 @@ def _unprefixed(spec: Spec, error: SpecError) -> str:
     return text[len(spec.name) + 2:] if text.startswith(f"{spec.name}: ") else text
 
 
-def check(spec: Spec, master: str | None = None, *, source_given: bool = False, target=None) -> Preflight:
+def check(spec: Spec, master: str | None = None, *, source_given: bool = False, target=None,
+          ledger_path=None) -> Preflight:
     """Check everything about `spec` that needs no Spark; return the notes to print, or raise one
     SpecError naming every refusal (one per line after the first when there are several).
     master: the Spark master (None: local); source_given: the caller passes the source (a DataFrame or
     a Spark table), so the spec's [source] is not read; target: the release folder instead of
-    output.database."""
+    output.database; ledger_path: the ledger (default: the spec's [ledger] path), which the DP
+    composition of a source this machine reads is checked against (`spark.ledger.preflight_check`: a
+    LedgerRefusal, exit 3)."""
     where = locations(spec, target)
     problems = _key_problems(spec) + _location_problems(spec, where, master, source_given)
     problems += _target_problems(spec, where)
@@ -260,6 +263,10 @@ def check(spec: Spec, master: str | None = None, *, source_given: bool = False, 
     if problems:
         raise SpecError(f"{spec.name}: a Spark release refuses this spec, for {len(problems)} reasons:\n  "
                         + "\n  ".join(problems))
+    if not source_given:
+        from .ledger import preflight_check
+
+        preflight_check(spec, where, ledger_path)
     return Preflight(notes=_notes(spec), locations=where)
 
 
