@@ -263,7 +263,7 @@ def _python_kernels() -> None:
     import numpy as np
 
     from .measures.keys import key_frequencies, suda2
-    from .methods import _exact
+    from .methods._exact import accumulator, add, add_product, add_range, midpoint_side, sign_of
     from .methods.discretisation import rbd_round
     from .methods.dominance import remove_sensitive
     from .methods.sensitivity import dominance_rule
@@ -277,13 +277,13 @@ def _python_kernels() -> None:
     # SUDA2 on keys whose mixed radix passes 62 bits: matches counted by hashing the value tuples
     suda2(rng.integers(0, 5000, size=(2000, 7)).astype(np.int64))
     suda2(rng.integers(0, 3, size=(60, 4)).astype(np.int64))  # and on one code per combination
-    acc, work = _exact.accumulator(), _exact.accumulator()
+    acc, work = accumulator(), accumulator()
     v = np.array([1.5, -2.25, 3.0], dtype=np.float64)
-    _exact.add(acc, 0.1, 1)
-    _exact.add_product(acc, 0.3, 7, -1)
-    _exact.add_range(acc, v, 0, 3, 1)
-    _exact.midpoint_side(acc, 3, 0.5, 1.5, work)
-    _exact.sign_of(acc)
+    add(acc, 0.1, 1)
+    add_product(acc, 0.3, 7, -1)
+    add_range(acc, v, 0, 3, 1)
+    midpoint_side(acc, 3, 0.5, 1.5, work)
+    sign_of(acc)
     rbd_round(np.repeat(np.arange(8.0), 50), 4, seed=1)  # few distinct values: draws by value counts
     X = np.column_stack([np.concatenate([np.full(9, 1.0), [1000.0]] * 4), np.arange(40.0)])
     remove_sensitive(X, np.repeat(np.arange(4), 10), dominance_rule(1, 0.6))

@@ -16,7 +16,7 @@ from .. import masking
 from ..methods import multivariate as mv
 from ..methods import dominance
 from ..methods import sensitivity as sv
-from ..methods.protection import COST
+from ..methods.protection import COST, suppress
 from ..params import (
     COLS_PARAM,
     COLUMN,
@@ -178,7 +178,7 @@ def _rule(kind: str, params: list):
 def _suppress(kind: str):
     def compute(X, clusters, *params):
         rule, (secondary, cost) = _rule(kind, list(params))
-        out = sv.suppress(X, clusters, rule, secondary=secondary, cost=cost)
+        out = suppress(X, clusters, rule, secondary=secondary, cost=cost)
         return out.release, int(out.primary.sum()), int(out.secondary.sum()), int(out.unprotected.sum())
 
     return compute
