@@ -8,8 +8,8 @@ import pyarrow as pa
 from .. import masking
 from ..methods import discretisation as disc
 from ..params import COL_PARAM, COLUMN_VALUES, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM, Param
-from .arrow import list_udf
-from .registry import Contract, SqlFunction, Udf
+from ._arrow import list_udf
+from .function import Contract, SqlFunction, Udf
 
 GROUP = "Rounding by discretisation"
 

@@ -9,8 +9,8 @@ import pyarrow as pa
 
 from .. import masking, methods
 from ..params import COL_PARAM, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM
-from .arrow import list_udf
-from .registry import Contract, SqlFunction, Udf
+from ._arrow import list_udf
+from .function import Contract, SqlFunction, Udf
 
 GROUP = "Rounding by univariate microaggregation"
 

@@ -8,9 +8,9 @@ import pyarrow as pa
 
 from .. import masking
 from ..params import COL_PARAM, COLS_PARAM, POOLING_ARGS, ROWS_PARAM, STRATA_PARAMS, TBL_PARAM, XS_PARAM, Param
-from .arrow import list_udf
-from .registry import Contract, SqlFunction, Udf
-from .rows import record_macro, rows_udf
+from ._arrow import list_udf
+from .function import Contract, SqlFunction, Udf
+from ._rows import record_macro, rows_udf
 
 GROUP = "Perturbation: noise addition and rank swapping"
 
