@@ -51,9 +51,10 @@ import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
 from sqlglot import exp
 
-from . import __version__
 from ._validate import SdcError
+from ._version import __version__
 from .release import manifest, run
+from .release.source import run_step
 from .release.plan import (DIALECT, POSITION, RAW, RELEASED, column, keyed_step, released_columns, table,
                            temporary)
 from .release.policy import PolicyBreach
@@ -229,13 +230,13 @@ def _release(con, payload: dict) -> list[str]:
         # the model's query read once into a temporary table: every step sees the same records
         _execute(con, spec, f"CREATE TEMPORARY TABLE {RAW} AS SELECT * FROM (\n{query}\n)", "the model's query")
         source_columns = [(r[0], r[1]) for r in _execute(con, spec, exp.Describe(this=table(RAW)), "the model's query")]
-        run._run(con, keyed_step(spec, source_columns), spec)
+        run_step(con, keyed_step(spec, source_columns), spec)
         records = _execute(con, spec, exp.select(exp.Count(this=exp.Star())).from_(table(RAW)), "counting")[0][0]
         # dbt build --empty: an empty relation publishes nothing, and the gate cannot measure it
         steps, facts, _ = run.prepare(spec, source_columns, salt=secrets.token_hex(16),
                                       gate=not (payload.get("empty") and records == 0))
         for step in steps:
-            run._run(con, step, spec)
+            run_step(con, step, spec)
         target = table(identifier, schema, database)
         names = [c.name for c in released_columns(spec, source_columns)]
         body = exp.select(*(column(n) for n in names)).from_(table(RELEASED)).order_by(column(POSITION))
@@ -251,7 +252,7 @@ def _release(con, payload: dict) -> list[str]:
                                                          package_version=__version__,
                                                          duckdb_version=duckdb.__version__, created_at=created_at),
                                    target=m_target):
-            run._run(con, step, spec)
+            run_step(con, step, spec)
         # the raw copies go before the commit: they are never committed to the connection's catalog
         for kind, relation in _temporary_objects(con):
             con.execute(exp.Drop(tables=[table(relation, "main", "temp")], kind=kind).sql(dialect=DIALECT))

@@ -25,7 +25,7 @@ from sqlglot import exp
 from .._validate import SdcError
 from ..measures.ml_utility import EXTRA_HINT, ml_utility, sklearn_or_error
 from .plan import column, ident
-from .report import KEY, MASKED, ORIGINAL, Evaluation, Row
+from .sections import KEY, MASKED, ORIGINAL, Evaluation, Row
 
 ML_UTILITY = "ML utility"
 FOLDS = 5

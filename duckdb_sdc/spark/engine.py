@@ -66,7 +66,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from .. import __version__
+from .._version import __version__
 from .._validate import SdcError, is_auto
 from ..methods.freedman_diaconis import group_size_sorted, intervals_sorted
 from ..release import safeguards
@@ -77,7 +77,7 @@ from ..release.methods import BOXES, COLUMN
 from ..release.plan import ROW_KEY, VALUE, key_step, released_columns, resolve
 from ..release.plan import LINKAGE_TABLE
 from ..release.policy import PolicyBreach, judge
-from ..release.run import Snapshot
+from ..release.source import Snapshot
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from ..kernels import summary
 from . import intervals

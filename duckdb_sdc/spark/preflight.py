@@ -9,7 +9,7 @@
   control either);
 * keys a Spark release cannot honour (sampling weights, pooled small strata, cell protection, DP-UM's
   centroids table, a table name Spark would hide), and a seed without
-  reproducible_noise (the DuckDB release's rule and message, `run._refuse_unopted_seeds`);
+  reproducible_noise (the DuckDB release's rule and message, `run.refuse_unopted_seeds`);
 * locations: the release folder and the source files must be where every executor reads and writes.
   With a master that is not local, a path without a scheme is a path on the machine that runs the
   driver, and is refused, naming the key; `file:///...` says that it is a shared mount, `hdfs://`,
@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..release.run import _refuse_unopted_seeds
+from ..release.run import refuse_unopted_seeds
 from ..release.plan import LINKAGE_TABLE
 from ..release.spec import MANIFEST_TABLE, Spec, SpecError
 
@@ -126,7 +126,7 @@ def _key_problems(spec: Spec) -> list[str]:
         out.append(f"output.table: {spec.output.table!r} names the table's folder in a Spark release: it cannot "
                    "contain a slash or start with '.' or '_'")
     try:  # the DuckDB release's rule and words (its first seeded rule)
-        _refuse_unopted_seeds(spec)
+        refuse_unopted_seeds(spec)
     except SpecError as e:
         out.append(_unprefixed(spec, e))
     return out
