@@ -51,7 +51,7 @@ import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
 from sqlglot import exp
 
-from ._validate import SdcError
+from ._validate import SdcError, error_message
 from ._version import __version__
 from .release import manifest, run
 from .release.source import run_step
@@ -160,7 +160,7 @@ def _execute(con, spec, query: exp.Expression | str, where: str):
     try:
         return con.execute(query if isinstance(query, str) else query.sql(dialect=DIALECT)).fetchall()
     except duckdb.Error as e:
-        raise _refuse(spec.name, f"{where}: {run.error_message(e)}") from None
+        raise _refuse(spec.name, f"{where}: {error_message(e)}") from None
 
 
 def _temporary_objects(con) -> list[tuple[str, str]]:

@@ -147,7 +147,7 @@ def source_step(spec: Spec, raw: str) -> Step:
 
 def source_steps(spec: Spec, files: tuple[str, ...] | None = None) -> list[Step]:
     """Read the source as the temporary relation RAW. `files`: the source's files as its patterns
-    matched when the release started (`run.Snapshot`), read instead of the patterns, so that a file
+    matched when the release started (`source.Snapshot`), read instead of the patterns, so that a file
     added to the folder meanwhile is not read."""
     src = spec.source
     if src.frame is not None:  # copied once into a temporary table (duckdb_sdc.frames)

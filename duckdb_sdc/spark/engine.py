@@ -29,7 +29,7 @@ source only). The rules are grouped into stages (`plan_stages`), each one shuffl
   Spark SQL from per-stratum statistics (`intervals`).
 
 The release's rules are the DuckDB release's, through the functions it calls: seeds refused without
-reproducible_noise (`run._refuse_unopted_seeds`), the surrogate key of a spec without source.key
+reproducible_noise (`run.refuse_unopted_seeds`), the surrogate key of a spec without source.key
 (`with_surrogate_key`, `plan.keyed_step`'s definition), 'auto' resolved per stratum and the smallest
 sets of attraction measured and refused below 2 (`safeguards.auto_step` / `smallest_set_step`'s
 checks on Spark's aggregates), `decimals` as DuckDB's round, the policy gate on the would-be release
