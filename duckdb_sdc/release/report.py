@@ -162,7 +162,7 @@ def measures_section(ev: Evaluation, only: frozenset[str] | None = None) -> list
 
 
 NO_RISK_COLUMN = ("no quasi-identifier is released as values that distances can compare (numbers, dates, "
-                   "timestamps)")
+                  "timestamps)")
 
 
 def _box_column_rows(ev: Evaluation, name: str) -> list[Row]:
