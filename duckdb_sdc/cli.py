@@ -135,13 +135,13 @@ def _resources(spec, args):
     """The spec's [resources] with the command line's options over them (checked as the spec's)."""
     import dataclasses
 
-    from .release.spec import _Checker, resources
+    from .release.spec import Checker, resources
 
     given = {k: v for k, v in (("memory_limit", args.memory_limit), ("threads", args.threads),
                                ("temp_directory", args.temp_directory)) if v is not None}
     if not given:
         return spec.resources
-    checked = resources(_Checker("--" + "/".join(k.replace("_", "-") for k in given)), given, Path.cwd())
+    checked = resources(Checker("--" + "/".join(k.replace("_", "-") for k in given)), given, Path.cwd())
     return dataclasses.replace(spec.resources, **{k: getattr(checked, k) for k in given})
 
 

@@ -285,13 +285,13 @@ def test_the_release_spills_into_the_private_workspace_encrypted_where_a_release
     """What is on disk while a release job spills (a memory limit far below its records): every file
     DuckDB writes is in the spill folder of the plugin's workspace (mode 0700, in the base folder of
     mode 0700), nothing elsewhere under the temporary directory; the spill files are encrypted exactly
-    where `duckdb-sdc release` encrypts them (run.encrypt_spills: where httpfs is installed), so a raw
+    where `duckdb-sdc release` encrypts them (source.encrypt_spills: where httpfs is installed), so a raw
     value of the records is in them in the clear only where the connection's temp_file_encryption is
     off; the workspace is gone when it ends."""
     import threading
     from types import SimpleNamespace
 
-    from duckdb_sdc.release.run import encrypt_spills
+    from duckdb_sdc.release.source import encrypt_spills
 
     settings = {"temp_directory": str(tmp_path / "spills")}
     plugin = Plugin(name="dbt_plugin", plugin_config=dict(settings))

@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 from sqlglot import exp
 
-from .. import __version__
+from .._version import __version__
 from .failures import LIST_LIMIT, Failing, class_sizes, failures
 from .plan import DIALECT, column, table
 from .spec import MANIFEST_TABLE, Spec, SpecError, is_numeric, public_path

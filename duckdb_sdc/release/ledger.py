@@ -58,12 +58,12 @@ from pathlib import Path
 from sqlglot import exp
 
 from .._validate import SdcError
+from .ledger_settings import LedgerSettings, parse_settings
 from .policy import PolicyBreach
 
 ENTRIES, VALUES, LOCK = "entries", "values", "lock"
 FINGERPRINT_VERSION = 1
 SETTLE_SECONDS = 10.0  # how long a release waits for a killed release's watchdog to finish its commit
-REPEAT_DP, ALLOW_LINKED = "repeat_dp", "allow_linked"
 
 
 class LedgerError(SdcError):
@@ -78,37 +78,6 @@ class LedgerRefusal(PolicyBreach):
     def __init__(self, message: str):
         self.outcomes = []
         Exception.__init__(self, message)
-
-
-@dataclass(frozen=True)
-class LedgerSettings:
-    """[ledger]: where the ledger is, and what the spec opts into."""
-    path: Path | None = None  # None: the default location (`default_path`)
-    repeat_dp: bool = False  # a second DP release of a column of a source, without [policy] epsilon_budget
-    allow_linked: bool = False  # a linked release whose composition breaches min_k / max_unique_share: warned
-
-
-def parse_settings(table: dict, error, base: Path) -> LedgerSettings:
-    """The [ledger] table of a spec. `error(where, message)` makes the exception."""
-    allowed = ("path", REPEAT_DP, ALLOW_LINKED)
-    unknown = [k for k in table if k not in allowed]
-    if unknown:
-        raise error("ledger", f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                              f"allowed: {', '.join(allowed)}")
-    path = None
-    if "path" in table:
-        value = table["path"]
-        if not isinstance(value, str) or not value:
-            raise error("ledger.path", f"must be a folder path, got {value!r}")
-        path = Path(value).expanduser()
-        path = path if path.is_absolute() else Path(base) / path
-    flags = {}
-    for key in (REPEAT_DP, ALLOW_LINKED):
-        if key in table:
-            if not isinstance(table[key], bool):
-                raise error(f"ledger.{key}", f"must be true or false, got {table[key]!r}")
-            flags[key] = table[key]
-    return LedgerSettings(path, **flags)
 
 
 def default_path() -> Path:
@@ -532,7 +501,7 @@ class Composer:
         temporary files of `workspace`; their renames. `facts`: what the release measured (safeguards.Facts)."""
         import duckdb
 
-        from .. import __version__
+        from .._version import __version__
         from . import manifest
         from .plan import RELEASED, ROW_KEY
 

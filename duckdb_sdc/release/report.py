@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, field
 from typing import Callable
 
 import duckdb
@@ -45,15 +44,16 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
+from .._validate import error_message
 from ..measures import catalog
-from ..measures.catalog import BOXES, LOSS, SCORE
 from ..measures.evaluate import evaluate as evaluate_measures
 from . import policy as pol
 from .plan import DIALECT, LINKAGE_TABLE, RAW, ROW_KEY, SOURCE, column, ident, literal, resolve, table, temporary
 from .policy import K_ANONYMITY, RISK, SENSITIVE
+from .sections import BOXES, KEY, LOSS, MASKED, ORIGINAL, SCORE, Evaluation, Row
+from .source import Snapshot, open_source, private_connection
 from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, is_temporal
 
-ORIGINAL, MASKED, KEY = "__sdc_eval_original", "__sdc_eval_masked", "__sdc_eval_key"
 RELEASE_DB = "__sdc_evaluated"
 LINKAGE_DB = "__sdc_evaluated_linkage"
 EVALUATED = "__sdc_eval_file"  # the release table with the row key, read from the file
@@ -64,36 +64,6 @@ ALL = "all columns"  # how format_report labels the overall rows (column None)
 
 # the measures, their sections, directions and units are declared in duckdb_sdc/measures/catalog.py
 section_of = catalog.section_of
-
-
-@dataclass(frozen=True)
-class Row:
-    section: str
-    measure: str
-    column: str | None  # None: all columns together
-    value: float | None  # None: undefined for these data (note says why)
-    note: str | None = None
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """What a section sees: `con` holds the relations ORIGINAL (the source's records) and MASKED
-    (the released records), both with the key column KEY and the columns under their own names."""
-    con: duckdb.DuckDBPyConnection
-    spec: Spec
-    masked: tuple[str, ...]  # the masked columns released as values, in the order of the spec's rules
-    quasi_identifiers: tuple[str, ...]
-    boxes: tuple[Rule, ...] = ()  # the box rules (their columns are released as bounds and a box id)
-    risk_columns: tuple[str, ...] = ()  # Spec.risk_columns: what distance-based risk is measured on
-    policy: pol.Policy = field(default=pol.DEFAULTS)  # what the verdicts judge against
-    scenario: tuple[str, ...] = ()  # [evaluation] quasi_identifiers: an intruder scenario shown beside the gate's
-
-    def fetch(self, query: exp.Expression) -> list[tuple]:
-        return self.con.execute(query.sql(dialect=DIALECT)).fetchall()
-
-    def released(self, name: str) -> tuple[str, ...]:
-        """The released columns (in MASKED) of a released source column: its bounds if boxed."""
-        return bound_columns(name) if self.spec.rules[name].boxed else (name,)
 
 
 def collect(ev: Evaluation, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -144,12 +114,12 @@ def measures_section(ev: Evaluation, only: frozenset[str] | None = None) -> list
     if ev.risk_columns and risky:
         rows += [Row(RISK, m, c, v, n) for m, c, v, n in _evaluate_masking(ev, ev.risk_columns, risky)]
     elif not ev.risk_columns and risky and only is None:
-        rows.append(Row(RISK, "record_linkage", None, None, _NO_RISK_COLUMN))
+        rows.append(Row(RISK, "record_linkage", None, None, NO_RISK_COLUMN))
     return rows + boxed
 
 
-_NO_RISK_COLUMN = ("no quasi-identifier is released as values that distances can compare (numbers, dates, "
-                   "timestamps)")
+NO_RISK_COLUMN = ("no quasi-identifier is released as values that distances can compare (numbers, dates, "
+                  "timestamps)")
 
 
 def _box_column_rows(ev: Evaluation, name: str) -> list[Row]:
@@ -400,15 +370,16 @@ def evaluate_relations(ev: Evaluation, progress=None) -> pd.DataFrame:
         for section in sections:
             task.advance(section.__name__.removesuffix("_section").replace("_", " "))
             rows += section(ev)
-    frame = _frame(rows)
-    frame = _frame(rows + verdict_rows(frame, ev.policy))
+    frame = rows_frame(rows)
+    frame = rows_frame(rows + verdict_rows(frame, ev.policy))
     rank = {s: i for i, s in enumerate(_ORDER)}
     order = sorted(range(len(frame)), key=lambda i: (rank.get(frame.at[i, "section"], len(rank)),
                                                       frame.at[i, "measure"] == VERDICT, i))
     return frame.iloc[order].reset_index(drop=True)
 
 
-def _frame(rows: list[Row]) -> pd.DataFrame:
+def rows_frame(rows: list[Row]) -> pd.DataFrame:
+    """The report's tidy frame (COLUMNS) of `rows`, each with its measure's direction and unit."""
     data = [(r.section, r.measure, r.column, r.value, r.note, *catalog.direction(r.measure)) for r in rows]
     return pd.DataFrame(data, columns=list(COLUMNS))
 
@@ -459,8 +430,8 @@ def policy_measures(ev: Evaluation) -> dict[str, tuple[float | None, str | None]
     for section in dict.fromkeys(limit.section for limit in limits):
         only = frozenset(limit.measure for limit in limits if limit.section == section)
         rows += _GATE_SECTIONS[section](ev, only)
-    found = measured(_frame(rows)) if rows else {}
-    return {limit.measure: found.get(limit.measure, (None, _NO_RISK_COLUMN if limit.section == RISK
+    found = measured(rows_frame(rows)) if rows else {}
+    return {limit.measure: found.get(limit.measure, (None, NO_RISK_COLUMN if limit.section == RISK
                                                     else "not measured")) for limit in limits}
 
 
@@ -554,7 +525,6 @@ def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None, resou
     the report before the connection closes (the release file is attached there as RELEASE_DB:
     release/html.py)."""
     from ..workspace import Workspace
-    from .run import Snapshot, private_connection
 
     snapshot = Snapshot.take(spec)
     path = spec.output.database
@@ -571,8 +541,6 @@ def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None, resou
 
 
 def _report(con, spec: Spec, path, snapshot, policy, progress, inspect) -> pd.DataFrame:
-    from .run import error_message, open_source
-
     _, source_columns = open_source(con, spec, snapshot)
     resolve(spec, source_columns)
     attach = exp.Attach(this=exp.Alias(this=literal(str(path)), alias=ident(RELEASE_DB)),

@@ -26,7 +26,7 @@ from .._validate import SdcError
 from ..measures.catalog import ML_UTILITY
 from ..measures.ml_utility import EXTRA_HINT, ml_utility, sklearn_or_error
 from .plan import column, ident
-from .report import KEY, MASKED, ORIGINAL, Evaluation, Row
+from .sections import KEY, MASKED, ORIGINAL, Evaluation, Row
 
 FOLDS = 5
 SEED = 0

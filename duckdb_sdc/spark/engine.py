@@ -29,7 +29,7 @@ source only). The rules are grouped into stages (`plan_stages`), each one shuffl
   Spark SQL from per-stratum statistics (`intervals`).
 
 The release's rules are the DuckDB release's, through the functions it calls: seeds refused without
-reproducible_noise (`run._refuse_unopted_seeds`), the surrogate key of a spec without source.key
+reproducible_noise (`run.refuse_unopted_seeds`), the surrogate key of a spec without source.key
 (`with_surrogate_key`, `plan.keyed_step`'s definition), 'auto' resolved per stratum and the smallest
 sets of attraction measured and refused below 2 (`safeguards.auto_step` / `smallest_set_step`'s
 checks on Spark's aggregates), `decimals` as DuckDB's round, the policy gate on the would-be release
@@ -68,7 +68,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from .. import __version__
+from .._version import __version__
 from .._validate import SdcError, is_auto
 from ..methods.freedman_diaconis import group_size_sorted, intervals_sorted
 from ..release import safeguards
@@ -79,7 +79,7 @@ from ..release.methods import BOXES, COLUMN
 from ..release.plan import ROW_KEY, VALUE, key_step, released_columns, resolve
 from ..release.plan import LINKAGE_TABLE
 from ..release.policy import PolicyBreach, judge
-from ..release.run import Snapshot
+from ..release.source import Snapshot
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from ..kernels import summary
 from . import intervals

@@ -40,15 +40,14 @@ from ..release.ledger import Composer, Ledger, LedgerError, fingerprint, fingerp
 from ..release.plan import RELEASED, ROW_KEY, source_attach, source_relation
 from ..release.spec import Spec, SpecError
 from ..workspace import Workspace
+from .paths import local_path
 
 _FINGERPRINTS: dict[tuple, tuple[str, list[tuple[str, str]]]] = {}  # source state -> (fingerprint, columns)
 
 
 def _local_files(where) -> list[str] | None:
     """The source's file patterns as paths of this machine, or None if one is not on it."""
-    from .preflight import _local_path
-
-    paths = [_local_path(f) for f in where.files]
+    paths = [local_path(f) for f in where.files]
     return None if any(p is None for p in paths) else paths
 
 
