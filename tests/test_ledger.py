@@ -321,8 +321,11 @@ def test_a_release_killed_at_random_points_is_in_the_ledger_if_and_only_if_it_is
             time.sleep(0.02)
         return proc.returncode, time.monotonic() - start
 
-    code, full = run(None)
-    assert code == 0
+    # the shorter of two whole releases: the first of a process tree can be much slower (a cold cache, a
+    # loaded machine), and kills drawn up to it would mostly come after the release ended
+    (code, first), (code2, second) = run(None), run(None)
+    assert code == code2 == 0
+    full = min(first, second)
     outcomes = []
     for trial in range(TRIALS):
         before = [e.id for e in book.entries()]
