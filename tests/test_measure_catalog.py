@@ -88,7 +88,7 @@ def test_evaluate_gives_every_declared_measure_in_catalog_order():
 def test_the_report_prints_each_declared_direction_and_unit():
     rows = [rep.Row(d.section if d.section in catalog.SECTIONS else LOSS, d.name, None, 1.0)
             for d in catalog.CATALOG.values()]
-    frame = rep._frame(rows)
+    frame = rep.rows_frame(rows)
     assert list(zip(frame["measure"], frame["direction"], frame["unit"])) == [
         (d.name, d.direction, d.unit) for d in catalog.CATALOG.values()]
     text = format_report(frame)
