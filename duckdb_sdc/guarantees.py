@@ -217,6 +217,8 @@ _CODING = Guarantee(
     "none: {method} replaces some values of {columns} and releases the others unchanged",
     discloses_values=True)
 
+RECODING, CODING = _RECODING, _CODING  # declared on the release recodings' records (duckdb_sdc.recodings)
+
 _KEEP = Guarantee(KEEP, NONE, "Released as in the source: no protection.",
                   "none: released as in the source", discloses_values=True)
 _KEY = Guarantee(KEY, NONE, "The row key, released as in the source: it links every released record to "

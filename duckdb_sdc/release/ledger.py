@@ -384,6 +384,9 @@ def signature(spec, column: str) -> str | None:
     rule = spec.rules[column]
     if rule.action == "keep":
         return "keep"
+    if rule.action == "recode":  # a deterministic function of the source value
+        return json.dumps({"recode": rule.recoding.name, "parameters": rule.effective_params()}, sort_keys=True,
+                          default=str)
     if rule.action != "mask" or not rule.in_table:
         return None
     if any(p.name in SECRET_PARAMS for p in rule.method.params) and not rule.seeded:
