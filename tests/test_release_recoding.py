@@ -242,6 +242,17 @@ def test_a_recoding_parameter_is_checked_against_its_kind(tmp_path, rule, messag
     assert _refused(tmp_path, rule) == message
 
 
+def test_an_unknown_method_lists_the_recodings_and_a_group_cannot_recode(tmp_path):
+    assert _refused(tmp_path, {"method": "truncate_dates", "unit": "year"}, column="born").endswith(
+        "; recodings (one column): recode_bands, top_code, bottom_code, merge_categories, truncate_date, age_in_years")
+    doc = _doc(tmp_path, {})
+    doc["groups"] = [{"columns": ["born", "seen"], "method": "truncate_date", "unit": "year"}]
+    del doc["columns"]["born"], doc["columns"]["seen"]
+    with pytest.raises(SpecError) as e:
+        parse_spec(doc, base=tmp_path, name="s.toml")
+    assert str(e.value) == "s.toml: groups[0]: truncate_date recodes one column: declare it in [columns]"
+
+
 def test_the_key_and_the_strata_cannot_be_recoded(tmp_path):
     assert _refused(tmp_path, {"method": "merge_categories", "mapping": {"1": "x"}}, column="id") == (
         "s.toml: columns.id: the row key can only be kept or dropped, not recoded")

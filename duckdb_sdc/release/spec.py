@@ -947,8 +947,11 @@ def _masking(c: _Checker, where: str, settings: dict, kinds: tuple[str, ...], co
         raise c.error(where, "a masking rule needs method = \"...\"")
     method = METHODS.get(name) if isinstance(name, str) else None
     known = sorted(m.name for m in METHODS.values() if m.kind in kinds)
+    if method is None and name in RECODINGS:
+        raise c.error(where, f"{name} recodes one column: declare it in [columns]")
     if method is None:
-        raise c.error(where, f"unknown method {show(name)}; known: {', '.join(known) or 'none yet'}")
+        recode = f"; recodings (one column): {', '.join(RECODINGS)}" if COLUMN in kinds else ""
+        raise c.error(where, f"unknown method {show(name)}; known: {', '.join(known) or 'none yet'}{recode}")
     if method.kind not in kinds:
         raise c.error(where, f"{name} masks {'a group of columns: declare it in [[groups]]' if method.kind == ROWS else 'one column: declare it in [columns]'}")
     strata = c.names(f"{where}.strata", settings.pop("strata")) if "strata" in settings else None
