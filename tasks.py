@@ -116,8 +116,9 @@ def main(argv: list[str]) -> int:
     ensure_compat_venv()
     # every core, one test file per worker: a file's tests share fixtures (a Spark session, a built site);
     # files in collection order, the longest first (tests/conftest.py's LONGEST_FIRST)
+    # (the 20 slowest tests are printed: the whole run must stay within CI's 30 minutes on 2 cores)
     return subprocess.call([str(PYTHON), "-m", "pytest", "--numprocesses", "auto", "--dist", "loadfile",
-                            "--no-loadscope-reorder"], cwd=ROOT)
+                            "--no-loadscope-reorder", "--durations=20"], cwd=ROOT)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import pandas as pd
 from common import peak_mb, timed
 
 import duckdb_sdc
+from duckdb_sdc.methods import protection
 from duckdb_sdc.methods import sensitivity as sv
 
 K = 5
@@ -76,8 +77,8 @@ def main() -> None:
                          "peak_mb": peak_mb(lambda: con.execute(sql)), "note": extra})
         if n <= args.audit_max:
             X, labels = df[["x"]].to_numpy(), df["cluster"].to_numpy()
-            out = sv.suppress(X, labels, sv.p_percent_rule(0.2))
-            secs, (low, high) = timed(lambda: sv.audit_suppression(X, labels, out.suppressed))
+            out = protection.suppress(X, labels, sv.p_percent_rule(0.2))
+            secs, (low, high) = timed(lambda: protection.audit_suppression(X, labels, out.suppressed))
             scale = np.abs(X).sum()
             agree = np.allclose(low[out.suppressed], out.low[out.suppressed], atol=1e-7 * scale) and \
                 np.allclose(high[out.suppressed], out.high[out.suppressed], atol=1e-7 * scale)

@@ -29,12 +29,9 @@ def __getattr__(name: str):
 
         return SdcError
     if name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
+        from ._version import __version__
 
-        try:
-            return version("duckdb-sdc")
-        except PackageNotFoundError:  # running from a source tree without installation
-            return "0.0.0+unknown"
+        return __version__
     if name == "release_frame":  # a pandas, polars or Arrow frame released with a spec (duckdb_sdc.frames)
         from .frames import release_frame
 

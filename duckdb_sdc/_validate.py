@@ -54,6 +54,14 @@ class SdcError(ValueError):
         return err
 
 
+
+def error_message(error: Exception) -> str:
+    """DuckDB's text of an error raised in a UDF, reduced to the duckdb_sdc message."""
+    text = str(error)
+    found = re.search(r"SdcError: (.*)", text, re.S)
+    return found.group(1).strip() if found else text.strip()
+
+
 _ABOUT_A_PARAMETER = re.compile(r"^([A-Za-z_]\w*) (?:must|contains|has|=|is) ")
 
 

@@ -23,6 +23,7 @@ import os
 import shutil
 import sys
 
+SCRIPT = __file__  # this file: Workspace runs it as the watchdog process
 STATE = "state.json"
 LOCK = "lock"
 RUNNING, COMMITTING, DONE = "running", "committing", "done"

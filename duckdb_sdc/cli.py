@@ -135,13 +135,13 @@ def _resources(spec, args):
     """The spec's [resources] with the command line's options over them (checked as the spec's)."""
     import dataclasses
 
-    from .release.spec import _Checker, resources
+    from .release.spec import Checker, resources
 
     given = {k: v for k, v in (("memory_limit", args.memory_limit), ("threads", args.threads),
                                ("temp_directory", args.temp_directory)) if v is not None}
     if not given:
         return spec.resources
-    checked = resources(_Checker("--" + "/".join(k.replace("_", "-") for k in given)), given, Path.cwd())
+    checked = resources(Checker("--" + "/".join(k.replace("_", "-") for k in given)), given, Path.cwd())
     return dataclasses.replace(spec.resources, **{k: getattr(checked, k) for k in given})
 
 
@@ -414,13 +414,13 @@ def _release_spark(spec, args):
 
     if args.dry_run:
         raise UserError("--dry-run prints the DuckDB script; a Spark release has no script to print")
-    preflight.check(spec, args.master)  # every refusal at once, before a JVM starts
+    preflight.check(spec, args.master, ledger_path=args.ledger)  # every refusal at once, before a JVM starts
     _spark_logging()
     from .spark import local_session, release
 
     spark = local_session(args.master, quiet=True)
     SIGNALS.reclaim()
-    return release(spec, spark)
+    return release(spec, spark, ledger_path=args.ledger)
 
 
 def _evaluate_spark(spec, args):

@@ -16,7 +16,8 @@ connection opens, the plugin makes a private workspace (duckdb_sdc.workspace: a 
 removed when dbt ends, by a watchdog if dbt is killed) and makes its spill folder DuckDB's
 `temp_directory`, so that whatever DuckDB spills to disk during the run, raw records included, is
 readable by no one else; a `temp_directory` in the profile's settings or the plugin's config is
-where the workspace is made.
+where the workspace is made. The spill files are encrypted as a release's are: where DuckDB's httpfs
+extension is installed (release.source.encrypt_spills).
 
 The Python UDFs live in the database instance (registered once). The public macros, which
 `register` makes TEMP macros of one connection, are created once more in an in-memory database
@@ -51,9 +52,10 @@ import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
 from sqlglot import exp
 
-from . import __version__
-from ._validate import SdcError
+from ._validate import SdcError, error_message
+from ._version import __version__
 from .release import manifest, run
+from .release.source import encrypt_spills, run_step
 from .release.plan import (DIALECT, POSITION, RAW, RELEASED, column, keyed_step, released_columns, table,
                            temporary)
 from .release.policy import PolicyBreach
@@ -115,6 +117,9 @@ class Plugin(BasePlugin):
             settings.pop(TEMP_DIRECTORY)
 
     def configure_connection(self, conn) -> None:
+        """Every function registered, the shared macros installed, and the spill files encrypted where
+        a release's would be (release.source.encrypt_spills: where httpfs is installed)."""
+        encrypt_spills(conn)
         register(conn)
         install_shared(conn)
 
@@ -159,7 +164,7 @@ def _execute(con, spec, query: exp.Expression | str, where: str):
     try:
         return con.execute(query if isinstance(query, str) else query.sql(dialect=DIALECT)).fetchall()
     except duckdb.Error as e:
-        raise _refuse(spec.name, f"{where}: {run.error_message(e)}") from None
+        raise _refuse(spec.name, f"{where}: {error_message(e)}") from None
 
 
 def _temporary_objects(con) -> list[tuple[str, str]]:
@@ -229,13 +234,13 @@ def _release(con, payload: dict) -> list[str]:
         # the model's query read once into a temporary table: every step sees the same records
         _execute(con, spec, f"CREATE TEMPORARY TABLE {RAW} AS SELECT * FROM (\n{query}\n)", "the model's query")
         source_columns = [(r[0], r[1]) for r in _execute(con, spec, exp.Describe(this=table(RAW)), "the model's query")]
-        run._run(con, keyed_step(spec, source_columns), spec)
+        run_step(con, keyed_step(spec, source_columns), spec)
         records = _execute(con, spec, exp.select(exp.Count(this=exp.Star())).from_(table(RAW)), "counting")[0][0]
         # dbt build --empty: an empty relation publishes nothing, and the gate cannot measure it
         steps, facts, _ = run.prepare(spec, source_columns, salt=secrets.token_hex(16),
                                       gate=not (payload.get("empty") and records == 0))
         for step in steps:
-            run._run(con, step, spec)
+            run_step(con, step, spec)
         target = table(identifier, schema, database)
         names = [c.name for c in released_columns(spec, source_columns)]
         body = exp.select(*(column(n) for n in names)).from_(table(RELEASED)).order_by(column(POSITION))
@@ -251,7 +256,7 @@ def _release(con, payload: dict) -> list[str]:
                                                          package_version=__version__,
                                                          duckdb_version=duckdb.__version__, created_at=created_at),
                                    target=m_target):
-            run._run(con, step, spec)
+            run_step(con, step, spec)
         # the raw copies go before the commit: they are never committed to the connection's catalog
         for kind, relation in _temporary_objects(con):
             con.execute(exp.Drop(tables=[table(relation, "main", "temp")], kind=kind).sql(dialect=DIALECT))

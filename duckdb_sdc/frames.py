@@ -35,49 +35,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ._validate import SdcError, show
-
-FRAME_VIEW = "__sdc_frame"  # the frame's name on the release connection while it is copied
-
-
-def _kind(frame) -> str | None:
-    """'pandas', 'polars' or 'arrow' for a frame this module releases, else None."""
-    module = type(frame).__module__.split(".")[0]
-    name = type(frame).__name__
-    if module == "pandas" and name == "DataFrame":
-        return "pandas"
-    if module == "polars" and name == "DataFrame":
-        return "polars"
-    if module == "pyarrow" and name == "Table":
-        return "arrow"
-    return None
-
-
-def check_frame(frame, function: str = "release_frame") -> str:
-    """The frame's kind; an SdcError naming the function and the parameter when it cannot be released."""
-    kind = _kind(frame)
-    if kind is None:
-        hint = (": collect it first (frame.collect())" if type(frame).__name__ == "LazyFrame"
-                else "; pass a pandas DataFrame, a polars DataFrame or a pyarrow Table")
-        raise SdcError(f"{function}: frame must be a data frame, got a {type(frame).__module__}.{type(frame).__name__}"
-                       f"{hint}")
-    names = list(frame.column_names if kind == "arrow" else frame.columns)
-    if kind == "pandas":
-        index = [n for n in frame.index.names if n is not None]
-        if index:
-            raise SdcError(f"{function}: frame has a named index ({', '.join(map(repr, map(str, index)))}), whose "
-                           "values a release does not read; make it columns with frame.reset_index() (or drop it "
-                           "with frame.reset_index(drop=True))")
-    bad = [n for n in names if not isinstance(n, str)]
-    if bad:
-        raise SdcError(f"{function}: frame has column names that are not text: {show(bad)}; rename them "
-                       "(a spec names every column)")
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise SdcError(f"{function}: frame has columns named twice: {', '.join(map(repr, repeated))}")
-    if not names:
-        raise SdcError(f"{function}: frame has no column")
-    return kind
+from ._validate import SdcError
+from ._frames import check_frame
 
 
 def _load(spec, function: str):
@@ -114,53 +73,6 @@ def release_frame(frame, spec, *, progress=None):
     from .release.run import release
 
     return release(frame_spec(frame, spec, function="release_frame"), progress=progress)
-
-
-def describe(source) -> str:
-    """The source as the manifest records it: "<kind> data frame '<name>'"."""
-    kind = _kind(source.data) if source.data is not None else None
-    return f"{kind + ' ' if kind else ''}data frame {source.frame!r}"
-
-
-def check_bound(spec) -> None:
-    """A frame source has its frame (bound by frame_spec or release_frame)."""
-    from .release.spec import SpecError
-
-    if spec.source.data is None:
-        raise SpecError(f"{spec.name}: source.frame: the source is a data frame ({spec.source.frame!r}), which a spec "
-                        "file cannot hold; release it from Python: duckdb_sdc.release_frame(frame, spec) (or bind "
-                        "it for report() and sweep() with duckdb_sdc.frames.frame_spec)")
-    check_frame(spec.source.data, spec.name)
-
-
-def source_step(spec, raw: str):
-    """The plan's step that reads the frame: copied once into the temporary table `raw`."""
-    from sqlglot import exp
-
-    from .release.plan import DIALECT, Step, table, temporary
-
-    copy = temporary(raw, exp.select(exp.Star()).from_(table(FRAME_VIEW)))
-
-    def action(con):
-        import duckdb
-
-        from .release.run import error_message
-        from .release.spec import SpecError
-
-        check_bound(spec)
-        try:
-            con.register(FRAME_VIEW, spec.source.data)
-            try:
-                con.execute(copy.sql(dialect=DIALECT)).fetchall()
-            finally:
-                con.unregister(FRAME_VIEW)
-        except duckdb.Error as e:
-            raise SpecError(f"{spec.name}: source.frame: cannot read the {describe(spec.source)}: "
-                            f"{error_message(e)}") from None
-
-    return Step("reading the data frame", None, action=action,
-                comment=f"the {describe(spec.source)} is copied once into the temporary table {raw} "
-                        f"({copy.sql(dialect=DIALECT)}, with the frame registered as {FRAME_VIEW})")
 
 
 __all__ = ["check_frame", "frame_spec", "release_frame"]

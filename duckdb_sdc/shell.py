@@ -103,7 +103,7 @@ class Shell:
         """Run every statement of `text`, printing the result of each query in the current mode."""
         import duckdb
 
-        from .release.run import error_message
+        from ._validate import error_message
 
         try:
             statements = self.con.extract_statements(text)

@@ -15,9 +15,9 @@ which are the types the SQL binding always passes (float64 arrays, int64 labels)
 every kernel of the package and whether the cache holds it: after a warm-up none is missing, and a
 fresh process compiles nothing (tests/test_warmup.py).
 
-What no cache removes is done by `prepare_in_background`, which `register()` starts: importing pandas
-(pyarrow's conversion to numpy does) and initialising Numba's compiler target, 1 to 1.5 s of a
-process's first call, in a thread that overlaps with registering the functions.
+What no cache removes is done by `sql.prepare.prepare_in_background`, which `register()` starts:
+importing pandas (pyarrow's conversion to numpy does) and initialising Numba's compiler target, 1 to
+1.5 s of a process's first call, in a thread that overlaps with registering the functions.
 
 Where the cache goes is Numba's choice, made per kernel: `__pycache__` beside the module's source
 when that folder is writable (an editable install, a virtual environment, a container image built by
@@ -29,15 +29,12 @@ file's content, the Numba version and the CPU: a change of any of them compiles 
 
 from __future__ import annotations
 
-import atexit
 import importlib
 import pkgutil
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
-import numba as nb
 import numpy as np
 
 LARGE_QUERIES = (  # the functions whose kernels take a parallel path on a large list
@@ -60,49 +57,6 @@ LARGE_QUERIES = (  # the functions whose kernels take a parallel path on a large
     # heavy unequal ties: equal-frequency cuts need the exact balanced search, not the nearest gaps
     "SELECT efd_round(list(floor(-ln(((hash(i) % 1000003) + 0.5) / 1000003) * 30)), 50) FROM range(5000) r(i)",
 )
-
-
-@nb.njit(cache=True, nogil=True)
-def _ready(x):
-    return x.shape[0]
-
-
-def _prepare(stop: threading.Event) -> None:
-    """The one-time work of a process's first call that no cache removes: pyarrow's conversion to
-    numpy imports pandas (0.35-0.7 s here), and Numba's first dispatch initialises its compiler
-    target (0.5-0.8 s) even when it then only loads cached code."""
-    try:
-        import pandas  # noqa: F401
-
-        if not stop.is_set():
-            _ready(np.zeros(1))
-    except Exception:  # the first real call reports whatever is wrong
-        pass
-
-
-_PREPARING: list[threading.Thread] = []
-_LOCK = threading.Lock()
-
-
-def prepare_in_background() -> None:
-    """Start `_prepare` once per process in a thread, so it overlaps with registering the functions
-    and whatever the caller does before its first query (loading data: DuckDB releases the GIL).
-    A first call that comes sooner waits for it (Numba's compiler lock) and costs no more than without
-    it. At exit the interpreter lets the step in progress finish (it must not be stopped inside Numba)
-    and skips the rest: a process that never calls a function waits at most one step."""
-    with _LOCK:
-        if _PREPARING:
-            return
-        stop = threading.Event()
-        thread = threading.Thread(target=_prepare, args=(stop,), name="duckdb-sdc-prepare", daemon=True)
-        _PREPARING.append(thread)
-        thread.start()
-
-        def finish():
-            stop.set()
-            thread.join()
-
-        atexit.register(finish)
 
 
 @dataclass
@@ -263,7 +217,7 @@ def _python_kernels() -> None:
     import numpy as np
 
     from .measures.keys import key_frequencies, suda2
-    from .methods import _exact
+    from .methods._exact import accumulator, add, add_product, add_range, midpoint_side, sign_of
     from .methods.discretisation import rbd_round
     from .methods.dominance import remove_sensitive
     from .methods.sensitivity import dominance_rule
@@ -277,13 +231,13 @@ def _python_kernels() -> None:
     # SUDA2 on keys whose mixed radix passes 62 bits: matches counted by hashing the value tuples
     suda2(rng.integers(0, 5000, size=(2000, 7)).astype(np.int64))
     suda2(rng.integers(0, 3, size=(60, 4)).astype(np.int64))  # and on one code per combination
-    acc, work = _exact.accumulator(), _exact.accumulator()
+    acc, work = accumulator(), accumulator()
     v = np.array([1.5, -2.25, 3.0], dtype=np.float64)
-    _exact.add(acc, 0.1, 1)
-    _exact.add_product(acc, 0.3, 7, -1)
-    _exact.add_range(acc, v, 0, 3, 1)
-    _exact.midpoint_side(acc, 3, 0.5, 1.5, work)
-    _exact.sign_of(acc)
+    add(acc, 0.1, 1)
+    add_product(acc, 0.3, 7, -1)
+    add_range(acc, v, 0, 3, 1)
+    midpoint_side(acc, 3, 0.5, 1.5, work)
+    sign_of(acc)
     rbd_round(np.repeat(np.arange(8.0), 50), 4, seed=1)  # few distinct values: draws by value counts
     X = np.column_stack([np.concatenate([np.full(9, 1.0), [1000.0]] * 4), np.arange(40.0)])
     remove_sensitive(X, np.repeat(np.arange(4), 10), dominance_rule(1, 0.6))

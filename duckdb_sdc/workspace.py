@@ -37,8 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import _watchdog
-from ._watchdog import COMMITTING, DONE, LOCK, RUNNING, STATE, recover_workspace
+from ._watchdog import COMMITTING, DONE, LOCK, RUNNING, SCRIPT, STATE, recover_workspace
 
 BASE_PREFIX = "duckdb-sdc-"
 SPILL = "spill"
@@ -133,7 +132,7 @@ class Workspace:
         self._watchdog = None
         if watchdog:
             self._watchdog = subprocess.Popen(
-                [sys.executable, "-S", "-E", _watchdog.__file__, str(self.path)], stdin=subprocess.PIPE,
+                [sys.executable, "-S", "-E", SCRIPT, str(self.path)], stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
         self.closed = False
 

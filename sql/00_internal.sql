@@ -16,6 +16,10 @@ CREATE OR REPLACE MACRO __sdc_qt_name(name) AS
          ELSE array_to_string(list_transform(string_split(name, '.'), lambda part: __sdc_qi(part)), '.')
     END;
 
+-- Quote a string literal; NULL becomes the keyword NULL.
+CREATE OR REPLACE MACRO __sdc_ql(s) AS
+    coalesce('''' || replace(s::VARCHAR, '''', '''''') || '''', 'NULL');
+
 -- What dbt's ref() renders for a relation with a row limit, as a regular expression: under `dbt build
 -- --empty` (select * from "db"."main"."people" where false limit 0), with a limit (select * from ...
 -- limit 10). Group 1 is the relation's name, group 2 ' where false' or empty, group 3 the limit.
@@ -23,20 +27,35 @@ CREATE OR REPLACE MACRO __sdc_limited_ref() AS
     '(?i)\(select \* from ((?:"(?:[^"]|"")*"|[^."\s()]+)(?:[.](?:"(?:[^"]|"")*"|[^."\s()]+))*)'
     || '( where false)? limit ([0-9]+)\)';
 
+-- What dbt's ref() renders for a relation filtered on its event time (`dbt build --sample`, a batch of
+-- a microbatch model), as a regular expression: (select * from "db"."main"."events" where joined >=
+-- '2024-01-01 00:00:00+00:00' and joined < '2024-01-02 00:00:00+00:00'), or with one bound. Group 1 is
+-- the relation's name, groups 2 and 5 the event-time column, 3 its operator, 4 and 6 the bounds.
+CREATE OR REPLACE MACRO __sdc_event_time_ref() AS
+    '(?i)\(select \* from ((?:"(?:[^"]|"")*"|[^."\s()]+)(?:[.](?:"(?:[^"]|"")*"|[^."\s()]+))*) '
+    || 'where ((?:"(?:[^"]|"")*"|[^."\s()'']+)) (>=|<) ''([^'']*)''(?: and ((?:"(?:[^"]|"")*"|[^."\s()'']+)) < ''([^'']*)'')?\)';
+
 -- A table argument of a table form as a FROM item: a table name quoted by __sdc_qt_name, or, given
--- what ref() renders with a row limit (__sdc_limited_ref), that relation with that limit, its name
--- quoted the same way (nothing else of the text is used). Any other text is a name.
+-- what ref() renders with a row limit (__sdc_limited_ref), that relation with that limit, or, given
+-- what it renders for an event-time filter (__sdc_event_time_ref), that relation with that filter:
+-- names quoted the same way, the bounds as literals, nothing else of the text used. Any other text
+-- is a name.
 CREATE OR REPLACE MACRO __sdc_qt(name) AS
-    CASE WHEN regexp_full_match(name, __sdc_limited_ref())
+    CASE WHEN regexp_full_match(name, __sdc_event_time_ref())
+         THEN '(SELECT * FROM ' || __sdc_qt_name(regexp_extract(name, __sdc_event_time_ref(), 1))
+              || ' WHERE ' || __sdc_qt_name(regexp_extract(name, __sdc_event_time_ref(), 2)) || ' '
+              || regexp_extract(name, __sdc_event_time_ref(), 3) || ' '
+              || __sdc_ql(regexp_extract(name, __sdc_event_time_ref(), 4))
+              || CASE WHEN regexp_extract(name, __sdc_event_time_ref(), 5) = '' THEN ''
+                      ELSE ' AND ' || __sdc_qt_name(regexp_extract(name, __sdc_event_time_ref(), 5)) || ' < '
+                           || __sdc_ql(regexp_extract(name, __sdc_event_time_ref(), 6)) END
+              || ')'
+         WHEN regexp_full_match(name, __sdc_limited_ref())
          THEN '(SELECT * FROM ' || __sdc_qt_name(regexp_extract(name, __sdc_limited_ref(), 1))
               || CASE WHEN regexp_extract(name, __sdc_limited_ref(), 2) = '' THEN '' ELSE ' WHERE false' END
               || ' LIMIT ' || regexp_extract(name, __sdc_limited_ref(), 3) || ')'
          ELSE __sdc_qt_name(name)
     END;
-
--- Quote a string literal; NULL becomes the keyword NULL.
-CREATE OR REPLACE MACRO __sdc_ql(s) AS
-    coalesce('''' || replace(s::VARCHAR, '''', '''''') || '''', 'NULL');
 
 -- A column name or a list of column names, as a list.
 CREATE OR REPLACE MACRO __sdc_names(strata) AS

@@ -195,7 +195,7 @@ def leak_scan(spec) -> list[str]:
     count or timestamp matches by chance). The linkage file may hold nothing but positions and keys."""
     from duckdb_sdc import guarantees
     from duckdb_sdc.release.plan import RAW
-    from duckdb_sdc.release.run import open_source
+    from duckdb_sdc.release.source import open_source
 
     con = duckdb.connect()
     open_source(con, spec)

@@ -10,7 +10,7 @@ import pytest
 
 import duckdb_sdc
 from duckdb_sdc._validate import SdcError
-from duckdb_sdc.methods import boxes, dp, sensitivity
+from duckdb_sdc.methods import boxes, dp, protection, sensitivity
 from duckdb_sdc.measures import loss, risk, weights
 from duckdb_sdc.measures.ranks import rank_mae
 
@@ -260,4 +260,4 @@ def test_dominance_with_a_huge_n_is_its_answer(con):
     X = np.arange(24.0).reshape(12, 2)
     labels = np.repeat(np.arange(4), 3)
     assert sensitivity.sensitive_cells(X, labels, rule).all()
-    assert np.isnan(sensitivity.suppress(X, labels, rule).release).all()
+    assert np.isnan(protection.suppress(X, labels, rule).release).all()

@@ -18,12 +18,14 @@ import sys
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 
 pytest.importorskip("dbt.adapters.duckdb", reason="the dbt extra is not installed (pip install -e '.[dbt]')")
 
 import duckdb_sdc  # noqa: E402
 from duckdb_sdc.release import parse_spec, release  # noqa: E402
+from duckdb_sdc.measures import interval_disclosure, record_linkage  # noqa: E402
 from test_compat import compat_venv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,9 +171,10 @@ def test_the_warehouse_opens_in_the_duckdb_1_5_cli(built):
 def test_refusals_and_stricter_limits_fail_the_build_with_their_messages(built):
     """With the refusals enabled and stricter limits: every refused release (an undeclared column, a
     breached policy, a stratum too small for its method: refused in SQL, and the release's transaction
-    rolled back, an incremental setting) fails its model with the refusal and writes nothing (people_release, refused by its policy now, stays as it was: the same
+    rolled back, an incremental setting, a microbatch model's table macro) fails its model with the refusal and writes nothing (people_release, refused by its policy now, stays as it was: the same
     rows in the same order), and the tests fail; the policy's failing rows hold the measured values,
-    which match duckdb_sdc's own, and the note naming the raw column left out of the quasi-identifiers."""
+    which match duckdb_sdc's own (dates and timestamps measured as epoch seconds), the note naming the
+    raw column left out of the quasi-identifiers, and the published key."""
     folder, _ = built
     before = _rows(folder, "SELECT * FROM people_release")
     manifest_before = _rows(folder, "SELECT release_id, created_at FROM people_release_manifest")
@@ -190,11 +193,18 @@ def test_refusals_and_stricter_limits_fail_the_build_with_their_messages(built):
                      r"region = '\w+'", out)
     assert re.search(r"Compilation Error in model refused_incremental .*\n\s+sdc_release: model refused_incremental sets "
                      r"incremental_strategy or unique_key, but a release is rebuilt whole on every run", out)
+    # a microbatch model's table macro argument (duckdb_sdc.sdc_table) is refused when its first batch compiles
+    assert re.search(r"sdc_table: model refused_microbatch is a microbatch model, which masks each batch of its input "
+                     r"alone \(this batch: \(select \* from \"warehouse\"\.\"main\"\.\"people_joined\" where joined >= "
+                     r"'2024-01-01 00:00:00\+00:00' and joined < '2025-01-01 00:00:00\+00:00'\)\): k-anonymity and every "
+                     r"group would hold within one batch only", out), out[-3000:]
+    assert re.search(r"Batch 1 of 3 ERROR creating batch 2024 of main\.refused_microbatch", out)
     for test in ("k_anonymous_people_masked_income", "k_anonymous_people_masked_expenses",
                  "k_anonymous_people_dp_income", "k_anonymous_people_grouped", "dp_income_in_domain"):
         assert re.search(rf"FAIL \d+ {test} ", out), (test, out[-3000:])
     assert re.search(r"FAIL 2 policy_people_grouped ", out) and re.search(r"FAIL 1 policy_people_masked_without_age ", out)
     assert re.search(r"FAIL 1 policy_people_grouped_income ", out)
+    assert re.search(r"FAIL 1 policy_people_masked_key ", out) and re.search(r"FAIL 2 policy_people_joined_shifted ", out)
     assert "means_are_kept" in out and not re.search(r"FAIL \d+ means_are_kept", out)
     tables = {t for (t,) in _rows(folder, "SELECT table_name FROM information_schema.tables")}
     assert not {t for t in tables if t.startswith("refused")}
@@ -209,7 +219,23 @@ def test_refusals_and_stricter_limits_fail_the_build_with_their_messages(built):
     linkage = con.execute("""SELECT record_linkage([p.income, p.expenses], [g.income, g.expenses])
                              FROM people p JOIN people_grouped g USING (person_id)
                              WHERE g.income IS NOT NULL AND g.expenses IS NOT NULL""").fetchall()[0][0]
+    key = con.execute("SELECT * FROM main_dbt_test__audit.policy_people_masked_key").fetchall()
+    dated = con.execute("SELECT policy_limit, measured, allowed FROM main_dbt_test__audit.policy_people_joined_shifted "
+                        "ORDER BY policy_limit").fetchall()
+    # the dates and timestamps as a release's report measures them: epoch seconds, numpy's measures
+    original, shifted = (np.column_stack(list(con.execute(f"SELECT epoch(joined), epoch(seen) FROM {t} "
+                                                          "ORDER BY person_id").fetchnumpy().values()))
+                         for t in ("people_joined", "people_joined_shifted"))
+    types = con.execute("SELECT typeof(joined), typeof(seen) FROM people_joined_shifted LIMIT 1").fetchall()
     con.close()
+    assert types == [("DATE", "TIMESTAMP")]
+    assert dated == [("max_interval_disclosure", pytest.approx(interval_disclosure(original, shifted), rel=1e-12), 0.5),
+                     ("max_record_linkage", pytest.approx(record_linkage(original, shifted), rel=1e-12), 0.1)]
+    assert dated[1][1] > 0.9  # dates shifted by a few days link almost every record
+    assert key == [("key", 1.0, 0.0, "the model publishes the key person_id, which links every record to its source "
+                                     "record: readers must not see it (an sdc_release model drops it); set "
+                                     "key_identifying: false if it identifies no one outside this model, or if readers "
+                                     "never see this model with it (docs/dbt.md, sdc_policy)")]
     assert failures == [("max_record_linkage", pytest.approx(linkage, rel=1e-12), 0.02, None),
                         ("min_k", 5.0, 6.0, None)]
     assert income_only == [("min_k", 6.0)]  # masked columns left out and an exempt one are not a breach

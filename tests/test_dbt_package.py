@@ -86,13 +86,32 @@ def test_every_table_macro_takes_what_ref_renders_under_dbt_build_empty(tables, 
      '(SELECT * FROM "warehouse"."main"."people" WHERE false LIMIT 0)'),
     ('(select * from "w"."main"."my.t""x" limit 10)', '(SELECT * FROM "w"."main"."my.t""x" LIMIT 10)'),
     ('(SELECT * FROM main.people WHERE false LIMIT 0)', '(SELECT * FROM "main"."people" WHERE false LIMIT 0)'),
+    # an event-time filter (dbt build --sample, a microbatch batch): that relation with that filter
+    ("(select * from \"w\".\"main\".\"events\" where joined >= '2024-01-01 00:00:00+00:00' and joined < '2024-01-02 00:00:00+00:00')",
+     "(SELECT * FROM \"w\".\"main\".\"events\" WHERE \"joined\" >= '2024-01-01 00:00:00+00:00' AND \"joined\" < '2024-01-02 00:00:00+00:00')"),
+    ("(select * from events where \"Joined At\" < '2024-01-02')", "(SELECT * FROM \"events\" WHERE \"Joined At\" < '2024-01-02')"),
     # anything else is one name, quoted
+    ("(select * from a where x >= '1' or 1=1)", "\"(select * from a where x >= '1' or 1=1)\""),
+    ("(select * from a where x >= '1'' or ''1')", "\"(select * from a where x >= '1'' or ''1')\""),
     ('(select * from people where x > 1 limit 0)', '"(select * from people where x > 1 limit 0)"'),
     ('(select * from a; drop table b; -- limit 0)', '"(select * from a; drop table b; -- limit 0)"'),
     ('(select * from "a" limit 0) union (select 1)', '"(select * from ""a"" limit 0) union (select 1)"'),
 ])
 def test_what_ref_renders_with_a_limit_is_that_relation_with_that_limit(con, text, from_item):
     assert con.execute("SELECT __sdc_qt(?)", [text]).fetchone() == (from_item,)
+
+
+def test_a_table_macro_given_an_event_time_filter_reads_that_filter(con):
+    """What ref() renders under `dbt build --sample` (and the package's sdc_table passes on, its quotes
+    doubled): the table macro masks the records of the filter, as on a CTE holding them."""
+    con.execute("CREATE TABLE events AS SELECT i AS id, i % 2 AS region, i * 1.0 AS income, "
+                "DATE '2024-01-01' + i::INTEGER AS joined FROM range(20) r(i)")
+    text = "(select * from \"memory\".\"main\".\"events\" where joined >= '2024-01-05' and joined < '2024-01-15')"
+    filtered = con.execute("SELECT * FROM mdav_round_table(?, 'income', 2, strata := 'region') ORDER BY id",
+                           [text]).fetchall()
+    cte = con.execute("WITH sample AS (SELECT * FROM events WHERE joined >= '2024-01-05' AND joined < '2024-01-15') "
+                      "SELECT * FROM mdav_round_table('sample', 'income', 2, strata := 'region') ORDER BY id").fetchall()
+    assert filtered == cte and [r[0] for r in filtered] == list(range(4, 14))
 
 
 def test_a_cte_takes_the_place_of_the_table_it_is_named_after(con):
@@ -136,11 +155,11 @@ def test_the_dbt_package_is_a_dbt_project_with_its_macros():
     macros = ROOT / "dbt_duckdb_sdc" / "macros"
     text = "".join(p.read_text() for p in macros.glob("*.sql"))
     for block in ("{% test k_anonymous(", "{% test sdc_policy(", "{% macro sdc_names(", "{% macro sdc_whole_number(",
-                  "{% macro sdc_fraction(", "{% materialization sdc_release, adapter='duckdb' %}"):
+                  "{% macro sdc_fraction(", "{% macro sdc_table(", "{% materialization sdc_release, adapter='duckdb' %}"):
         assert block in text, block
     described = (macros / "duckdb_sdc.yml").read_text()
     for name in ("materialization_sdc_release_duckdb", "test_sdc_policy", "test_k_anonymous", "sdc_names",
-                 "sdc_whole_number", "sdc_fraction"):
+                 "sdc_whole_number", "sdc_fraction", "sdc_table"):
         assert f"\n  - name: {name}\n" in described, name
     example = (ROOT / "examples" / "dbt" / "packages.yml").read_text()
     assert "\npackages:\n  - local: ../../dbt_duckdb_sdc\n" in example

@@ -279,3 +279,63 @@ def test_it_replaces_only_a_previous_release_of_the_model(people):
 def test_resources_belong_to_the_profile(people):
     assert _outcome(people, _payload(spec={**SPEC, "resources": {"threads": 1}})).startswith(
         "people_release: release_spec.resources: a model runs on dbt's connection")
+
+
+def test_the_release_spills_into_the_private_workspace_encrypted_where_a_release_is(tmp_path):
+    """What is on disk while a release job spills (a memory limit far below its records): every file
+    DuckDB writes is in the spill folder of the plugin's workspace (mode 0700, in the base folder of
+    mode 0700), nothing elsewhere under the temporary directory; the spill files are encrypted exactly
+    where `duckdb-sdc release` encrypts them (source.encrypt_spills: where httpfs is installed), so a raw
+    value of the records is in them in the clear only where the connection's temp_file_encryption is
+    off; the workspace is gone when it ends."""
+    import threading
+    from types import SimpleNamespace
+
+    from duckdb_sdc.release.source import encrypt_spills
+
+    settings = {"temp_directory": str(tmp_path / "spills")}
+    plugin = Plugin(name="dbt_plugin", plugin_config=dict(settings))
+    con = _connect(plugin, creds=SimpleNamespace(settings=settings))
+    seen: dict = {}
+    stop = threading.Event()
+
+    def watch():  # the largest content each file had while the job ran
+        while not stop.is_set():
+            for path in tmp_path.rglob("*"):
+                try:
+                    if path.is_file() and path.stat().st_size > len(seen.get(path, b"")) or path not in seen:
+                        seen[path] = path.read_bytes() if path.is_file() else b""
+                except OSError:
+                    continue
+            stop.wait(0.002)
+
+    try:
+        encrypted = con.execute("SELECT current_setting('temp_file_encryption')").fetchall()[0][0]
+        reference = duckdb.connect()
+        assert encrypted == encrypt_spills(reference)  # the release's decision, on this machine
+        reference.close()
+        con.execute("SET memory_limit = '100MB'")
+        con.execute("SET threads = 1")
+        con.execute("CREATE TABLE people AS SELECT i AS id, ['a', 'b'][1 + i % 2] AS region, "
+                    "(i * 7919 % 100003) * 1.0 AS income, 'raw-' || (i * 31 % 1000003) || repeat('x', 400) AS label "
+                    "FROM range(300000) r(i)")
+        spec = {**SPEC, "columns": {**SPEC["columns"], "label": {"rule": "keep", "identifying": False}}}
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            assert _outcome(con, _payload(spec=spec)) is None
+        finally:
+            stop.set()
+            watcher.join()
+        workspace = plugin.workspace.path
+        spills = {p: d for p, d in seen.items() if p.name.endswith(".tmp")}
+        assert spills, sorted(seen)  # it spilled
+        assert all(p.parent == plugin.workspace.spill for p in spills), sorted(spills)
+        assert all(p == workspace or workspace in p.parents or p in workspace.parents for p in seen), sorted(seen)
+        for folder in (plugin.workspace.spill, workspace, workspace.parent):
+            assert oct(folder.stat().st_mode & 0o777) == "0o700", folder
+        assert any(b"raw-" in d for d in spills.values()) is not encrypted
+    finally:
+        con.close()
+    plugin.workspace.close()
+    assert not workspace.exists()

@@ -418,7 +418,7 @@ def test_random_tie_order_on_many_records_equals_a_lexicographic_sort():
     partner = rng.integers(0, 50, n).astype(float)
     start = np.uint64(ranks_module._mix(ranks_module.key_start(5, 1)))
     e = math.frexp(max(np.abs(values).max(), np.abs(partner).max()))[1]  # the keys see the scaled values
-    keys = np.array([ranks_module._key(start, math.ldexp(v, -e), math.ldexp(q, -e)) for v, q in zip(values, partner)],
+    keys = np.array([ranks_module.tie_key(start, math.ldexp(v, -e), math.ldexp(q, -e)) for v, q in zip(values, partner)],
                     dtype=np.uint64)
     expected = np.lexsort((np.arange(n), keys, values))
     assert np.array_equal(ranks_module.rank_order(values, partner, "random", 5, 1), expected)

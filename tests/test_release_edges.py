@@ -265,7 +265,7 @@ def test_5_the_release_spills_into_its_private_workspace_and_removes_it(tmp_path
            "columns": {"id": "drop", "region": "keep", "x": {"method": "mdav_round", "k": 5}}}
     spec = load_spec(write_spec(tmp_path, doc))
     seen = []
-    real_run = release_run._run
+    real_run = release_run.run_step
 
     def watched(con, step, spec_):
         real_run(con, step, spec_)
@@ -273,7 +273,7 @@ def test_5_the_release_spills_into_its_private_workspace_and_removes_it(tmp_path
                                  "current_setting('threads')").fetchall()[0],
                      sorted(p.name for p in (tmp_path / "tmp").rglob("*") if p.is_file())))
 
-    monkeypatch.setattr(release_run, "_run", watched)
+    monkeypatch.setattr(release_run, "run_step", watched)
     release(spec)
     (spill, memory, threads), _ = seen[0]
     base = base_folder(tmp_path / "tmp")
@@ -375,14 +375,14 @@ def _parquet_doc() -> dict:
 
 
 def _during_masking(monkeypatch, action) -> None:
-    real_run = release_run._run
+    real_run = release_run.run_step
 
     def run(con, step, spec):
         real_run(con, step, spec)
         if step.label.startswith("masking income"):
             action()
 
-    monkeypatch.setattr(release_run, "_run", run)
+    monkeypatch.setattr(release_run, "run_step", run)
 
 
 def test_7_a_file_added_to_the_source_folder_during_a_release_is_not_read(tmp_path, monkeypatch):

@@ -297,6 +297,7 @@ def _cell_sources(tmp_path):
 def test_11_cells_are_suppressed_from_the_spec_with_secondary_cells_as_seed_002_states(tmp_path):
     from test_sensitivity_protection import audited
 
+    from duckdb_sdc.methods import protection
     from duckdb_sdc.methods import sensitivity as sv
 
     df = _cell_sources(tmp_path)
@@ -312,7 +313,7 @@ def test_11_cells_are_suppressed_from_the_spec_with_secondary_cells_as_seed_002_
     expected, primary_total, secondary_total = dict(released), 0, 0
     rule = sv.dominance_rule(1, 0.45, absolute=True)
     for ids, x, labels, _ in parts.values():
-        out = sv.suppress(x.reshape(-1, 1), labels, rule)  # protection levels met, as the LP audit confirms
+        out = protection.suppress(x.reshape(-1, 1), labels, rule)  # protection levels met, as the LP audit confirms
         audited(x.reshape(-1, 1), labels, out, True)
         assert not out.unprotected.any()
         primary_total, secondary_total = primary_total + out.primary.sum(), secondary_total + out.secondary.sum()

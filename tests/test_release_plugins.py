@@ -23,7 +23,7 @@ from duckdb_sdc.methods import dp
 from duckdb_sdc.params import stratum_seed
 from duckdb_sdc.release import SpecError, dry_run, load_spec, release
 from duckdb_sdc.release import methods as release_methods
-from duckdb_sdc.release import run as release_run
+from duckdb_sdc.release import source as release_source
 from duckdb_sdc.release.plan import parse_back
 from duckdb_sdc.sql.registry import REGISTRY, Param, SqlFunction
 
@@ -63,7 +63,7 @@ def plugged(monkeypatch, tmp_path, request):
             con.execute(macro)
         return con
 
-    monkeypatch.setattr(release_run, "connect", connect)
+    monkeypatch.setattr(release_source, "connect", connect)  # what private_connection (a release's) calls
     # no NULL income: a record alone with (NULL, age) would be a set of attraction of one, refused
     write_db(tmp_path / "src.duckdb", "people", people(90).fillna({"income": 45_000.0}))
     return tmp_path

@@ -299,6 +299,7 @@ DATA = datasets.path("tarragona").parent  # the bundled reference data (duckdb_s
 def _stratum_patterns(df, strata_col, column, k, rule):
     """Per stratum: (ids, originals, labels by released mdav_round value, numpy suppression)."""
     from duckdb_sdc import methods
+    from duckdb_sdc.methods import protection
     from duckdb_sdc.methods import sensitivity as sv
 
     out = {}
@@ -306,7 +307,7 @@ def _stratum_patterns(df, strata_col, column, k, rule):
         part = part[part[column].notna()]
         x = part[column].to_numpy(float)
         labels = np.unique(methods.mdav_round(x, k), return_inverse=True)[1]
-        out[s] = (part["id"].to_numpy(), x, labels, sv.suppress(x[:, None], labels, rule))
+        out[s] = (part["id"].to_numpy(), x, labels, protection.suppress(x[:, None], labels, rule))
     return out
 
 
@@ -370,6 +371,7 @@ def _heavy(tmp_path):
 def test_the_pq_and_threshold_rules_protect_a_release(tmp_path, cells, rule):
     from test_sensitivity_protection import audited
 
+    from duckdb_sdc.methods import protection
     from duckdb_sdc.methods import sensitivity as sv
 
     df = _heavy(tmp_path)
@@ -381,7 +383,7 @@ def test_the_pq_and_threshold_rules_protect_a_release(tmp_path, cells, rule):
                    else sv.threshold_rule(rule[1], rule[2], absolute=True))
     primary = 0
     for _, (ids, x, labels, _) in _stratum_patterns(df, "region", "income", 3, method_rule).items():
-        out = sv.suppress(x[:, None], labels, method_rule, cost=cells.get("cost", "cells"))
+        out = protection.suppress(x[:, None], labels, method_rule, cost=cells.get("cost", "cells"))
         np.testing.assert_array_equal(np.isnan(got.loc[ids].to_numpy()), np.isnan(out.release[:, 0]))
         audited(x[:, None], labels, out, True)
         primary += out.primary.sum()

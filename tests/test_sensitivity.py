@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from duckdb_sdc._validate import SdcError
+from duckdb_sdc.methods import protection
 from duckdb_sdc.methods import sensitivity as sv
 from reference import (
     canonical_sorted,
@@ -183,7 +184,7 @@ def test_suppression_releases_no_sensitive_cell(rule):
     from test_sensitivity_protection import audited
 
     X, labels = _clustered(2)
-    out = sv.suppress(X, labels, rule)
+    out = protection.suppress(X, labels, rule)
     ref = cells_reference(X, labels, _reference_rule(rule))
     g = out.primary.shape[0]
     assert out.primary.tolist() == [[ref[c, j] for j in range(X.shape[1])] for c in range(g)]
@@ -197,7 +198,7 @@ def test_suppression_releases_no_sensitive_cell(rule):
                 assert released == pytest.approx(X[labels == c, j].mean()) and not ref[c, j]
     assert not out.unprotected.any()
     audited(X, labels, out, False)
-    no_secondary = sv.suppress(X, labels, rule, secondary=False)
+    no_secondary = protection.suppress(X, labels, rule, secondary=False)
     assert not no_secondary.secondary.any() and (no_secondary.primary == out.primary).all()
     assert (no_secondary.unprotected.any(axis=0) == out.secondary.any(axis=0)).all()
 
@@ -235,7 +236,7 @@ def test_secondary_cells_protect_every_primary_cell_on_random_partitions(seed):
     X[rng.random(X.shape) < 0.2] *= 40  # dominant contributions: many primary cells, also neighbours
     labels = rng.permutation(np.repeat(np.arange(g), k))
     rule = [sv.dominance_rule(1, 0.6), sv.p_percent_rule(0.3)][seed % 2]
-    out = sv.suppress(X, labels, rule)
+    out = protection.suppress(X, labels, rule)
     assert not (out.primary & out.secondary).any()
     audited(X, labels, out, False)
     # what no pattern can protect is reported, and then every cell of its attribute is withheld
@@ -251,13 +252,13 @@ def test_two_sensitive_clusters_that_are_each_others_nearest_still_get_secondary
 
     X = np.array([[100.0], [1.0], [1.0], [101.0], [1.0], [1.0], [900.0], [905.0], [910.0]])
     labels = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2])
-    out = sv.suppress(X, labels, sv.dominance_rule(1, 0.4))
+    out = protection.suppress(X, labels, sv.dominance_rule(1, 0.4))
     assert out.primary[:, 0].tolist() == [True, True, False]
     assert out.secondary[:, 0].tolist() == [False, False, True]
     audited(X, labels, out, False)
     assert np.isnan(out.release).all()  # with one safe cell left, its value would give both away
     # under (1, 0.6) each one's level (100 / 0.6 - 102 = 64.7) is covered by the other's 103
-    out = sv.suppress(X, labels, sv.dominance_rule(1, 0.6))
+    out = protection.suppress(X, labels, sv.dominance_rule(1, 0.6))
     assert out.primary[:, 0].tolist() == [True, True, False] and not out.secondary.any()
 
 

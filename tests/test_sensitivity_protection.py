@@ -12,6 +12,7 @@ import pytest
 
 from duckdb_sdc import methods
 from duckdb_sdc._validate import SdcError
+from duckdb_sdc.methods import protection
 from duckdb_sdc.methods import sensitivity as sv
 from duckdb_sdc import datasets
 from reference_protection import (
@@ -38,7 +39,7 @@ def _rule_dict(rule: sv.Rule) -> dict:
 def audited(X, labels, out, absolute):
     """The LP audit of a pattern: its intervals equal the closed form's, and every primary cell that
     the pattern reports protected is covered by its protection levels (HiGHS's tolerance aside)."""
-    low, high = sv.audit_suppression(X, labels, out.suppressed, absolute=absolute)
+    low, high = protection.audit_suppression(X, labels, out.suppressed, absolute=absolute)
     mask = out.suppressed
     assert np.array_equal(np.isnan(low), ~mask) and np.array_equal(np.isnan(high), ~mask)
     scale = float(np.abs(X).sum())
@@ -76,10 +77,10 @@ def test_a_dominant_contribution_among_zeros_gets_its_protection_level():
     X = np.array([0, 0, 0, 0, 0, 119, 0, 0, 0, 0, 50, 60, 70, 80, 90], float)[:, None]
     labels = np.repeat([0, 1, 2], 5)
     rule = sv.p_percent_rule(0.2)
-    out = sv.suppress(X, labels, rule)
+    out = protection.suppress(X, labels, rule)
     old = _nearest_cluster_pattern(X, labels, out.primary)
     assert old[:, 0].tolist() == [True, True, False]
-    low, high = sv.audit_suppression(X, labels, old)
+    low, high = protection.audit_suppression(X, labels, old)
     assert (low[1, 0], high[1, 0]) == (119.0, 119.0)  # no protection at all
     assert out.primary[:, 0].tolist() == [False, True, False]
     assert out.upper[1, 0] == out.lower[1, 0] == pytest.approx(23.8, rel=1e-15)
@@ -104,11 +105,11 @@ def test_tarragona_depreciation_in_stratum_b_is_protected():
     labels = np.unique(methods.mdav_round(x, 3), return_inverse=True)[1]
     X = x[:, None]
     rule = sv.p_percent_rule(0.2, absolute=True)
-    out = sv.suppress(X, labels, rule)
+    out = protection.suppress(X, labels, rule)
     (a,) = np.flatnonzero(out.primary[:, 0])
     assert sorted(x[labels == a]) == [0.0, 0.0, 120.0]
     old = _nearest_cluster_pattern(X, labels, out.primary)
-    low, high = sv.audit_suppression(X, labels, old, absolute=True)
+    low, high = protection.audit_suppression(X, labels, old, absolute=True)
     assert (low[a, 0], high[a, 0]) == (120.0, 120.0)
     assert out.upper[a, 0] == pytest.approx(24.0)
     low, high = audited(X, labels, out, True)
@@ -116,7 +117,7 @@ def test_tarragona_depreciation_in_stratum_b_is_protected():
     # stratum a: [-119, 0, 0], the 23.8 of the issue (contributions taken absolute)
     x = df.loc[strata == "a", "DEPRECIATION"].to_numpy(float)
     labels = np.unique(methods.mdav_round(x, 3), return_inverse=True)[1]
-    out = sv.suppress(x[:, None], labels, rule)
+    out = protection.suppress(x[:, None], labels, rule)
     (a,) = np.flatnonzero(out.primary[:, 0])
     assert sorted(x[labels == a]) == [-119.0, 0.0, 0.0] and out.upper[a, 0] == pytest.approx(23.8)
     low, high = audited(x[:, None], labels, out, True)
@@ -155,7 +156,7 @@ def test_levels_patterns_and_intervals_equal_the_references(rule):
         levels = {c: level_reference(np.abs(cells[c]), ref_rule) for c in range(len(cells)) if flags[c]}
         primary = [c for c in range(len(cells)) if flags[c]]
         best_count, best_value = cheapest_reference(cells, primary, levels)
-        alone = sv.suppress(X, labels, rule, secondary=False)  # the primary cells alone, audited too
+        alone = protection.suppress(X, labels, rule, secondary=False)  # the primary cells alone, audited too
         for a in primary:
             lo, hi = interval_reference(cells, primary, a)
             assert (alone.low[a, 0], alone.high[a, 0]) == (float(lo), float(hi))
@@ -163,7 +164,7 @@ def test_levels_patterns_and_intervals_equal_the_references(rule):
             alone.unprotected[primary, 0].tolist()
         audited(X, labels, alone, True)
         for cost in ("cells", "value"):
-            out = sv.suppress(X, labels, rule, cost=cost)
+            out = protection.suppress(X, labels, rule, cost=cost)
             assert out.primary[:, 0].tolist() == flags
             assert out.upper[:, 0].tolist() == [float(levels.get(c, 0)) for c in range(len(cells))]
             S = np.flatnonzero(out.suppressed[:, 0]).tolist()
@@ -193,52 +194,52 @@ def test_a_pattern_exactly_at_its_protection_level_is_protected():
     labels = np.repeat([0, 1, 2, 3], 3)
     for third, expected in ((10.0, [1]), (9.0, [1, 2])):
         X = np.array([120, 0, 0, 10, 10, third, 1, 1, 1, 0, 0, 0], float)[:, None]
-        out = sv.suppress(X, labels, sv.p_percent_rule(0.25))
+        out = protection.suppress(X, labels, sv.p_percent_rule(0.25))
         assert out.upper[0, 0] == 30.0 and out.primary[:, 0].tolist() == [True, False, False, False]
         assert np.flatnonzero(out.secondary[:, 0]).tolist() == expected
         audited(X, labels, out, False)
     # the fewest cells: 25 + 10 covers 30, where the smallest first would take 10 + 10 + 10
     X = np.array([120, 0, 0, 25, 0, 0, 4, 3, 3, 4, 3, 3, 4, 3, 3], float)[:, None]
     X[3:6, 0] = [10, 8, 7]
-    out = sv.suppress(X, np.repeat([0, 1, 2, 3, 4], 3), sv.p_percent_rule(0.25))
+    out = protection.suppress(X, np.repeat([0, 1, 2, 3, 4], 3), sv.p_percent_rule(0.25))
     assert np.flatnonzero(out.secondary[:, 0]).tolist() == [1, 2] and out.secondary.sum() == 2
     # of the sets with the fewest cells: the m - 1 largest and the smallest that completes (25 + 6, not
     # 25 + 20); one cell alone: the smallest that covers (35, not 40)
     X = np.array([120, 0, 0, 10, 8, 7, 8, 6, 6, 3, 3, 2, 2, 2, 2], float)[:, None]
-    out = sv.suppress(X, np.repeat([0, 1, 2, 3, 4], 3), sv.p_percent_rule(0.25))
+    out = protection.suppress(X, np.repeat([0, 1, 2, 3, 4], 3), sv.p_percent_rule(0.25))
     assert np.flatnonzero(out.secondary[:, 0]).tolist() == [1, 4]
     X = np.array([120, 0, 0, 20, 15, 5, 15, 10, 10, 4, 3, 3], float)[:, None]
-    out = sv.suppress(X, np.repeat([0, 1, 2, 3], 3), sv.p_percent_rule(0.25))
+    out = protection.suppress(X, np.repeat([0, 1, 2, 3], 3), sv.p_percent_rule(0.25))
     assert np.flatnonzero(out.secondary[:, 0]).tolist() == [2]
     # exact, not floating point: p = 0.2 of 5.5 is 1.1, and 0.5 + 0.3 + 0.3 is 1.0999999999999999778 in
     # binary (its double sum rounds to 1.1000000000000000888, the double 0.2 * 5.5 rounds to): short
     assert Fraction(0.5) + 2 * Fraction(0.3) < Fraction(11, 10) and 0.5 + 0.3 + 0.3 == 0.2 * 5.5
     X = np.array([5.5, 0, 0, 0.5, 0.3, 0.3, 0.01, 0.01, 0.01], float)[:, None]
-    out = sv.suppress(X, np.repeat([0, 1, 2], 3), sv.p_percent_rule(0.2))
+    out = protection.suppress(X, np.repeat([0, 1, 2], 3), sv.p_percent_rule(0.2))
     assert np.flatnonzero(out.secondary[:, 0]).tolist() == [1, 2]
     X[3:6, 0] = [0.4, 0.4, 0.3]  # 1.1000000000000000333 exactly: enough
-    out = sv.suppress(X, np.repeat([0, 1, 2], 3), sv.p_percent_rule(0.2))
+    out = protection.suppress(X, np.repeat([0, 1, 2], 3), sv.p_percent_rule(0.2))
     assert np.flatnonzero(out.secondary[:, 0]).tolist() == [1]
 
 
 def test_sensitive_cells_protect_each_other_and_the_cost_changes_the_choice():
     # two dominated cells whose totals cover each other's levels need no secondary cell
     X = np.array([100, 0, 0, 100, 0, 0, 5, 5, 5], float)[:, None]
-    out = sv.suppress(X, np.repeat([0, 1, 2], 3), sv.p_percent_rule(0.2))
+    out = protection.suppress(X, np.repeat([0, 1, 2], 3), sv.p_percent_rule(0.2))
     assert out.primary[:, 0].tolist() == [True, True, False] and not out.secondary.any()
     assert not out.unprotected.any()
     # level 20: one cell of 25 (fewest cells) or two cells of 10 and 11 (least value)
     X = np.array([100, 0, 0, 25, 25, 25, 4, 4, 2, 4, 4, 3], float)[:, None]
     labels = np.repeat([0, 1, 2, 3], 3)
-    cells = sv.suppress(X, labels, sv.p_percent_rule(0.2), cost="cells")
-    value = sv.suppress(X, labels, sv.p_percent_rule(0.2), cost="value")
+    cells = protection.suppress(X, labels, sv.p_percent_rule(0.2), cost="cells")
+    value = protection.suppress(X, labels, sv.p_percent_rule(0.2), cost="value")
     assert np.flatnonzero(cells.secondary[:, 0]).tolist() == [1]
     assert np.flatnonzero(value.secondary[:, 0]).tolist() == [2, 3]
     for out in (cells, value):
         audited(X, labels, out, False)
     # least value: one cell of 31 beats the two smaller ones (20 + 15) that also cover 30
     X = np.array([100, 0, 0, 11, 10, 10, 8, 6, 6, 6, 5, 4], float)[:, None]
-    value = sv.suppress(X, labels, sv.p_percent_rule(0.3), cost="value")
+    value = protection.suppress(X, labels, sv.p_percent_rule(0.3), cost="value")
     assert np.flatnonzero(value.secondary[:, 0]).tolist() == [1]
 
 
@@ -247,7 +248,7 @@ def test_the_lower_protection_level_stops_at_the_a_priori_bound():
     # below 0, so the lower level is 10: met by any further cell with a positive contribution
     X = np.array([10, 0, 0, 5, 5, 5, 6, 6, 6, 7, 7, 7], float)[:, None]
     labels = np.repeat([0, 1, 2, 3], 3)
-    out = sv.suppress(X, labels, sv.dominance_rule(1, 0.3))
+    out = protection.suppress(X, labels, sv.dominance_rule(1, 0.3))
     assert out.primary[:, 0].tolist() == [True, True, True, True]  # every cell: 1 / 3 > 0.3
     assert out.upper[0, 0] == pytest.approx(10 / 0.3 - 10) and out.lower[0, 0] == 10.0
     assert not out.unprotected.any()
@@ -255,7 +256,7 @@ def test_the_lower_protection_level_stops_at_the_a_priori_bound():
     # a cell of zeros absorbs nothing: with [0, 0] (sensitive: t <= n) as the only other suppressed cell,
     # [-119, 0, 0] is known exactly
     X = np.array([-119, 0, 0, 0, 0], float)[:, None]
-    out = sv.suppress(X, [0, 0, 0, 1, 1], sv.dominance_rule(2, 0.75, absolute=True), secondary=False)
+    out = protection.suppress(X, [0, 0, 0, 1, 1], sv.dominance_rule(2, 0.75, absolute=True), secondary=False)
     assert out.primary[:, 0].tolist() == [True, True] and out.upper[1, 0] == 0.0
     assert (out.low[0, 0], out.high[0, 0]) == (-119.0, -119.0) and out.unprotected[:, 0].tolist() == [True, False]
     audited(X, [0, 0, 0, 1, 1], out, True)
@@ -264,7 +265,7 @@ def test_the_lower_protection_level_stops_at_the_a_priori_bound():
 def test_a_cell_of_both_signs_covers_without_bound():
     # a secondary cell with contributions of both signs has no a-priori bound: one is enough
     X = np.array([100, 0, 0, 3, -2, 1, 50, 50, 50], float)[:, None]
-    out = sv.suppress(X, np.repeat([0, 1, 2], 3), sv.p_percent_rule(0.2, absolute=True))
+    out = protection.suppress(X, np.repeat([0, 1, 2], 3), sv.p_percent_rule(0.2, absolute=True))
     assert np.flatnonzero(out.secondary[:, 0]).tolist() == [1]
     assert out.high[0, 0] == np.inf and out.low[0, 0] == 0.0
     audited(X, np.repeat([0, 1, 2], 3), out, True)
@@ -275,7 +276,7 @@ def test_a_cell_of_the_other_sign_covers_one_direction_without_bound():
     # upwards: the positive cells alone need three (8 + 7 + 6), one of each sign does with two
     X = np.array([100, 0, 0, 3, 3, 2, 3, 2, 2, 2, 2, 2, -5, -5, -5], float)[:, None]
     labels = np.repeat([0, 1, 2, 3, 4], 3)
-    out = sv.suppress(X, labels, sv.p_percent_rule(0.2, absolute=True))
+    out = protection.suppress(X, labels, sv.p_percent_rule(0.2, absolute=True))
     assert np.flatnonzero(out.secondary[:, 0]).tolist() == [3, 4]  # the smallest positive one and [-5, -5, -5]
     assert (out.low[0, 0], out.high[0, 0]) == (0.0, np.inf)
     audited(X, labels, out, True)
@@ -284,18 +285,18 @@ def test_a_cell_of_the_other_sign_covers_one_direction_without_bound():
 def test_a_dominated_stratum_cannot_be_protected():
     X = np.array([1000, 0, 0, 1, 1, 1, 2, 0, 0], float)[:, None]
     labels = np.repeat([0, 1, 2], 3)
-    out = sv.suppress(X, labels, sv.p_percent_rule(0.2))
+    out = protection.suppress(X, labels, sv.p_percent_rule(0.2))
     assert out.suppressed.all() and out.unprotected[:, 0].tolist() == [True, False, False]
     audited(X, labels, out, False)
-    single = sv.suppress(X[:3], [0, 0, 0], sv.p_percent_rule(0.2))
+    single = protection.suppress(X[:3], [0, 0, 0], sv.p_percent_rule(0.2))
     assert single.primary.all() and single.unprotected.all() and (single.low, single.high) == (1000.0, 1000.0)
 
 
 def test_without_secondary_cells_the_primary_ones_are_reported_unprotected():
     X = np.array([0, 0, 0, 0, 0, 119, 0, 0, 0, 0, 50, 60, 70, 80, 90], float)[:, None]
-    out = sv.suppress(X, np.repeat([0, 1, 2], 5), sv.p_percent_rule(0.2), secondary=False)
+    out = protection.suppress(X, np.repeat([0, 1, 2], 5), sv.p_percent_rule(0.2), secondary=False)
     assert not out.secondary.any() and out.unprotected[:, 0].tolist() == [False, True, False]
-    upper, lower = sv.protection_levels(X, np.repeat([0, 1, 2], 5), sv.p_percent_rule(0.2))
+    upper, lower = protection.protection_levels(X, np.repeat([0, 1, 2], 5), sv.p_percent_rule(0.2))
     assert upper[:, 0].tolist() == [0.0, pytest.approx(23.8), 0.0] and (upper == lower).all()
 
 
@@ -307,7 +308,7 @@ def test_many_attributes_and_clusters_against_the_lp_audit():
     labels = rng.permutation(np.repeat(np.arange(100), 3))
     for rule in (sv.p_percent_rule(0.3), sv.dominance_rule(1, 0.6), sv.pq_rule(0.2, 0.6)):
         for cost in ("cells", "value"):
-            out = sv.suppress(X, labels, rule, cost=cost)
+            out = protection.suppress(X, labels, rule, cost=cost)
             assert out.primary.sum() > 20 and not out.unprotected.any()
             audited(X, labels, out, False)
 
@@ -316,9 +317,9 @@ def test_extreme_scales_give_the_same_pattern():
     rng = np.random.default_rng(3)
     X = np.round(rng.lognormal(3, 1.5, size=(60, 2)))
     labels = rng.permutation(np.repeat(np.arange(20), 3))
-    base = sv.suppress(X, labels, sv.p_percent_rule(0.2))
+    base = protection.suppress(X, labels, sv.p_percent_rule(0.2))
     for scale in (2.0**1000, 2.0**-1060):
-        out = sv.suppress(X * scale, labels, sv.p_percent_rule(0.2))
+        out = protection.suppress(X * scale, labels, sv.p_percent_rule(0.2))
         assert (out.primary == base.primary).all() and (out.secondary == base.secondary).all()
         np.testing.assert_allclose(out.upper, base.upper * scale, rtol=1e-15)
         audited(X * scale, labels, out, False)
@@ -327,7 +328,7 @@ def test_extreme_scales_give_the_same_pattern():
 def test_parameters_are_checked():
     X = np.array([[1.0], [2.0]])
     with pytest.raises(SdcError, match="suppress: cost must be one of 'cells', 'value', got 'cheap'"):
-        sv.suppress(X, [0, 0], sv.p_percent_rule(0.2), cost="cheap")
+        protection.suppress(X, [0, 0], sv.p_percent_rule(0.2), cost="cheap")
     with pytest.raises(SdcError, match="pq_rule: p must be less than q, got p = 0.5 and q = 0.5"):
         sv.pq_rule(0.5, 0.5)
     with pytest.raises(SdcError, match=r"pq_rule: q must be in \(0, 1\], got 1.5"):
@@ -335,6 +336,6 @@ def test_parameters_are_checked():
     with pytest.raises(SdcError, match=r"threshold_rule: safety must be in \(0, 1000000\], got 0"):
         sv.threshold_rule(3, 0)
     with pytest.raises(SdcError, match=r"audit_suppression: suppressed must have shape \(1, 1\), got \(2, 1\)"):
-        sv.audit_suppression(X, [0, 0], np.ones((2, 1), bool))
+        protection.audit_suppression(X, [0, 0], np.ones((2, 1), bool))
     with pytest.raises(SdcError, match="audit_suppression: rows contains -2"):
-        sv.audit_suppression([[1.0], [-2.0]], [0, 0], np.ones((1, 1), bool))
+        protection.audit_suppression([[1.0], [-2.0]], [0, 0], np.ones((1, 1), bool))

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from duckdb_sdc.methods import multivariate as mv
+from duckdb_sdc.methods import protection
 from duckdb_sdc.methods import sensitivity as sv
 from test_sensitivity_protection import audited
 
@@ -194,7 +195,7 @@ def test_suppression_and_dynamic_k_equal_the_numpy_layer(con, people, kind, args
     labels = mv.mdav_multi_partition(X, 3)
     base = "FROM (SELECT list([income, expenses, savings] ORDER BY id) AS r FROM people)"
     s = con.execute(f"SELECT {kind}_suppress(r, mdav_multi_labels(r, 3), {args}) {base}").fetchone()[0]
-    out = sv.suppress(X, labels, rule)
+    out = protection.suppress(X, labels, rule)
     audited(X, labels, out, rule.absolute)  # the LP audit of the pattern (issue 33)
     assert (s["primary_cells"], s["secondary_cells"], s["unprotected_cells"]) \
         == (out.primary.sum(), out.secondary.sum(), out.unprotected.sum())
@@ -230,6 +231,6 @@ def test_suppression_and_dynamic_k_per_stratum(con, people):
         X = sub[COLS].to_numpy(float)[ok]
         labels = mv.mdav_multi_partition(X, 3)
         assert [m for m, good in zip(merged, ok) if good] == sv.merge_sensitive(X, labels, sv.p_percent_rule(0.5)).tolist()
-        out = sv.suppress(X, labels, sv.dominance_rule(1, 0.6))
+        out = protection.suppress(X, labels, sv.dominance_rule(1, 0.6))
         audited(X, labels, out, False)
         assert primary == out.primary.sum()

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from duckdb_sdc.methods import multivariate as mv
+from duckdb_sdc.methods import protection
 from duckdb_sdc.methods import sensitivity as sv
 from test_sensitivity import _boundary_cells, _random_cells
 
@@ -246,7 +247,7 @@ def test_suppression_meets_the_protection_levels_in_sql(con):
         for cost in ("cells", "value"):
             got = con.execute(f"SELECT {sql_rule}, cost := '{cost}') FROM (SELECT ?::DOUBLE[][] AS r, ?::BIGINT[] AS c)",
                               [X.tolist(), lab.tolist()]).fetchone()[0]
-            out = sv.suppress(X, lab, rule, cost=cost)
+            out = protection.suppress(X, lab, rule, cost=cost)
             assert (got["primary_cells"], got["secondary_cells"], got["unprotected_cells"]) == \
                 (out.primary.sum(), out.secondary.sum(), 0)
             released = np.array([[np.nan if v is None else v for v in r] for r in got["release"]])

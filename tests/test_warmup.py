@@ -40,7 +40,7 @@ def test_kernels_finds_every_numba_kernel_and_each_is_cached():
     found = warmup.kernels()
     names = {f"{k.module}.{k.name}" for k in found}
     assert {"duckdb_sdc.methods.microaggregation._oma_sorted", "duckdb_sdc.measures.risk._link_block",
-            "duckdb_sdc.methods._order._scatter_parallel", "duckdb_sdc.warmup._ready"} <= names
+            "duckdb_sdc.methods._order._scatter_parallel", "duckdb_sdc.sql.prepare._ready"} <= names
     assert len(found) == len(names) > 50
     for k in found:
         assert isinstance(k.dispatcher, Dispatcher)
@@ -87,11 +87,11 @@ def test_a_failed_statement_makes_the_warmup_fail_and_say_so(monkeypatch, capsys
 
 def test_the_preparation_runs_once_per_process():
     script = ("import threading, duckdb_sdc\n"
-              "from duckdb_sdc import warmup\n"
+              "from duckdb_sdc.sql import prepare\n"
               "duckdb_sdc.connect(); duckdb_sdc.connect().cursor()\n"
-              "assert len(warmup._PREPARING) == 1\n"
-              "warmup._PREPARING[0].join()\n"
-              "import sys; print('pandas' in sys.modules, len(warmup._ready.signatures))\n")
+              "assert len(prepare._PREPARING) == 1\n"
+              "prepare._PREPARING[0].join()\n"
+              "import sys; print('pandas' in sys.modules, len(prepare._ready.signatures))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "1"]

@@ -21,7 +21,14 @@
   The two linkage measures need the duckdb_sdc functions, so the profile must load the plugin
   duckdb_sdc.dbt_plugin; min_k and max_unique_share are plain SQL. Under `dbt build --empty` every
   relation is empty and nothing can be measured: the test's query is built and bound (a missing
-  column still fails it), and it passes.
+  column still fails it), and it passes but for the limit `key`.
+
+  The key joins the model with the original, so the model has it: it publishes an identifier of every
+  record, and the test fails as the limit `key` (a release refuses a kept key the same way), unless
+  `key_identifying: false` states that the key identifies no one outside this model (a number made
+  for it), or that readers never see this model with it (they read a model of every column but the
+  key). The linkage columns are measured as numbers: a date or timestamp as its seconds since 1970
+  (epoch), as a release measures it; a column of another type is a compile error.
 
       data_tests:
         - sdc_policy:
@@ -35,7 +42,8 @@
               max_interval_disclosure: 0.5
 -#}
 {% test sdc_policy(model, original, key, quasi_identifiers=none, exempt=none, linkage_columns=none, min_k=none,
-                   max_unique_share=none, max_record_linkage=none, max_interval_disclosure=none) %}
+                   max_unique_share=none, max_record_linkage=none, max_interval_disclosure=none,
+                   key_identifying=true) %}
 {%- set listed = duckdb_sdc.sdc_names(quasi_identifiers, "sdc_policy", "quasi_identifiers", required=false) -%}
 {%- set exempted = duckdb_sdc.sdc_names(exempt, "sdc_policy", "exempt", required=false) -%}
 {%- set keys = duckdb_sdc.sdc_names(key, "sdc_policy", "key") -%}
@@ -43,6 +51,11 @@
   {{ exceptions.raise_compiler_error("sdc_policy: key must name one column, got " ~ (key | string)) }}
 {%- endif -%}
 {%- set linked = duckdb_sdc.sdc_names(linkage_columns, "sdc_policy", "linkage_columns", required=false) -%}
+{#- a var renders as text: "true" and "false" are accepted -#}
+{%- set key_identifying = {'true': true, 'false': false}.get(key_identifying | string | trim | lower, key_identifying) -%}
+{%- if key_identifying is not sameas true and key_identifying is not sameas false -%}
+  {{ exceptions.raise_compiler_error("sdc_policy: key_identifying must be true or false, got " ~ (key_identifying | string)) }}
+{%- endif -%}
 {%- if quasi_identifiers is not none and not listed -%}
   {{ exceptions.raise_compiler_error("sdc_policy: quasi_identifiers must name at least one column, got " ~ (quasi_identifiers | string)) }}
 {%- endif -%}
@@ -78,6 +91,25 @@
     {%- endfor -%}
   {%- endfor -%}
 {%- endif -%}
+{#- a linkage column is measured as a number: a date or timestamp as its seconds since 1970 (epoch),
+    as a release's report and gate measure it; any other type cannot be measured -#}
+{%- set linkage = {'model': [], 'original': []} -%}
+{%- for side, described in (('model', columns['model']), ('original', columns['original'])) -%}
+  {%- set typed = {} -%}
+  {%- for name, type in described -%}{%- do typed.update({name | lower: type | upper}) -%}{%- endfor -%}
+  {%- for c in linked -%}
+    {%- set type = typed.get(c | lower, '') -%}
+    {%- if type in ('DATE', 'TIMESTAMP', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'TIMESTAMP_NS', 'TIMESTAMP WITH TIME ZONE') -%}
+      {%- do linkage[side].append('epoch(' ~ side[0] ~ '.' ~ adapter.quote(c) ~ ')::double') -%}
+    {%- elif type in ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER',
+                      'UBIGINT', 'UHUGEINT', 'FLOAT', 'DOUBLE') or type.startswith('DECIMAL') or not execute -%}
+      {%- do linkage[side].append(side[0] ~ '.' ~ adapter.quote(c) ~ '::double') -%}
+    {%- else -%}
+      {{ exceptions.raise_compiler_error("sdc_policy: linkage_columns: column " ~ c ~ " of the " ~ side ~ " is " ~ type
+         ~ ", not a number, a date or a timestamp: the linkage measures are distances between numbers") }}
+    {%- endif -%}
+  {%- endfor -%}
+{%- endfor -%}
 {%- set others = [key | lower] + (exempted | map('lower') | list) -%}
 {%- set q = listed if listed else columns['model'] | map('first') | reject('in', others) | list -%}
 {%- set left_out = columns['model'] | map('first') | reject('in', others + (q | map('lower') | list)) | list -%}
@@ -99,11 +131,9 @@ __sdc_measured as (
     select {% if q %}min(__sdc_n)::double{% else %}null::double{% endif %} as k_anonymity,
            {% if q %}sum(case when __sdc_n = 1 then 1 else 0 end)::double / sum(__sdc_n){% else %}null::double{% endif %} as unique_share
     {%- if needs_linkage and linked %},
-           (select record_linkage([{% for c in linked %}o.{{ adapter.quote(c) }}{% if not loop.last %}, {% endif %}{% endfor %}],
-                                  [{% for c in linked %}m.{{ adapter.quote(c) }}{% if not loop.last %}, {% endif %}{% endfor %}])
+           (select record_linkage([{{ linkage['original'] | join(', ') }}], [{{ linkage['model'] | join(', ') }}])
             from __sdc_original as o join __sdc_model as m using ({{ adapter.quote(key) }})) as record_linkage,
-           (select interval_disclosure([{% for c in linked %}o.{{ adapter.quote(c) }}{% if not loop.last %}, {% endif %}{% endfor %}],
-                                       [{% for c in linked %}m.{{ adapter.quote(c) }}{% if not loop.last %}, {% endif %}{% endfor %}])
+           (select interval_disclosure([{{ linkage['original'] | join(', ') }}], [{{ linkage['model'] | join(', ') }}])
             from __sdc_original as o join __sdc_model as m using ({{ adapter.quote(key) }})) as interval_disclosure
     {%- else %},
            null::double as record_linkage, null::double as interval_disclosure
@@ -154,4 +184,13 @@ __sdc_limits as (
 )
 select policy_limit, measured, allowed, note from __sdc_limits
 where not holds and not {{ 'true' if flags.EMPTY else 'false' }}
+{% if key_identifying %}
+{#- the model has the key (it joins the two relations): it publishes the identifier of every record,
+    whether there are records or not -#}
+union all
+select 'key' as policy_limit, 1::double as measured, 0::double as allowed,
+       {{ "'" ~ (("the model publishes the key " ~ key ~ ", which links every record to its source record: readers must not "
+          ~ "see it (an sdc_release model drops it); set key_identifying: false if it identifies no one outside this "
+          ~ "model, or if readers never see this model with it (docs/dbt.md, sdc_policy)") | replace("'", "''")) ~ "'" }} as note
+{%- endif %}
 {% endtest %}

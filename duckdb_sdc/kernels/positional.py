@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import reporting
-from ..methods import _exact
+from ..methods._exact import accumulator, add_range, midpoint_side
 from ..methods import dp as _dp
 from ..methods.noise import laplace_mechanism
 from ..methods.partition import group_stats_sorted
@@ -396,9 +396,9 @@ class MdavPlan(StratumPlan):
         vlo, vhi = float(seg[0]), float(seg[-1])
         if vlo == vhi:
             return True  # all remaining values equal: both ends give the same groups
-        total = _exact.accumulator()
-        _exact.add_range(total, seg, 0, seg.shape[0], 1)
-        c = _exact.midpoint_side(total, hi - lo, vlo, vhi, _exact.accumulator())  # 1: bottom farther
+        total = accumulator()
+        add_range(total, seg, 0, seg.shape[0], 1)
+        c = midpoint_side(total, hi - lo, vlo, vhi, accumulator())  # 1: bottom farther
         if c != 0:
             return c > 0
         # equally far: the end whose first remaining record comes first in key order. At the bottom

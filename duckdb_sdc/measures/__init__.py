@@ -5,12 +5,16 @@ of xm masking record i of x, finite values (leave out records with missing value
 which takes NaN as missing). Every function validates its input and raises `SdcError` naming itself,
 the parameter and the value; where a measure is undefined for the data it raises rather than return
 NaN. The SQL binding (`duckdb_sdc.sql.measures` and `sql/10_measures.sql`) computes the same numbers.
+Every measure of `evaluate` and of the release report is declared once in `catalog.py` (direction,
+unit, scope, section, engines), and every list of their names is derived from it.
 """
 
 from __future__ import annotations
 
 from ._input import UndefinedMeasure
-from .evaluate import EVALUATE_GLOBAL_MAX_N, OVERALL, PER_COLUMN, Row, evaluate, il_dr_score
+from . import catalog
+from .catalog import Measure, register
+from .evaluate import EVALUATE_GLOBAL_MAX_N, Row, evaluate, il_dr_score
 from .loss import IL_COMPONENTS, entropy, il1, il1s, il1s_sum, il_metrics, mae, mse, regression_utility, sse_sst
 from .ranks import DEFAULT_SEED, TIES, rank_bounded_mae, rank_bounded_mse, rank_mae, rank_mse, ranks
 from .risk import (
@@ -23,10 +27,20 @@ from .risk import (
 )
 
 __all__ = [
-    "DEFAULT_SEED", "EVALUATE_GLOBAL_MAX_N", "IL_COMPONENTS", "UndefinedMeasure", "OVERALL", "PER_COLUMN",
-    "Row", "TIES",
+    "DEFAULT_SEED", "EVALUATE_GLOBAL_MAX_N", "IL_COMPONENTS", "Measure", "UndefinedMeasure", "OVERALL", "PER_COLUMN",
+    "Row", "TIES", "catalog", "register",
     "entropy", "evaluate", "global_linkage", "il1", "il1s", "il1s_sum", "il_dr_score", "il_metrics",
     "interval_disclosure", "mae", "mse", "rank_bounded_mae", "rank_bounded_mse", "rank_interval_disclosure",
     "rank_mae", "rank_mse", "ranks", "record_linkage", "regression_utility", "sd_interval_disclosure",
     "sse_sst", "standardise",
 ]
+
+
+def __getattr__(name: str):
+    """PER_COLUMN and OVERALL: the names of evaluate's measures on each column alone and on all columns
+    together, derived from the catalog when read (so that a measure registered later is in them)."""
+    if name == "PER_COLUMN":
+        return catalog.per_column()
+    if name == "OVERALL":
+        return catalog.overall()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,7 @@ import numpy as np
 from .._numerics import OutOfRange
 from .._validate import fail, named
 from ..params import IL1S_FORM
-from . import loss, ranks, risk
+from . import catalog, loss, ranks, risk
 from ._input import UndefinedMeasure, pair, undefined
 
 
@@ -86,14 +86,6 @@ class Row:
     note: str | None = None
 
 
-PER_COLUMN = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst", "rank_mae", "rank_mse", "rank_bounded_mae",
-              "rank_bounded_mse", "entropy", "interval_disclosure", "sd_interval_disclosure",
-              "rank_interval_disclosure", "record_linkage")
-OVERALL = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst", "rank_mae", "rank_mse", "rank_bounded_mae",
-           "rank_bounded_mse", "entropy", "il_metrics.il1", "il_metrics.means", "il_metrics.covariances",
-           "il_metrics.variances", "il_metrics.correlations", "il_metrics", "regression_utility.mse",
-           "regression_utility.r2", "regression_utility.r2_original", "interval_disclosure", "sd_interval_disclosure", "rank_interval_disclosure",
-           "record_linkage", "record_linkage_second", "global_linkage", "il_dr_score")
 # global linkage solves an n x n assignment (O(n^3): 0.1 s at 1000 records, 0.5 s at 2000, 4 s at 5000);
 # an evaluation, which a trade-off sweep repeats for every parameter value, runs it up to this many
 EVALUATE_GLOBAL_MAX_N = 2000
@@ -108,42 +100,38 @@ def _value(func, *args, **kw) -> tuple[float | None, str | None]:
         return None, str(e)
 
 
-_RANKS = ("rank_mae", "rank_mse", "rank_bounded_mae", "rank_bounded_mse")
-
-
-def _measures(X: np.ndarray, XM: np.ndarray, k: float, seed: int,
-              only: frozenset[str] | None = None) -> dict[str, tuple[float | None, str | None]]:
-    """The measures of one (column or overall) evaluation: all of them, or those in `only`."""
-    def wanted(m: str) -> bool:
-        return only is None or m in only
-
+def _measures(X: np.ndarray, XM: np.ndarray, k: float, seed: int, names) -> dict[str, tuple[float | None, str | None]]:
+    """The measures `names` of one (column or overall) evaluation that are computed on the data alone:
+    a declared function f(x, xm), or one step shared by several measures (the four rank measures from
+    one ranking); {name: (value, note)} in the order of `names`. The overall-only steps are `_overall`'s."""
     out = {}
-    for name, func, args in (("mae", loss.mae, (X, XM)), ("mse", loss.mse, (X, XM)), ("il1", loss.il1, (X, XM)),
-                             ("il1s", loss.il1s, (X, XM)), ("il1s_sum", loss.il1s_sum, (X, XM)),
-                             ("sse_sst", loss.sse_sst, (X, XM))):
-        if wanted(name):
-            out[name] = _value(func, *args)
-    if any(wanted(m) for m in _RANKS):
-        out.update({m: (v, None) for m, v in ranks.rank_measures(X, XM, seed=seed).items() if wanted(m)})
-    if wanted("entropy"):
-        out["entropy"] = _value(loss.entropy, XM)
-    if wanted("interval_disclosure"):
-        out["interval_disclosure"] = _value(risk.interval_disclosure, X, XM, k)
-    if wanted("sd_interval_disclosure"):
-        out["sd_interval_disclosure"] = _value(risk.sd_interval_disclosure, X, XM)
-    if wanted("rank_interval_disclosure"):
-        out["rank_interval_disclosure"] = _value(risk.rank_interval_disclosure, X, XM)
-    if wanted("record_linkage"):
-        out["record_linkage"] = _value(risk.record_linkage, X, XM)
-    return out
+    for name in names:
+        compute = catalog.CATALOG[name].compute
+        if callable(compute):
+            out[name] = _value(compute, X, XM)
+        elif compute == "ranks":
+            if name not in out:
+                got = ranks.rank_measures(X, XM, seed=seed)
+                out.update({m: (v, None) for m, v in got.items() if m in names})
+        elif compute == "interval_disclosure":
+            out[name] = _value(risk.interval_disclosure, X, XM, k)
+        elif compute not in _OVERALL_STEPS or X.ndim == 1:
+            raise fail("evaluate", f"measure {name!r} declares compute = {compute!r}, which is no step of "
+                       f"evaluate on {'one column' if X.ndim == 1 else 'all columns'}; declare a function "
+                       "f(x, xm) -> float")
+    return {m: out[m] for m in names if m in out}
+
+
+# the steps of _overall, each computing measures that need all columns together
+_OVERALL_STEPS = ("il_metrics", "regression_utility", "record_linkage_second", "global_linkage", "il_dr_score")
 
 
 def _overall(Xc: np.ndarray, XMc: np.ndarray, k: float, seed: int, names: list[str],
              wanted: list[str]) -> dict[str, tuple[float | None, str | None]]:
-    """The overall measures named in `wanted` (OVERALL names) on the complete records, each computed
-    once, with what the composite ones need."""
+    """The overall measures named in `wanted` (catalog.overall() names) on the complete records, each
+    computed once, with what the composite ones need."""
     need = set(wanted) | ({*_SCORE_TERMS, "il_metrics"} if "il_dr_score" in wanted else set())
-    out = _measures(Xc, XMc, k, seed, frozenset(need))
+    out = _measures(Xc, XMc, k, seed, [m for m in catalog.overall() if m in need])
     if any(m.startswith("il_metrics") for m in need):
         il, note = _value(loss.il_metrics, Xc, XMc)
         for part in loss.IL_COMPONENTS:
@@ -172,8 +160,9 @@ def _overall(Xc: np.ndarray, XMc: np.ndarray, k: float, seed: int, names: list[s
 def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_SEED,
              listwise: bool = True, measures=None) -> list[Row]:
     """Every measure of this package for one (original, masked) pair, as tidy rows
-    (measure, column, value, note): first each measure of PER_COLUMN on every column alone, then each
-    measure of OVERALL on all columns together (column None). A measure that is undefined for these
+    (measure, column, value, note): first each measure of `catalog.per_column()` on every column alone,
+    then each measure of `catalog.overall()` on all columns together (column None), in the catalog's
+    order (duckdb_sdc/measures/catalog.py declares them). A measure that is undefined for these
     data (e.g. il1s with a constant column) or beyond float64's range (the MSE of values near 1e308)
     has value None and the reason in `note`; nothing is NaN or infinite.
     The regression utility takes the first column as the response (its note names it); global
@@ -183,7 +172,7 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
     alone uses the records where both its values are present (pairwise); the overall measures use the
     records complete in every column on both sides (listwise).
 
-    `measures`: None for every measure, or the names (of PER_COLUMN and OVERALL) to compute; the rows
+    `measures`: None for every measure, or the names (of per_column() and overall()) to compute; the rows
     of the others are left out, and each computed value is the one the whole evaluation gives (the
     release's policy gate computes only what its limits need).
     """
@@ -201,12 +190,13 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
     if np.isinf(X).any() or np.isinf(XM).any():
         raise fail("evaluate", "x or xm contains an infinite value")
     only = None
+    every_column, every_overall = catalog.per_column(), catalog.overall()
     if measures is not None:
         only = frozenset(measures)
-        unknown = sorted(only - set(PER_COLUMN) - set(OVERALL))
+        unknown = sorted(only - set(every_column) - set(every_overall))
         if unknown:
-            raise fail("evaluate", f"measures names unknown measures {unknown}; known: {', '.join(OVERALL)}")
-    per_column = [m for m in PER_COLUMN if only is None or m in only]
+            raise fail("evaluate", f"measures names unknown measures {unknown}; known: {', '.join(every_overall)}")
+    per_column = [m for m in every_column if only is None or m in only]
     rows: list[Row] = []
     for j, name in enumerate(names):
         ok = ~(np.isnan(X[:, j]) | np.isnan(XM[:, j]))
@@ -215,9 +205,9 @@ def evaluate(x, xm, columns=None, *, k: float = 0.05, seed: int = ranks.DEFAULT_
             continue
         if not per_column:
             continue
-        for m, (v, note) in _measures(X[ok, j], XM[ok, j], k, seed, only).items():
+        for m, (v, note) in _measures(X[ok, j], XM[ok, j], k, seed, per_column).items():
             rows.append(Row(m, name, v, note))
-    overall_names = [m for m in OVERALL if only is None or m in only]
+    overall_names = [m for m in every_overall if only is None or m in only]
     ok = ~(np.isnan(X).any(axis=1) | np.isnan(XM).any(axis=1))
     if not ok.any():
         return rows + [Row(m, None, None, "no record is complete") for m in overall_names]

@@ -51,7 +51,7 @@ _MASK = 0xFFFFFFFFFFFFFFFF
 
 
 @nb.njit(cache=True, nogil=True)
-def _key(start, value, partner):
+def tie_key(start, value, partner):
     """Tie-breaking key of one record from (seed, column) (in `start`), its value and its partner value
     (both already scaled, see the module docstring)."""
     h = _mix(np.float64(value + 0.0).view(np.uint64) ^ start)  # + 0.0 turns -0.0 into 0.0
@@ -60,8 +60,8 @@ def _key(start, value, partner):
 
 @nb.njit(cache=True, nogil=True)
 def _scaled_key(start, value, partner, e):
-    """`_key` of the value and partner scaled by 2^-e (exact: the exponent of the larger magnitude)."""
-    return _key(start, math.ldexp(value, -e), math.ldexp(partner, -e))
+    """`tie_key` of the value and partner scaled by 2^-e (exact: the exponent of the larger magnitude)."""
+    return tie_key(start, math.ldexp(value, -e), math.ldexp(partner, -e))
 
 
 def key_start(seed: int, column: int) -> np.uint64:

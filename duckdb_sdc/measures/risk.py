@@ -27,7 +27,7 @@ PERCENTS = tuple(range(1, 11))  # the p = 1..10 percent of the textbook interval
 GLOBAL_LINKAGE_MAX_N = 5000
 
 
-def _spread(A: np.ndarray) -> np.ndarray:
+def column_spread(A: np.ndarray) -> np.ndarray:
     """Sample sd (n - 1) of every column; 0 for a single record (one value has no spread)."""
     return column_moments(A)[1]
 
@@ -46,7 +46,7 @@ def interval_disclosure(x, xm, k: float = 0.05, *, max_outside: int = 0) -> floa
     X, XM, _ = unit_columns(*pair("interval_disclosure", x, xm))
     k = NONNEGATIVE.check(k, "interval_disclosure", "k")
     max_outside = NONNEGATIVE_INTEGER.check(max_outside, "interval_disclosure", "max_outside")
-    half = k * _spread(XM)
+    half = k * column_spread(XM)
     outside = ((X < XM - half) | (X > XM + half)).sum(axis=1)
     return float(np.mean(outside <= max_outside))
 
@@ -58,7 +58,7 @@ def sd_interval_disclosure(x, xm, percents=PERCENTS) -> float:
     not per record. Cost O(n p |percents|)."""
     X, XM, _ = unit_columns(*pair("sd_interval_disclosure", x, xm))
     percents = _percents("sd_interval_disclosure", percents)
-    sd = _spread(X)
+    sd = column_spread(X)
     dist = np.abs(X - XM)
     return float(np.mean([np.mean(dist <= (q / 100.0) * sd) for q in percents]))
 
@@ -210,7 +210,7 @@ def _linkage_1d(z: np.ndarray, zm: np.ndarray, rank: int) -> tuple[np.ndarray, n
 _QUERY_BUDGET = 1 << 22  # candidate distances held at once (records x candidates x columns)
 
 
-def _linkage_kd(Z: np.ndarray, ZM: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
+def linkage_kd(Z: np.ndarray, ZM: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
     """(a, t) as in _link_block (here in input order), in several dimensions with a k-d tree.
 
     The tree holds the distinct original points, each with the number of records at it (masked data
@@ -296,7 +296,7 @@ def record_linkage(x, xm, rank: int = 1) -> float:
     if Z.shape[1] == 1:
         a, t = _linkage_1d(Z[:, 0], ZM[:, 0], rank)
     else:
-        a, t = _linkage_kd(Z, ZM, rank)
+        a, t = linkage_kd(Z, ZM, rank)
     hit = (a < rank) & (rank <= a + t)
     ties, count = np.unique(t[hit], return_counts=True)  # the credits grouped by t: the sum does not
     return math.fsum(int(c) / int(k) for k, c in zip(ties, count)) / n  # depend on the record order

@@ -22,7 +22,8 @@ import numba as nb
 import numpy as np
 
 from .._numerics import out_of_range
-from .ranks import _key, _mix, key_start
+from ..methods._order import mix64
+from .ranks import key_start, tie_key
 from . import risk
 from .risk import PERCENTS
 
@@ -181,7 +182,7 @@ def _keys(values, partners, start):
     flat_p = partners.ravel()
     flat_o = out.ravel()
     for i in range(flat_v.shape[0]):
-        flat_o[i] = _key(start, flat_v[i], flat_p[i])
+        flat_o[i] = tie_key(start, flat_v[i], flat_p[i])
     return out
 
 
@@ -193,7 +194,7 @@ def _ranks(v: np.ndarray, partner: np.ndarray, ties: str, seed: int, column: int
     v = v + 0.0  # -0.0 sorts with 0.0, as the one-group sort does
     if ties == "random":  # keys of the values scaled as `ranks.rank_order` scales them
         e = np.frexp(np.maximum(np.abs(v).max(axis=1), np.abs(partner).max(axis=1)))[1][:, None]
-        keys = _keys(np.ldexp(v, -e), np.ldexp(partner, -e), np.uint64(_mix(key_start(seed, column))))
+        keys = _keys(np.ldexp(v, -e), np.ldexp(partner, -e), np.uint64(mix64(key_start(seed, column))))
         order = np.lexsort((pos, keys, v), axis=1)
     else:
         order = np.lexsort((pos, v), axis=1)

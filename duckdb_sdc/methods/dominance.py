@@ -30,7 +30,7 @@ from .._validate import named
 from ..params import CLUSTER_SIZE, FLAG, Integer
 from .multivariate import as_records, centroids, standardised
 from .protection import COST, Suppression, suppress
-from .sensitivity import (Rule, _compact, _contributions, dominance_rule, merge_sensitive, p_percent_rule,
+from .sensitivity import (Rule, compact_labels, checked_contributions, dominance_rule, merge_sensitive, p_percent_rule,
                           sensitive_cells)
 
 MIN_SIZE = Integer(1, nullable=True, doc="the least size of a released cluster (NULL: the smallest cluster given)")
@@ -123,8 +123,8 @@ def remove_sensitive(X, labels, rule: Rule, *, min_size=None, cost: str = "cells
     func = "remove_sensitive"
     cost = COST.check(cost, func, "cost")
     A = as_records(func, X)
-    C = _contributions(func, A.ravel(), rule, "rows").reshape(A.shape)
-    _, lab = _compact(func, labels, A.shape[0])
+    C = checked_contributions(func, A.ravel(), rule, "rows").reshape(A.shape)
+    _, lab = compact_labels(func, labels, A.shape[0])
     n = A.shape[0]
     least = int(np.bincount(lab).min()) if n else 1
     least = least if min_size is None else MIN_SIZE.check(min_size, func, "min_size")
@@ -285,7 +285,7 @@ def mdav_cells_partition(X, k, rule: Rule, *, standardise: bool = True) -> np.nd
     A = as_records(func, X)
     n = A.shape[0]
     k = CLUSTER_SIZE.check(k, func, "k", n=n)
-    C = _contributions(func, A.ravel(), rule, "rows").reshape(A.shape)
+    C = checked_contributions(func, A.ravel(), rule, "rows").reshape(A.shape)
     Z = standardised(A) if FLAG.check(standardise, func, "standardise") else A
     labels = np.full(n, -1, np.int64)
     remaining = np.ones(n, bool)

@@ -50,7 +50,7 @@ from .._validate import as_number, fail
 from ..params import choice
 from ._categories import combine, encode, encode_column
 from .recoding import check_hierarchy, offending
-from .suppression import K_KIND, _columns
+from .suppression import K_KIND, key_columns
 
 MEASURES = ("discernibility", "average_class_size", "entropy")
 MEASURE = choice(*MEASURES, doc="the information loss to minimise: 'discernibility', 'average_class_size' or "
@@ -122,7 +122,7 @@ def generalisation_search(keys, hierarchies, k, max_suppressed=0.0, measure: str
     hierarchy per key, each a sequence of rows value, level 1, ...) that is k-anonymous within each
     stratum after suppressing at most the share `max_suppressed` of the records (module docstring)."""
     func = "generalisation_search"
-    cols, names = _columns(keys)
+    cols, names = key_columns(keys)
     p = len(cols)
     if p == 0:
         raise fail(func, "keys must name at least one key column", "keys")
@@ -147,7 +147,7 @@ def generalisation_search(keys, hierarchies, k, max_suppressed=0.0, measure: str
     if strata is None:
         scodes = np.zeros(n, np.int64)
     else:
-        scols, _ = _columns(strata)
+        scols, _ = key_columns(strata)
         scodes = combine(encode(scols)[0]) if scols else np.zeros(n, np.int64)
     # the distinct (stratum, keys) combinations and their counts
     both = np.column_stack([scodes, codes])

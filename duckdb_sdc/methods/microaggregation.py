@@ -28,7 +28,7 @@ import numpy as np
 
 from .._numerics import exponent
 from .._validate import finite_values, named
-from . import _exact
+from ._exact import LIMBS, add_range, midpoint_side
 from ..params import AUTO, GROUP_SIZE_AUTO, NONNEGATIVE, REPRESENTATIVE, choice
 from ._order import sort_column, unsort
 from .freedman_diaconis import group_size_sorted
@@ -152,13 +152,13 @@ def _mdav_tie(v, order, lo, hi, acc, synced, work, cache):
     at the low end is order[lo] and at the high end the one after the (block end - hi) records of its
     tie block already taken (`cache` holds the high end's tie block)."""
     if synced[0] < 0:
-        _exact.add_range(acc, v, lo, hi, 1)
+        add_range(acc, v, lo, hi, 1)
     else:
-        _exact.add_range(acc, v, synced[0], lo, -1)
-        _exact.add_range(acc, v, hi, synced[1], -1)
+        add_range(acc, v, synced[0], lo, -1)
+        add_range(acc, v, hi, synced[1], -1)
     synced[0] = lo
     synced[1] = hi
-    side = _exact.midpoint_side(acc, hi - lo, v[lo], v[hi - 1], work)
+    side = midpoint_side(acc, hi - lo, v[lo], v[hi - 1], work)
     if side != 0:
         return side > 0
     s0, e0 = _top_block(v, hi, cache[0], cache[1])
@@ -183,8 +183,8 @@ def _mdav_sorted(v, order, k):
     n = v.shape[0]
     grp = np.empty(n, np.int64)
     cache = np.array([0, 0], np.int64)
-    acc = np.zeros(_exact.LIMBS + 1, np.int64)  # the exact sum of the remaining values, when needed
-    work = np.zeros(_exact.LIMBS + 1, np.int64)
+    acc = np.zeros(LIMBS + 1, np.int64)  # the exact sum of the remaining values, when needed
+    work = np.zeros(LIMBS + 1, np.int64)
     synced = np.array([-1, -1], np.int64)
     total = 0.0
     comp = 0.0

@@ -113,7 +113,7 @@ def stream_key(seed, counter):
 
 
 @nb.njit(cache=True, nogil=True)
-def _word(key, i):
+def stream_word(key, i):
     """Word i of the stream of `key`: SplitMix64 started at `key`, mix(key + (i + 1) G)."""
     return _mix(key + (np.uint64(i) + np.uint64(1)) * _GOLDEN)
 
@@ -125,10 +125,10 @@ def _peek(buf, key, keyed, pos):
     stream of `key`."""
     w = pos >> 6
     o = pos & 63
-    hi = _word(key, w) if keyed else buf[w]
+    hi = stream_word(key, w) if keyed else buf[w]
     if o == 0:
         return hi
-    lo = _word(key, w + 1) if keyed else buf[w + 1]
+    lo = stream_word(key, w + 1) if keyed else buf[w + 1]
     return (hi << np.uint64(o)) | (lo >> np.uint64(64 - o))
 
 

@@ -57,7 +57,7 @@ import numpy as np
 from .._validate import fail, show
 from ..params import SEED, Number
 from ._categories import encode_column
-from .noise import _word, stream_key
+from .noise import stream_word, stream_key
 from .recoding import offending
 
 PROBABILITY = Number(lower=0, upper=1, doc="a probability in [0, 1]")
@@ -103,7 +103,7 @@ def _keyed_words(seed, start, count):
     key = stream_key(np.uint64(seed), np.uint64(0))
     out = np.empty(count, np.uint64)
     for i in range(count):
-        out[i] = _word(key, np.uint64(start + i))
+        out[i] = stream_word(key, np.uint64(start + i))
     return out
 
 

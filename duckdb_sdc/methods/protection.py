@@ -83,7 +83,7 @@ import numpy as np
 from .._validate import fail, named
 from ..params import FLAG, choice
 from .multivariate import as_records, centroids
-from .sensitivity import DECIMALS, Rule, _compact, _contributions, sensitive_cells
+from .sensitivity import DECIMALS, Rule, compact_labels, checked_contributions, sensitive_cells
 
 COST = choice("cells", "value", doc="the cost of the secondary cells: 'cells' (the fewest) or 'value' (the least "
                                     "total value suppressed)")
@@ -364,7 +364,7 @@ def suppress(X, labels, rule: Rule, *, secondary: bool = True, cost: str = "cell
     secondary = FLAG.check(secondary, func, "secondary")
     cost = COST.check(cost, func, "cost")
     A = as_records(func, X)
-    _, lab = _compact(func, labels, A.shape[0])
+    _, lab = compact_labels(func, labels, A.shape[0])
     primary = sensitive_cells(A, lab, rule)
     g, p = primary.shape
     second = np.zeros_like(primary)
@@ -471,8 +471,8 @@ def audit_suppression(X, labels, suppressed, *, absolute: bool = False) -> tuple
     func = "audit_suppression"
     absolute = FLAG.check(absolute, func, "absolute")
     A = as_records(func, X)
-    _contributions(func, A.ravel(), Rule("p%", p=1.0, absolute=absolute), "rows")
-    _, lab = _compact(func, labels, A.shape[0])
+    checked_contributions(func, A.ravel(), Rule("p%", p=1.0, absolute=absolute), "rows")
+    _, lab = compact_labels(func, labels, A.shape[0])
     g = int(lab.max()) + 1 if lab.size else 0
     mask = np.asarray(suppressed, bool)
     if mask.shape != (g, A.shape[1]):

@@ -176,7 +176,7 @@ def threshold_rule(n, safety, *, absolute: bool = False) -> Rule:
                 absolute=FLAG.check(absolute, func, "absolute"))
 
 
-def _contributions(func: str, values, rule: Rule, param: str = "value") -> np.ndarray:
+def checked_contributions(func: str, values, rule: Rule, param: str = "value") -> np.ndarray:
     v = finite_values(func, param, values)
     if rule.absolute:
         return np.abs(v)
@@ -193,7 +193,7 @@ def _exponent(m):
 
 def cell_sensitive(values, rule: Rule):
     """Whether one cell with these contributions is sensitive under `rule`; None for no contribution."""
-    c = _contributions("cell_sensitive", values, rule)
+    c = checked_contributions("cell_sensitive", values, rule)
     if c.size == 0:
         return None
     c = np.ldexp(c, -_exponent(c.max()))  # exact: no total overflows
@@ -239,7 +239,7 @@ def dominance_to_p_percent(r) -> float:
 # all cells of a partition
 
 
-def _compact(func: str, labels, n: int) -> tuple[np.ndarray, np.ndarray]:
+def compact_labels(func: str, labels, n: int) -> tuple[np.ndarray, np.ndarray]:
     lab = np.asarray(labels)
     if lab.shape != (n,):
         raise fail(func, f"clusters has {lab.size} entries but there are {n} records")
@@ -280,8 +280,8 @@ def sensitive_cells(X, labels, rule: Rule) -> np.ndarray:
     """(g, p) boolean matrix: is cell (cluster, attribute) sensitive, for clusters 0..g-1."""
     func = "sensitive_cells"
     A = as_records(func, X)
-    C = _contributions(func, A.ravel(), rule, "rows").reshape(A.shape)
-    _, lab = _compact(func, labels, A.shape[0])
+    C = checked_contributions(func, A.ravel(), rule, "rows").reshape(A.shape)
+    _, lab = compact_labels(func, labels, A.shape[0])
     g = int(lab.max()) + 1 if lab.size else 0
     count, total, top, _ = cell_summaries(C, lab, g, rule.top)
     return rule.flags(count[:, None], total, top)
@@ -316,8 +316,8 @@ def merge_sensitive(X, labels, rule: Rule) -> np.ndarray:
     records is still sensitive, no merging can satisfy the rule and an error is raised."""
     func = "merge_sensitive"
     A = as_records(func, X)
-    C = _contributions(func, A.ravel(), rule, "rows").reshape(A.shape)
-    ids, lab = _compact(func, labels, A.shape[0])
+    C = checked_contributions(func, A.ravel(), rule, "rows").reshape(A.shape)
+    ids, lab = compact_labels(func, labels, A.shape[0])
     g = ids.size
     if g == 0:
         return lab
@@ -374,15 +374,3 @@ def _merge_loop(count, total, top, exponent, zsum, flags, alive, root, rule: Rul
         alive[gone] = False
         root[gone] = keep
         flags[keep] = rule.flags(count[keep], total[keep], top[keep]).any()
-
-
-_PROTECTION = ("Suppression", "suppress", "audit_suppression", "protection_levels")
-
-
-def __getattr__(name: str):
-    """suppress and the audit live in methods.protection (which imports this module)."""
-    if name in _PROTECTION:
-        from . import protection
-
-        return getattr(protection, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -122,7 +122,7 @@ class Suppression:
         return int(self.suppressed.any(axis=1).sum())
 
 
-def _columns(keys) -> tuple[list, tuple[str, ...]]:
+def key_columns(keys) -> tuple[list, tuple[str, ...]]:
     """The key columns and their names from a DataFrame, a 2-D array (columns = keys) or a sequence
     of columns."""
     if hasattr(keys, "columns") and hasattr(keys, "__getitem__"):  # a DataFrame
@@ -627,7 +627,7 @@ def local_suppression(keys, k, importance=None, *, exact: bool = True) -> Suppre
 
     Returns a `Suppression` (the cells to suppress, counts per key, optimality and the lower bound)."""
     func = "local_suppression"
-    cols, names = _columns(keys)
+    cols, names = key_columns(keys)
     if not cols:
         raise fail(func, "keys must name at least one key column", "keys")
     try:
@@ -641,5 +641,5 @@ def local_suppression(keys, k, importance=None, *, exact: bool = True) -> Suppre
     return Suppression(out, names, k, optimal, lower, algorithm, unsafe)
 
 
-__all__ = ["EXACT_CHOICES", "K_KIND", "NODE_LIMIT", "Suppression", "check_importance", "default_order",
+__all__ = ["EXACT_CHOICES", "K_KIND", "NODE_LIMIT", "Suppression", "check_importance", "default_order", "key_columns",
            "local_suppression", "suppress_codes", "suppress_first_order"]

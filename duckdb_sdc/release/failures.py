@@ -112,14 +112,14 @@ def record_linkage_credits(x: np.ndarray, xm: np.ndarray) -> np.ndarray:
     """Each record's credit in `measures.record_linkage` (rank 1), in input order: 1/t when its true
     original is among the t originals nearest to its released record, else 0; their mean is the
     measure. x, xm: n x p, complete records."""
-    from ..measures.risk import _linkage_kd, pair, standardise
+    from ..measures.risk import linkage_kd, pair, standardise
 
     X, XM = pair("record_linkage", x, xm)
     n = X.shape[0]
     Z, ZM = standardise("record_linkage", X, XM)
     if Z.shape[1] == 0:  # every original record is the same point: each is found with credit 1/n
         return np.full(n, 1.0 / n)
-    a, t = _linkage_kd(np.ascontiguousarray(Z), np.ascontiguousarray(ZM), 1)
+    a, t = linkage_kd(np.ascontiguousarray(Z), np.ascontiguousarray(ZM), 1)
     return np.where((a < 1) & (1 <= a + t), 1.0 / t, 0.0)
 
 
@@ -127,10 +127,10 @@ def interval_disclosure_flags(x: np.ndarray, xm: np.ndarray, k: float = 0.05) ->
     """Whether each record is at risk in `measures.interval_disclosure` (every original value in the
     closed interval released value +- k sd of the released column, sample sd), computed as the
     measure computes it; their mean is the measure. x, xm: n x p, complete records."""
-    from ..measures.risk import _spread, pair, unit_columns
+    from ..measures.risk import column_spread, pair, unit_columns
 
     X, XM, _ = unit_columns(*pair("interval_disclosure", x, xm))
-    half = k * _spread(XM)
+    half = k * column_spread(XM)
     return ((X >= XM - half) & (X <= XM + half)).all(axis=1)
 
 

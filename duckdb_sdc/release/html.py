@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 from sqlglot import exp
 
-from .. import __version__
+from .._version import __version__
 from .failures import LIST_LIMIT, Failing, class_sizes, failures
 from .plan import DIALECT, column, table
 from .spec import MANIFEST_TABLE, Spec, SpecError, is_numeric, public_path
@@ -453,7 +453,8 @@ def _failures(data: dict) -> str:
 
 
 def _report_tables(data: dict) -> str:
-    from .report import DIRECTION, NEITHER, VERDICT
+    from ..measures.catalog import direction as direction_of
+    from .report import VERDICT
 
     frame = pd.DataFrame(data["report"]["rows"], columns=data["report"]["columns"])
     out = []
@@ -468,7 +469,7 @@ def _report_tables(data: dict) -> str:
         for measure in dict.fromkeys(part["measure"]):
             of = part[part["measure"] == measure]
             cells = {(c if isinstance(c, str) else "all columns"): v for c, v in zip(of["column"], of["value"])}
-            direction, unit = DIRECTION.get(measure, (NEITHER, ""))
+            direction, unit = direction_of(measure)
             rows.append([measure] + [_number(cells[c]) if c in cells else "" for c in head[1:-2]]
                         + [direction or "-", unit])
         out.append(_table(head, rows, set(range(1, len(head) - 2))))

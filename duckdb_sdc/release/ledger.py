@@ -21,7 +21,8 @@ killed after the commit was recorded is rolled forward by its watchdog, entry in
 before leaves neither).
 
 Trade-off sweeps (`duckdb-sdc tradeoff`), dry runs (`release --dry-run`) and `evaluate` publish nothing
-and never enter the ledger. The Spark engine does not write to it yet.
+and never enter the ledger. A Spark release (`--engine spark`) uses it through spark/ledger.py: the same
+fingerprint, checks and entries.
 
 The fingerprint of a source (`fingerprint`) is computed from its content, not its path: each record is
 written in a canonical text form (columns in the order of their names; integers and integral numbers
@@ -57,12 +58,12 @@ from pathlib import Path
 from sqlglot import exp
 
 from .._validate import SdcError
+from .ledger_settings import LedgerSettings, parse_settings
 from .policy import PolicyBreach
 
 ENTRIES, VALUES, LOCK = "entries", "values", "lock"
 FINGERPRINT_VERSION = 1
 SETTLE_SECONDS = 10.0  # how long a release waits for a killed release's watchdog to finish its commit
-REPEAT_DP, ALLOW_LINKED = "repeat_dp", "allow_linked"
 
 
 class LedgerError(SdcError):
@@ -77,37 +78,6 @@ class LedgerRefusal(PolicyBreach):
     def __init__(self, message: str):
         self.outcomes = []
         Exception.__init__(self, message)
-
-
-@dataclass(frozen=True)
-class LedgerSettings:
-    """[ledger]: where the ledger is, and what the spec opts into."""
-    path: Path | None = None  # None: the default location (`default_path`)
-    repeat_dp: bool = False  # a second DP release of a column of a source, without [policy] epsilon_budget
-    allow_linked: bool = False  # a linked release whose composition breaches min_k / max_unique_share: warned
-
-
-def parse_settings(table: dict, error, base: Path) -> LedgerSettings:
-    """The [ledger] table of a spec. `error(where, message)` makes the exception."""
-    allowed = ("path", REPEAT_DP, ALLOW_LINKED)
-    unknown = [k for k in table if k not in allowed]
-    if unknown:
-        raise error("ledger", f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                              f"allowed: {', '.join(allowed)}")
-    path = None
-    if "path" in table:
-        value = table["path"]
-        if not isinstance(value, str) or not value:
-            raise error("ledger.path", f"must be a folder path, got {value!r}")
-        path = Path(value).expanduser()
-        path = path if path.is_absolute() else Path(base) / path
-    flags = {}
-    for key in (REPEAT_DP, ALLOW_LINKED):
-        if key in table:
-            if not isinstance(table[key], bool):
-                raise error(f"ledger.{key}", f"must be true or false, got {table[key]!r}")
-            flags[key] = table[key]
-    return LedgerSettings(path, **flags)
 
 
 def default_path() -> Path:
@@ -387,14 +357,20 @@ def signature(spec, column: str) -> str | None:
     if rule.action == "recode":  # a deterministic function of the source value
         return json.dumps({"recode": rule.recoding.name, "parameters": rule.effective_params()}, sort_keys=True,
                           default=str)
-    if rule.action != "mask" or not rule.in_table:
-        return None
-    if any(p.name in SECRET_PARAMS for p in rule.method.params) and not rule.seeded:
+    if rule.action != "mask" or not rule.in_table or redrawn(rule):
         return None
     params = {k: v for k, v in rule.effective_params().items() if k not in SECRET_PARAMS}
     return json.dumps({"method": rule.method.name, "parameters": params, "strata": list(spec.strata_of(rule)),
                        "decimals": spec.decimals_of(rule), "weight": weight_of(spec, rule),
                        "seeded": rule.seeded}, sort_keys=True, default=str)
+
+
+def redrawn(rule) -> bool:
+    """Whether a masked rule's values are drawn afresh each time it runs (a method that takes a seed, run
+    without one)."""
+    from .methods import SECRET_PARAMS
+
+    return any(p.name in SECRET_PARAMS for p in rule.method.params) and not rule.seeded
 
 
 def link_reason(spec, released: list[str], entry: Entry) -> str | None:
@@ -458,10 +434,15 @@ class Composer:
     def source(self, con, source_columns) -> None:
         from .plan import RAW, table
 
+        self.known(fingerprint(con, table(RAW), source_columns), source_columns)
+
+    def known(self, fp: str, source_columns) -> None:
+        """The source's fingerprint `fp` (computed by the caller: the Spark engine's, spark/ledger.py): the
+        earlier releases of the source, and the DP composition checked against them."""
         self.source_columns = source_columns
-        self.fingerprint = fingerprint(con, table(RAW), source_columns)
-        self.earlier = [e for e in self.book.entries() if e.data.get("fingerprint") == self.fingerprint]
-        self.notes += check_dp(self.spec, self.earlier, self.fingerprint)
+        self.fingerprint = fp
+        self.earlier = [e for e in self.book.entries() if e.data.get("fingerprint") == fp]
+        self.notes += check_dp(self.spec, self.earlier, fp)
 
     def step(self):
         from .plan import Step
@@ -518,11 +499,12 @@ class Composer:
                             "columns, `duckdb-sdc ledger forget` a release that was never published, or set "
                             "[ledger] allow_linked = true to release with a warning")
 
-    def write(self, con, workspace, release_id: str, created_at: datetime, plan, rows: int) -> list[tuple[Path, Path]]:
-        """The entry and the values of this release as temporary files of `workspace`; their renames."""
+    def write(self, con, workspace, release_id: str, created_at: datetime, facts, rows: int) -> list[tuple[Path, Path]]:
+        """The entry and the values of this release (RELEASED on `con`: ROW_KEY and the released columns) as
+        temporary files of `workspace`; their renames. `facts`: what the release measured (safeguards.Facts)."""
         import duckdb
 
-        from .. import __version__
+        from .._version import __version__
         from . import manifest
         from .plan import RELEASED, ROW_KEY
 
@@ -535,7 +517,7 @@ class Composer:
             exp.Table(this=q(RELEASED)))
         con.execute(f"COPY ({body.sql(dialect='duckdb')}) TO {exp.Literal.string(str(values_tmp)).sql()} "
                     "(FORMAT parquet)")
-        made = manifest.rows(spec, self.source_columns, plan.facts, release_id=release_id,
+        made = manifest.rows(spec, self.source_columns, facts, release_id=release_id,
                              package_version=__version__, duckdb_version=duckdb.__version__, created_at=created_at)
         columns = [{"column": r["column_name"], "source_column": r["source_column"], "released_as": r["released_as"],
                     "rule": r["rule"], "method": r["method"],

@@ -33,11 +33,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import duckdb
 import sqlglot
 from sqlglot import exp
 
+from .._frames import FRAME_VIEW, describe_frame
+from .._validate import error_message
 from .methods import BOXES, COLUMN, NAMES, SECRET_PARAMS
-from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, is_numeric, type_class, weight_of, weighted_function
+from .spec import (MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, check_bound, is_numeric, type_class,
+                   weight_of, weighted_function)
 
 SOURCE_DB = "__sdc_source_db"
 RAW = "__sdc_source_raw"  # the source as read
@@ -126,25 +130,55 @@ class Plan:
         return head + "\n".join(out)
 
 
+def source_step(spec: Spec, raw: str) -> Step:
+    """The plan's step that reads the frame: copied once into the temporary table `raw`."""
+    copy = temporary(raw, exp.select(exp.Star()).from_(table(FRAME_VIEW)))
+
+    def action(con):
+        check_bound(spec)
+        try:
+            con.register(FRAME_VIEW, spec.source.data)
+            try:
+                con.execute(copy.sql(dialect=DIALECT)).fetchall()
+            finally:
+                con.unregister(FRAME_VIEW)
+        except duckdb.Error as e:
+            raise SpecError(f"{spec.name}: source.frame: cannot read the {describe_frame(spec.source)}: "
+                            f"{error_message(e)}") from None
+
+    return Step("reading the data frame", None, action=action,
+                comment=f"the {describe_frame(spec.source)} is copied once into the temporary table {raw} "
+                        f"({copy.sql(dialect=DIALECT)}, with the frame registered as {FRAME_VIEW})")
+
+
 def source_steps(spec: Spec, files: tuple[str, ...] | None = None) -> list[Step]:
     """Read the source as the temporary relation RAW. `files`: the source's files as its patterns
-    matched when the release started (`run.Snapshot`), read instead of the patterns, so that a file
+    matched when the release started (`source.Snapshot`), read instead of the patterns, so that a file
     added to the folder meanwhile is not read."""
     src = spec.source
     if src.frame is not None:  # copied once into a temporary table (duckdb_sdc.frames)
-        from ..frames import source_step
-
         return [source_step(spec, RAW)]
+    body = exp.select(exp.Star()).from_(source_relation(spec, files))
     if src.database is not None:
-        attach = exp.Attach(this=exp.Alias(this=literal(str(src.database)), alias=ident(SOURCE_DB)),
-                            expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])
-        body = exp.select(exp.Star()).from_(table(src.table, src.schema, SOURCE_DB))
-        return [Step("attaching the source", attach), Step("reading the source", temporary(RAW, body, "VIEW"))]
-    files = literal(list(src.files if files is None else files))
-    reader = exp.ReadParquet(expressions=[files]) if src.format == "parquet" else exp.ReadCSV(this=files)
-    body = exp.select(exp.Star()).from_(exp.Table(this=reader))
+        return [Step("attaching the source", source_attach(spec)), Step("reading the source", temporary(RAW, body, "VIEW"))]
     # CSV is parsed once into a temporary table; Parquet is read column by column where needed
     return [Step("reading the source", temporary(RAW, body, "VIEW" if src.format == "parquet" else "TABLE"))]
+
+
+def source_attach(spec: Spec) -> exp.Attach:
+    """ATTACH of a DuckDB source's file, read-only, as SOURCE_DB."""
+    return exp.Attach(this=exp.Alias(this=literal(str(spec.source.database)), alias=ident(SOURCE_DB)),
+                      expressions=[exp.AttachOption(this=exp.Var(this="READ_ONLY"))])
+
+
+def source_relation(spec: Spec, files: tuple[str, ...] | None = None) -> exp.Table:
+    """What RAW reads (`source_steps`): the reader of the source's files (`files`, else its patterns), or
+    its table in SOURCE_DB (`source_attach`)."""
+    src = spec.source
+    if src.database is not None:
+        return table(src.table, src.schema, SOURCE_DB)
+    files = literal(list(src.files if files is None else files))
+    return exp.Table(this=exp.ReadParquet(expressions=[files]) if src.format == "parquet" else exp.ReadCSV(this=files))
 
 
 def keyed_step(spec: Spec, source_columns: list[tuple[str, str]]) -> Step:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__
+from .._version import __version__
 from .report import ALL
 
 DATA_ID = "tradeoff-data"

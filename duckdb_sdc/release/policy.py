@@ -48,6 +48,8 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from sqlglot import exp
 
+from ..measures.catalog import K_ANONYMITY, RISK, SENSITIVE  # the report's section names
+
 LOWER, HIGHER = "lower is better", "higher is better"
 
 
@@ -67,8 +69,6 @@ class Limit:
         return ">=" if self.at_least else "<="
 
 
-# the report's section names (report.py imports them from here)
-RISK, K_ANONYMITY, SENSITIVE = "disclosure risk", "k-anonymity", "sensitive cells"
 
 LIMITS = (
     Limit("min_k", "k_anonymity", K_ANONYMITY, True, "k-anonymity over the quasi-identifiers, all together"),

@@ -25,7 +25,8 @@ released records are two relations, ORIGINAL and MASKED, with a common key colum
 * `sensitivity_section`: attribute disclosure, the cells (records sharing a released value, or a
   box) that the dominance and p% rules flag as sensitive.
 
-Every row says its direction (`DIRECTION`: lower or higher is better, or neither) and its unit, and
+Every row says its direction (lower or higher is better, or neither) and its unit, as the measure's
+declaration in `duckdb_sdc.measures.catalog` states them, and
 every section ends with a verdict row (measure "verdict": value 1 pass, 0 fail, NULL not judged)
 against the spec's [policy], or without one against `policy.DEFAULTS`. A new kind of evidence is one
 more function in `SECTIONS`. `tradeoff.py` evaluates in-memory maskings of spec variants through the
@@ -36,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, field
 from typing import Callable
 
 import duckdb
@@ -44,99 +44,26 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from ..measures.evaluate import OVERALL, PER_COLUMN, evaluate as evaluate_measures
-from ..sql.measures import GROUP_RISK
-from ..sql.registry import REGISTRY
+from .._validate import error_message
+from ..measures import catalog
+from ..measures.evaluate import evaluate as evaluate_measures
 from . import policy as pol
 from .plan import DIALECT, LINKAGE_TABLE, RAW, ROW_KEY, SOURCE, column, ident, literal, resolve, table, temporary
 from .policy import K_ANONYMITY, RISK, SENSITIVE
+from .sections import BOXES, KEY, LOSS, MASKED, ORIGINAL, SCORE, Evaluation, Row
+from .source import Snapshot, open_source, private_connection
 from .spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, is_temporal
 
-ORIGINAL, MASKED, KEY = "__sdc_eval_original", "__sdc_eval_masked", "__sdc_eval_key"
 RELEASE_DB = "__sdc_evaluated"
 LINKAGE_DB = "__sdc_evaluated_linkage"
 EVALUATED = "__sdc_eval_file"  # the release table with the row key, read from the file
 
-LOSS, SCORE, BOXES = "information loss", "IL-DR score", "boxes"
 VERDICT = "verdict"
 COLUMNS = ("section", "measure", "column", "value", "note", "direction", "unit")
 ALL = "all columns"  # how format_report labels the overall rows (column None)
 
-# measures of evaluate_masking that name a disclosure-risk SQL function (record_linkage_second is
-# record_linkage with rank 2); il_dr_score combines both sides; every other measure is a loss
-_RISK = frozenset(f.name for f in REGISTRY if f.group == GROUP_RISK)
-ALL_MEASURES = tuple(dict.fromkeys(PER_COLUMN + OVERALL))
-
-LOWER, HIGHER, NEITHER = "lower", "higher", ""
-# (direction, unit) of every measure the report prints: what "better" means (less information lost,
-# less risk) and what the number counts
-DIRECTION: dict[str, tuple[str, str]] = {
-    "mae": (LOWER, "units of the column"), "mse": (LOWER, "squared units"),
-    "il1": (LOWER, "mean relative change"), "il1s": (LOWER, "sd units / sqrt(2)"),
-    "il1s_sum": (LOWER, "sum of sd units / sqrt(2)"), "sse_sst": (LOWER, "percent of SST"),
-    "rank_mae": (LOWER, "ranks"), "rank_mse": (LOWER, "squared ranks"),
-    "rank_bounded_mae": (LOWER, "share of the maximum"), "rank_bounded_mse": (LOWER, "share of the maximum"),
-    "entropy": (HIGHER, "bits (information kept)"),
-    "il_metrics.il1": (LOWER, "mean relative change"), "il_metrics.means": (LOWER, "mean relative change"),
-    "il_metrics.covariances": (LOWER, "mean relative change"), "il_metrics.variances": (LOWER, "mean relative change"),
-    "il_metrics.correlations": (LOWER, "mean absolute change"), "il_metrics": (LOWER, "percent"),
-    "ml_utility.original": (NEITHER, "R^2 (the baseline)"), "ml_utility.masked_to_original": (HIGHER, "R^2"),
-    "ml_utility.original_to_masked": (HIGHER, "R^2"), "ml_utility.difference": (LOWER, "R^2 lost"),
-    "regression_utility.mse": (LOWER, "squared units of the response"), "regression_utility.r2": (HIGHER, "share of variance"),
-    "regression_utility.r2_original": (NEITHER, "share of variance (the baseline)"),
-    "interval_disclosure": (LOWER, "share of records"), "sd_interval_disclosure": (LOWER, "share of values"),
-    "rank_interval_disclosure": (LOWER, "share of values"), "record_linkage": (LOWER, "share of records"),
-    "record_linkage_second": (LOWER, "share of records"), "global_linkage": (LOWER, "share of records"),
-    "il_dr_score": (LOWER, "percent"), "measures": (NEITHER, ""),
-    "mean_width": (LOWER, "units of the column"), "mean_width_sd": (LOWER, "sd units"),
-    "mean_lower": (NEITHER, "units of the column"), "mean_upper": (NEITHER, "units of the column"),
-    "in_box_share": (HIGHER, "share of records"), "boxes": (NEITHER, "boxes"), "records_per_box": (HIGHER, "records"),
-    "k_anonymity": (HIGHER, "records"), "classes": (NEITHER, "classes"), "unique_share": (LOWER, "share of records"),
-    "cells": (NEITHER, "cells"), "dominance_cells": (LOWER, "cells"), "dominance_share": (LOWER, "share of cells"),
-    "p_percent_cells": (LOWER, "cells"), "p_percent_share": (LOWER, "share of cells"),
-    "sensitive_share": (LOWER, "share of cells"), "suppressed_records": (LOWER, "records"),
-    VERDICT: (NEITHER, "1 pass, 0 fail"),
-    "weighted_mae": (LOWER, "units of the column"), "weighted_mse": (LOWER, "squared units"),
-    "weighted_il1s": (LOWER, "sd units / sqrt(2)"), "expected_reidentifications": (LOWER, "records"),
-    "expected_reidentification_share": (LOWER, "share of records"),
-}
-
-
-def section_of(measure: str) -> str:
-    if measure == "il_dr_score":
-        return SCORE
-    base = measure.split(".")[0].removesuffix("_second")
-    return RISK if base in _RISK else LOSS
-
-
-@dataclass(frozen=True)
-class Row:
-    section: str
-    measure: str
-    column: str | None  # None: all columns together
-    value: float | None  # None: undefined for these data (note says why)
-    note: str | None = None
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """What a section sees: `con` holds the relations ORIGINAL (the source's records) and MASKED
-    (the released records), both with the key column KEY and the columns under their own names."""
-    con: duckdb.DuckDBPyConnection
-    spec: Spec
-    masked: tuple[str, ...]  # the masked columns released as values, in the order of the spec's rules
-    quasi_identifiers: tuple[str, ...]
-    boxes: tuple[Rule, ...] = ()  # the box rules (their columns are released as bounds and a box id)
-    risk_columns: tuple[str, ...] = ()  # Spec.risk_columns: what distance-based risk is measured on
-    policy: pol.Policy = field(default=pol.DEFAULTS)  # what the verdicts judge against
-    scenario: tuple[str, ...] = ()  # [evaluation] quasi_identifiers: an intruder scenario shown beside the gate's
-
-    def fetch(self, query: exp.Expression) -> list[tuple]:
-        return self.con.execute(query.sql(dialect=DIALECT)).fetchall()
-
-    def released(self, name: str) -> tuple[str, ...]:
-        """The released columns (in MASKED) of a released source column: its bounds if boxed."""
-        return bound_columns(name) if self.spec.rules[name].boxed else (name,)
+# the measures, their sections, directions and units are declared in duckdb_sdc/measures/catalog.py
+section_of = catalog.section_of
 
 
 def collect(ev: Evaluation, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -175,7 +102,7 @@ def measures_section(ev: Evaluation, only: frozenset[str] | None = None) -> list
                  "see the boxes section")
              for r in ev.boxes for c in r.columns] if only is None else []
     rows = []
-    wanted = set(ALL_MEASURES) if only is None else set(only)
+    wanted = set(catalog.reported()) if only is None else set(only)
     risky = {m for m in wanted if section_of(m) == RISK}
     if ev.masked and ev.risk_columns == ev.masked and wanted - risky:  # one evaluation gives both sides
         rows += [Row(section_of(m), m, c, v, n) for m, c, v, n in _evaluate_masking(ev, ev.masked, wanted)]
@@ -187,12 +114,12 @@ def measures_section(ev: Evaluation, only: frozenset[str] | None = None) -> list
     if ev.risk_columns and risky:
         rows += [Row(RISK, m, c, v, n) for m, c, v, n in _evaluate_masking(ev, ev.risk_columns, risky)]
     elif not ev.risk_columns and risky and only is None:
-        rows.append(Row(RISK, "record_linkage", None, None, _NO_RISK_COLUMN))
+        rows.append(Row(RISK, "record_linkage", None, None, NO_RISK_COLUMN))
     return rows + boxed
 
 
-_NO_RISK_COLUMN = ("no quasi-identifier is released as values that distances can compare (numbers, dates, "
-                   "timestamps)")
+NO_RISK_COLUMN = ("no quasi-identifier is released as values that distances can compare (numbers, dates, "
+                  "timestamps)")
 
 
 def _box_column_rows(ev: Evaluation, name: str) -> list[Row]:
@@ -443,16 +370,17 @@ def evaluate_relations(ev: Evaluation, progress=None) -> pd.DataFrame:
         for section in sections:
             task.advance(section.__name__.removesuffix("_section").replace("_", " "))
             rows += section(ev)
-    frame = _frame(rows)
-    frame = _frame(rows + verdict_rows(frame, ev.policy))
+    frame = rows_frame(rows)
+    frame = rows_frame(rows + verdict_rows(frame, ev.policy))
     rank = {s: i for i, s in enumerate(_ORDER)}
     order = sorted(range(len(frame)), key=lambda i: (rank.get(frame.at[i, "section"], len(rank)),
                                                       frame.at[i, "measure"] == VERDICT, i))
     return frame.iloc[order].reset_index(drop=True)
 
 
-def _frame(rows: list[Row]) -> pd.DataFrame:
-    data = [(r.section, r.measure, r.column, r.value, r.note, *DIRECTION.get(r.measure, (NEITHER, ""))) for r in rows]
+def rows_frame(rows: list[Row]) -> pd.DataFrame:
+    """The report's tidy frame (COLUMNS) of `rows`, each with its measure's direction and unit."""
+    data = [(r.section, r.measure, r.column, r.value, r.note, *catalog.direction(r.measure)) for r in rows]
     return pd.DataFrame(data, columns=list(COLUMNS))
 
 
@@ -502,8 +430,8 @@ def policy_measures(ev: Evaluation) -> dict[str, tuple[float | None, str | None]
     for section in dict.fromkeys(limit.section for limit in limits):
         only = frozenset(limit.measure for limit in limits if limit.section == section)
         rows += _GATE_SECTIONS[section](ev, only)
-    found = measured(_frame(rows)) if rows else {}
-    return {limit.measure: found.get(limit.measure, (None, _NO_RISK_COLUMN if limit.section == RISK
+    found = measured(rows_frame(rows)) if rows else {}
+    return {limit.measure: found.get(limit.measure, (None, NO_RISK_COLUMN if limit.section == RISK
                                                     else "not measured")) for limit in limits}
 
 
@@ -597,7 +525,6 @@ def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None, resou
     the report before the connection closes (the release file is attached there as RELEASE_DB:
     release/html.py)."""
     from ..workspace import Workspace
-    from .run import Snapshot, private_connection
 
     snapshot = Snapshot.take(spec)
     path = spec.output.database
@@ -614,8 +541,6 @@ def report(spec: Spec, *, policy: pol.Policy | None = None, progress=None, resou
 
 
 def _report(con, spec: Spec, path, snapshot, policy, progress, inspect) -> pd.DataFrame:
-    from .run import error_message, open_source
-
     _, source_columns = open_source(con, spec, snapshot)
     resolve(spec, source_columns)
     attach = exp.Attach(this=exp.Alias(this=literal(str(path)), alias=ident(RELEASE_DB)),
@@ -677,7 +602,7 @@ def format_report(df: pd.DataFrame) -> str:
             for measure in dict.fromkeys(part["measure"]):
                 of = part[part["measure"] == measure]
                 cells = {(c if isinstance(c, str) else ALL): v for c, v in zip(of["column"], of["value"])}
-                direction, unit = DIRECTION.get(measure, (NEITHER, ""))
+                direction, unit = catalog.direction(measure)
                 rows.append([measure] + [_number(cells[c]) if c in cells else "" for c in rows[0][1:-2]]
                             + [direction or "-", unit])
                 for note in of["note"]:

@@ -23,11 +23,11 @@ import numpy as np
 from sqlglot import exp
 
 from .._validate import SdcError
+from ..measures.catalog import ML_UTILITY
 from ..measures.ml_utility import EXTRA_HINT, ml_utility, sklearn_or_error
 from .plan import column, ident
-from .report import KEY, MASKED, ORIGINAL, Evaluation, Row
+from .sections import KEY, MASKED, ORIGINAL, Evaluation, Row
 
-ML_UTILITY = "ML utility"
 FOLDS = 5
 SEED = 0
 ML_MAX_N = 100_000  # a tree per fold and direction: about 1 s per 100k records and column here

@@ -26,7 +26,7 @@ from sqlglot import exp
 
 from .plan import column, ident, literal, temporary
 from .policy import RISK
-from .report import KEY, LOSS, MASKED, ORIGINAL, Evaluation, Row
+from .sections import KEY, LOSS, MASKED, ORIGINAL, Evaluation, Row
 from .spec import weight_of
 
 WEIGHTED_LOSS = ("weighted_mae", "weighted_mse", "weighted_il1s")

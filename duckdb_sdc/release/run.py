@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import secrets
 import time
 import uuid
@@ -33,17 +32,19 @@ from pathlib import Path
 import duckdb
 from sqlglot import exp
 
-from .. import __version__
-from ..sql import connect
+from .._validate import error_message
+from .._version import __version__
 from ..workspace import Workspace
 from ..sql.progress import watching
 from . import manifest, pooling, safeguards
-from .plan import (DIALECT, LINKAGE_TABLE, RAW, RELEASE_DB, RELEASED, SOURCE, Plan, Step, column, ident, key_step,
-                   keyed_step, linkage_steps, literal, mask_steps, release_table_step, released_columns, released_step,
-                   resolve, source_steps, table, view_steps)
+from .plan import (DIALECT, LINKAGE_TABLE, RELEASE_DB, RELEASED, SOURCE, Plan, Step, column, ident, key_step,
+                   linkage_steps, literal, mask_steps, release_table_step, released_columns, released_step, resolve,
+                   table, view_steps)
 from .ledger import Composer, Ledger
 from .policy import PolicyBreach, judge
 from .progress import Progress
+from .report import create_views, evaluation, policy_measures
+from .source import Snapshot, open_source, private_connection, run_step
 from .spec import MANIFEST_TABLE, Resources, Spec, SpecError
 
 
@@ -64,66 +65,6 @@ class ReleaseResult:
 
 def _temporary_path(out: Path) -> Path:
     return out.with_name(f".{out.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The source as a release reads it: the files its patterns matched when the release started (or
-    its database file), with their sizes, modification times and inodes. `check` refuses a source
-    that changed before the release is renamed into place: every statement reads these files only,
-    so a file added meanwhile is not read, and one changed or removed would give a release of no one
-    state of the source."""
-    files: tuple[str, ...]
-    stats: tuple[tuple[int, int, int], ...]
-
-    @staticmethod
-    def _stat(path: str) -> tuple[int, int, int]:
-        info = os.stat(path)
-        return info.st_size, info.st_mtime_ns, info.st_ino
-
-    @classmethod
-    def take(cls, spec: Spec, con=None) -> Snapshot:
-        if spec.source.frame is not None:  # a frame in memory (duckdb_sdc.frames): no file to watch
-            from ..frames import check_bound
-
-            check_bound(spec)
-            return cls((), ())
-        if spec.source.database is not None:
-            if not spec.source.database.is_file():
-                raise SpecError(f"{spec.name}: source.database: no such file {str(spec.source.database)!r}")
-            files = (str(spec.source.database),)
-        else:
-            own = con is None
-            con = con or duckdb.connect()
-            try:
-                matched = []
-                for pattern in spec.source.files:
-                    found = [r[0] for r in con.execute("SELECT file FROM glob(?) ORDER BY file", [pattern]).fetchall()]
-                    if not found:
-                        raise SpecError(f"{spec.name}: source.files: no file matches {pattern!r}")
-                    matched += found
-            finally:
-                if own:
-                    con.close()
-            files = tuple(dict.fromkeys(matched))
-        return cls(files, tuple(cls._stat(f) for f in files))
-
-    def check(self, spec: Spec) -> None:
-        where = "source.database" if spec.source.database is not None else "source.files"
-        for path, before in zip(self.files, self.stats):
-            try:
-                now = self._stat(path)
-            except OSError:
-                now = None
-            if now != before:
-                what = "was removed" if now is None else "changed (its size, modification time or inode)"
-                raise SpecError(f"{spec.name}: {where}: {path!r} {what} while the release read it; nothing was "
-                                "written; release again when the source is stable")
-
-
-def check_source(spec: Spec) -> None:
-    """The source file, or at least one file of each pattern, exists; a frame source has its frame."""
-    Snapshot.take(spec)
 
 
 _DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of a DuckDB database file
@@ -216,42 +157,7 @@ def previous_release_reason(con, manifest_table: exp.Table, release_table: str) 
     return None if named else "it has a release of another table"
 
 
-def error_message(error: Exception) -> str:
-    """DuckDB's text of an error raised in a UDF, reduced to the duckdb_sdc message."""
-    text = str(error)
-    found = re.search(r"SdcError: (.*)", text, re.S)
-    return found.group(1).strip() if found else text.strip()
-
-
-def _run(con, step: Step, spec: Spec) -> None:
-    if step.action is not None:
-        step.action(con)
-        return
-    try:
-        rows = con.execute(step.expression().sql(dialect=DIALECT)).fetchall()
-    except duckdb.Error as e:
-        where = f"{step.where}: " if step.where else f"{step.label}: "
-        raise SpecError(f"{spec.name}: {where}{error_message(e)}") from None
-    if step.check is not None:
-        step.check(rows)
-
-
-def open_source(con, spec: Spec, snapshot: Snapshot | None = None) -> tuple[list[Step], list[tuple[str, str]]]:
-    """Set up the source on `con` (read-only) as the temporary relation RAW and its keyed view SOURCE
-    (the files of `snapshot`, else the files the patterns match now); return the steps that did it
-    and the source's (column, type) pairs."""
-    snapshot = snapshot or Snapshot.take(spec, con)
-    setup = source_steps(spec, None if spec.source.database is not None else snapshot.files)
-    for step in setup:
-        _run(con, step, spec)
-    described = con.execute(exp.Describe(this=table(RAW)).sql(dialect=DIALECT)).fetchall()
-    source_columns = [(r[0], r[1]) for r in described]
-    keyed = keyed_step(spec, source_columns)
-    _run(con, keyed, spec)
-    return setup + [keyed], source_columns
-
-
-def _refuse_unopted_seeds(spec: Spec) -> None:
+def refuse_unopted_seeds(spec: Spec) -> None:
     """A seed makes noise reproducible by whoever holds it: refused unless the spec opts in."""
     for rule in spec.masked():
         if rule.seeded and not spec.reproducible(rule):
@@ -265,8 +171,6 @@ def _gate(spec: Spec, on_breach=None) -> Step:
     """The policy gate: the would-be release (RELEASED) measured against the spec's [policy].
     `on_breach(con)`, when given, sees the would-be release (the report's views) before the
     breach is raised (release/html.py writes its page)."""
-    from .report import create_views, evaluation, policy_measures
-
     def action(con):
         create_views(con, spec, table(RELEASED))
         outcomes = judge(spec.policy, policy_measures(evaluation(con, spec)))
@@ -289,7 +193,7 @@ def prepare(spec: Spec, source_columns, *, salt: str | None = None, gate: bool =
     steps that write the centroids tables. `build` writes a release file after them; the dbt
     materialization (duckdb_sdc.dbt_plugin) writes warehouse tables."""
     resolve(spec, source_columns)
-    _refuse_unopted_seeds(spec)
+    refuse_unopted_seeds(spec)
     facts = facts if facts is not None else safeguards.Facts()
     steps = [key_step(spec, facts)]
     steps += pooling.count_steps(spec, source_columns, facts) + pooling.recode_steps(spec, source_columns, facts)
@@ -362,23 +266,6 @@ def plan_release(con, spec: Spec, attach_path: Path | None = None, *, linkage_pa
                 linkage_path=linkage_path, facts=facts)
 
 
-def private_connection(workspace: Workspace, resources: Resources):
-    """A connection with every duckdb_sdc function registered whose spill files go to the workspace's
-    private folder, within the spec's memory limit and threads; encrypted by DuckDB where its httpfs
-    extension (a secure random generator) is installed (see docs/releases/guarantees.md)."""
-    con = connect(None, temp_directory=str(workspace.spill), **resources.config())
-    con.execute("SET enable_progress_bar = false")
-    installed = con.execute("SELECT count(*) FROM duckdb_extensions() WHERE extension_name = 'httpfs' "
-                            "AND installed").fetchall()[0][0]
-    if installed:
-        try:
-            con.execute("LOAD httpfs")
-            con.execute("SET temp_file_encryption = true")
-        except duckdb.Error:  # an extension of another version: the private folder still holds
-            pass
-    return con
-
-
 def dry_run(spec: Spec, *, resources: Resources | None = None) -> str:
     """The release script, without running it (the source is only read for its columns)."""
     resources = resources or spec.resources
@@ -439,13 +326,13 @@ def release(spec: Spec, *, progress: Progress | None = None, resources: Resource
                 for step in plan.steps:
                     if step.strata is None:
                         task.advance(step.label)
-                        _run(con, step, spec)
+                        run_step(con, step, spec)
                         continue
                     task.advance(step.label, _count_strata(con, step.strata) if progress.enabled else 0)
                     with watching(task.group):
-                        _run(con, step, spec)
+                        run_step(con, step, spec)
             rows = con.execute(exp.select(exp.Count(this=exp.Star())).from_(table(SOURCE)).sql(dialect=DIALECT)).fetchall()[0][0]
-            recorded = composer.write(con, workspace, release_id, created_at, plan, rows)
+            recorded = composer.write(con, workspace, release_id, created_at, plan.facts, rows)
         finally:
             con.close()
         snapshot.check(spec)
@@ -465,5 +352,5 @@ def release(spec: Spec, *, progress: Progress | None = None, resources: Resource
                          pooled=pooling.summary(spec, plan.facts), warnings=composer.warnings)
 
 
-__all__ = ["ReleaseResult", "Snapshot", "build", "check_outputs", "dry_run", "error_message", "open_source",
-           "plan_release", "prepare", "previous_release_reason", "private_connection", "release"]
+__all__ = ["ReleaseResult", "build", "check_outputs", "dry_run", "plan_release", "prepare", "previous_release_reason",
+           "refuse_unopted_seeds", "release"]

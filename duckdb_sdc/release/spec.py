@@ -84,12 +84,13 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._frames import check_frame, describe_frame
 from .._validate import SdcError, show
 from ..sql.registry import REGISTRY
 from . import policy as policy_module
 from .methods import BOXES, COLUMN, EPSILON, METHODS, NAMES, ROWS, SECRET_PARAMS, ReleaseMethod, check_value
 from .policy import Policy
-from .ledger import LedgerSettings, parse_settings as ledger_settings
+from .ledger_settings import LedgerSettings, parse_settings as ledger_settings
 from .. import strata as small_strata_module
 from ..params import REST_STRATUM as REST_KIND
 from ..recodings import DATES, NUMBERS, RECODINGS, TEXT, Recoding
@@ -172,9 +173,7 @@ class Source:
         if self.relation is not None:
             return self.relation
         if self.frame is not None:
-            from ..frames import describe
-
-            return describe(self)
+            return describe_frame(self)
         if self.database is not None:
             return f"{public_path(self.database, base)} table {self.schema}.{self.table}"
         return f"{self.format} files {', '.join(public_path(f, base) for f in self.files)}"
@@ -314,6 +313,15 @@ class Rule:
         return out
 
 
+def check_bound(spec) -> None:
+    """A frame source has its frame (bound by frames.frame_spec or release_frame)."""
+    if spec.source.data is None:
+        raise SpecError(f"{spec.name}: source.frame: the source is a data frame ({spec.source.frame!r}), which a spec "
+                        "file cannot hold; release it from Python: duckdb_sdc.release_frame(frame, spec) (or bind "
+                        "it for report() and sweep() with duckdb_sdc.frames.frame_spec)")
+    check_frame(spec.source.data, spec.name)
+
+
 def bound_columns(column: str) -> tuple[str, str]:
     """The released columns of a boxed source column: its box's lower and upper bound."""
     return f"{column}_lower", f"{column}_upper"
@@ -353,7 +361,7 @@ class Spec:
     rest_stratum: tuple[str, ...] | None = None  # [masking] rest_stratum, one label per strata column
     resources: Resources = field(default_factory=lambda: Resources())  # [resources]
     path: Path | None = None  # the spec file, when read from one (a release never replaces it)
-    ledger: LedgerSettings = field(default_factory=lambda: LedgerSettings())  # [ledger] (release/ledger.py)
+    ledger: LedgerSettings = field(default_factory=lambda: LedgerSettings())  # [ledger] (release/ledger_settings.py)
 
     def strata_of(self, rule: Rule) -> tuple[str, ...]:
         return self.strata if rule.strata is None else rule.strata
@@ -500,7 +508,10 @@ def _default(literal: str | None):
             return literal
 
 
-class _Checker:
+class Checker:
+    """The checks of one spec's values, whose errors (SpecError) name the spec (or the command line's
+    options) and where the value is."""
+
     def __init__(self, name: str):
         self.name = name
 
@@ -573,7 +584,7 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec", *, relatio
     With `relation` (the dbt materialization, duckdb_sdc.dbt_plugin), the source is a relation the
     caller has set up as the plan's RAW, and `relation` says what it is in the manifest: [source]
     may then give only key and weight, and [output] only table (the caller writes the table)."""
-    c = _Checker(name)
+    c = Checker(name)
     base = Path(base)
     c.keys("", doc, ("source", "output", "masking", "columns", "groups", "evaluation", "policy", "resources", "ledger"))
     if relation is None:
@@ -652,7 +663,7 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec", *, relatio
                 ledger=ledger_settings(c.table(doc, "ledger", required=False), c.error, base))
 
 
-def _policy_quasi_identifiers(c: _Checker, value, rules: dict[str, Rule]) -> tuple[str, ...]:
+def _policy_quasi_identifiers(c: Checker, value, rules: dict[str, Rule]) -> tuple[str, ...]:
     """[policy] quasi_identifiers: the columns the gate counts, narrower than every released column
     (each named must be released; the others are exempted, and the manifest and the command line
     say so)."""
@@ -673,7 +684,7 @@ def _policy_quasi_identifiers(c: _Checker, value, rules: dict[str, Rule]) -> tup
 MEMORY = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.I)
 
 
-def resources(c: _Checker, r: dict, base: Path) -> Resources:
+def resources(c: Checker, r: dict, base: Path) -> Resources:
     """[resources] memory_limit ("4GB"), threads (an integer >= 1), temp_directory (a folder for the
     private workspace; relative to the spec's folder)."""
     c.keys("resources", r, ("memory_limit", "threads", "temp_directory"))
@@ -687,7 +698,7 @@ def resources(c: _Checker, r: dict, base: Path) -> Resources:
     return Resources(memory.strip() if memory is not None else None, threads, temp)
 
 
-def _small_strata(c: _Checker, masking: dict, rules: dict[str, Rule],
+def _small_strata(c: Checker, masking: dict, rules: dict[str, Rule],
                   strata: tuple[str, ...]) -> tuple[str, tuple[str, ...] | None]:
     """[masking] small_strata and rest_stratum (duckdb_sdc.strata). Pooling recodes the released
     strata columns once per release, so every stratified masking rule must share one strata."""
@@ -717,7 +728,7 @@ def _small_strata(c: _Checker, masking: dict, rules: dict[str, Rule],
     return how, rest
 
 
-def _check_release_settings(c: _Checker, rules: dict[str, Rule], strata: tuple[str, ...]) -> None:
+def _check_release_settings(c: Checker, rules: dict[str, Rule], strata: tuple[str, ...]) -> None:
     """What the release settings of a rule may be combined with."""
     for rule in _unique(rules.values()):
         if rule.action != "mask":
@@ -739,7 +750,7 @@ def _check_release_settings(c: _Checker, rules: dict[str, Rule], strata: tuple[s
                                                                f"and stratum column {s!r} is not released")
 
 
-def _sensitivity(c: _Checker, e: dict) -> SensitivityRules:
+def _sensitivity(c: Checker, e: dict) -> SensitivityRules:
     n = e.get("dominance_n", 2)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise c.error("evaluation.dominance_n", f"must be an integer >= 1, got {show(n)}")
@@ -753,14 +764,14 @@ def _sensitivity(c: _Checker, e: dict) -> SensitivityRules:
     return SensitivityRules(n, float(r), None if p is None else float(p))
 
 
-def _ml_utility(c: _Checker, e: dict) -> bool:
+def _ml_utility(c: Checker, e: dict) -> bool:
     on = e.get("ml_utility", False)
     if not isinstance(on, bool):
         raise c.error("evaluation.ml_utility", f"must be true or false, got {show(on)}")
     return on
 
 
-def _evaluation(c: _Checker, e: dict, rules: dict[str, Rule]) -> tuple[str, ...] | None:
+def _evaluation(c: Checker, e: dict, rules: dict[str, Rule]) -> tuple[str, ...] | None:
     c.keys("evaluation", e, ("quasi_identifiers", "dominance_n", "dominance_r", "p_percent", "ml_utility"))
     if "quasi_identifiers" not in e:
         return None
@@ -794,7 +805,7 @@ def load_spec(path: str | Path) -> Spec:
     return dataclasses.replace(spec, path=path.resolve())
 
 
-def _source(c: _Checker, s: dict, base: Path) -> Source:
+def _source(c: Checker, s: dict, base: Path) -> Source:
     c.keys("source", s, ("database", "schema", "table", "files", "format", "key", WEIGHT, "frame"))
     key = c.name_value("source.key", s["key"]) if "key" in s else None
     if "frame" in s:  # a data frame given to duckdb_sdc.release_frame (duckdb_sdc.frames)
@@ -830,7 +841,7 @@ def _source(c: _Checker, s: dict, base: Path) -> Source:
     return Source(key=key, files=paths, format=fmt)
 
 
-def _over_relation(c: _Checker, doc: dict, relation: str) -> tuple[Source, Output]:
+def _over_relation(c: Checker, doc: dict, relation: str) -> tuple[Source, Output]:
     """[source] and [output] of a spec over a relation (see `parse_spec`)."""
     s = c.table(doc, "source", required=False)
     c.keys("source", s, ("key", WEIGHT))
@@ -852,7 +863,7 @@ def _format_of(path: str) -> str | None:
     return None
 
 
-def _output(c: _Checker, o: dict, base: Path) -> Output:
+def _output(c: Checker, o: dict, base: Path) -> Output:
     c.keys("output", o, ("database", "table", "view_without_key", "storage_version", "linkage"))
     database = c.path("output.database", o.get("database"), base)
     linkage = c.path("output.linkage", o["linkage"], base) if "linkage" in o else None
@@ -872,7 +883,7 @@ def _output(c: _Checker, o: dict, base: Path) -> Output:
 IDENTIFYING = "identifying"  # a rule's setting: false exempts its columns from the quasi-identifiers
 
 
-def _rule(c: _Checker, column: str, value) -> Rule:
+def _rule(c: Checker, column: str, value) -> Rule:
     where = f"columns.{column}"
     c.name_value(where, column)
     if isinstance(value, str):
@@ -897,7 +908,7 @@ def _rule(c: _Checker, column: str, value) -> Rule:
     return _masking(c, where, dict(value), (COLUMN, BOXES), (column,))
 
 
-def _recode(c: _Checker, where: str, column: str, settings: dict) -> Rule:
+def _recode(c: Checker, where: str, column: str, settings: dict) -> Rule:
     """A global recoding of one column ({ method = "truncate_date", unit = "year" }): its parameters
     checked against their kinds (names, TOML types, values) before any SQL; the column's type is
     checked against the source's (`plan.resolve`)."""
@@ -928,7 +939,7 @@ def _recode(c: _Checker, where: str, column: str, settings: dict) -> Rule:
     return Rule(column, "recode", params=settings, where=where, identifying=identifying, recoding=recoding)
 
 
-def _group(c: _Checker, i: int, value: dict) -> Rule:
+def _group(c: Checker, i: int, value: dict) -> Rule:
     where = f"groups[{i}]"
     settings = dict(value)
     if "columns" not in settings:
@@ -939,7 +950,7 @@ def _group(c: _Checker, i: int, value: dict) -> Rule:
     return _masking(c, where, settings, (ROWS, BOXES), columns)
 
 
-def _masking(c: _Checker, where: str, settings: dict, kinds: tuple[str, ...], columns: tuple[str, ...]) -> Rule:
+def _masking(c: Checker, where: str, settings: dict, kinds: tuple[str, ...], columns: tuple[str, ...]) -> Rule:
     """A masking rule of [columns] (kinds COLUMN and BOXES: a box method may box one column) or of
     [[groups]] (kinds ROWS and BOXES)."""
     name = settings.pop("method", None)
@@ -987,7 +998,7 @@ def _masking(c: _Checker, where: str, settings: dict, kinds: tuple[str, ...], co
                 weighted=weighted, identifying=identifying)
 
 
-def _cells(c: _Checker, where: str, value) -> CellProtection:
+def _cells(c: Checker, where: str, value) -> CellProtection:
     if not isinstance(value, dict):
         raise c.error(where, f"must be a table such as {{ rule = \"dominance\", n = 2, r = 0.7, action = "
                              f"\"suppress\" }}, got {show(value)}")
@@ -1021,7 +1032,7 @@ def _cells(c: _Checker, where: str, value) -> CellProtection:
     return cells
 
 
-def split_epsilon(c: _Checker, rules: dict[str, Rule], total) -> dict[str, Rule]:
+def split_epsilon(c: Checker, rules: dict[str, Rule], total) -> dict[str, Rule]:
     """Give every differentially private column its epsilon.
 
     Columns stating `epsilon` keep it; the others share what is left of masking.total_epsilon
@@ -1078,7 +1089,7 @@ def weight_of(spec: Spec, rule: Rule) -> str | None:
     return spec.source.weight if rule.action == "mask" and rule.weighted is not False else None
 
 
-def check_weights(c: _Checker, source: Source, rules: dict[str, Rule]) -> None:
+def check_weights(c: Checker, source: Source, rules: dict[str, Rule]) -> None:
     """With [source] weight, every masking rule is weighted (its method's `<method>_weighted`: the same
     partition, weighted representatives), or says weighted = false; a method that takes no weights is
     refused naming the column and the method. Without it, weighted = true is refused."""

@@ -26,7 +26,7 @@ import pandas as pd
 from sqlglot import exp
 
 from .._validate import SdcError
-from ..measures import OVERALL, PER_COLUMN
+from ..measures import catalog
 from .methods import COLUMN, EPSILON, METHODS
 from .plan import DIALECT, SOURCE, column, ident, key_step, literal, mask_steps, mask_table, released_query, resolve, table
 from .progress import Progress
@@ -111,8 +111,8 @@ def variant(spec: Spec, param: str, value) -> Spec:
 
 def check_measures(il: str, dr: str) -> None:
     """`il` must be an information-loss measure and `dr` a disclosure-risk measure of the report that
-    exists per column or overall."""
-    known = dict.fromkeys([*PER_COLUMN, *OVERALL])
+    exists per column or overall (`catalog`: evaluate's measures that the report shows)."""
+    known = [m for m in dict.fromkeys([*catalog.per_column(), *catalog.overall()]) if catalog.measure(m).report]
     for option, name, section in (("--il", il, LOSS), ("--dr", dr, RISK)):
         choices = [m for m in known if section_of(m) == section]
         if name not in choices:
@@ -185,7 +185,7 @@ def _execute(con, statement: exp.Expression, spec: Spec, where: str, at: str) ->
     """Run one statement; a failure is a SpecError naming the rule and the swept value."""
     import duckdb
 
-    from .run import error_message
+    from .._validate import error_message
 
     try:
         con.execute(statement.sql(dialect=DIALECT)).fetchall()
@@ -198,14 +198,14 @@ def _mask_in_memory(con, spec: Spec, source_columns, at: str) -> None:
     after its small strata are counted and refused or pooled for this point's k)."""
     from . import pooling
     from .plan import keyed_step
-    from .run import _run
     from .safeguards import Facts
+    from .source import run_step
 
     facts = Facts()
     try:
         for step in ([keyed_step(spec, source_columns)] + pooling.count_steps(spec, source_columns, facts)
                      + pooling.recode_steps(spec, source_columns, facts)):
-            _run(con, step, spec)
+            run_step(con, step, spec)
     except SpecError as e:
         raise SpecError(f"{e} ({at})") from None
     for i, step in enumerate(mask_steps(spec), start=1):
@@ -224,7 +224,7 @@ def sweep(spec: Spec, param: str, values: list, *, progress: Progress | None = N
     value, note). The source is read in a private workspace, as a release reads it (`resources`: the
     spec's [resources], or these)."""
     from ..workspace import Workspace
-    from .run import Snapshot, private_connection
+    from .source import Snapshot, private_connection
 
     if param not in PARAMETERS:
         raise SweepError(f"cannot sweep {param!r}; the parameters are {', '.join(PARAMETERS)}")
@@ -252,7 +252,7 @@ def sweep(spec: Spec, param: str, values: list, *, progress: Progress | None = N
 
 
 def _sweep(con, spec: Spec, param: str, values: list[float], snapshot, progress) -> pd.DataFrame:
-    from .run import _run as run_step, open_source
+    from .source import open_source, run_step
 
     _, source_columns = open_source(con, spec, snapshot)
     resolve(spec, source_columns)

@@ -8,11 +8,11 @@ pyspark is an optional dependency (`pip install 'duckdb-sdc[spark]'`), imported 
 functions are used. Modules: `engine` (the release), `stratum` (one whole stratum through the numpy
 layer, shared with the DuckDB release), `planner` (the driver's passes that place the buckets of a
 huge stratum), `intervals` (equal-width and equal-frequency discretisation of a huge stratum in Spark
-SQL), `kernel` (what the executors run), `report` (`evaluate`: the measures and k-anonymity of a release in
-Spark SQL), `gate` (the policy gate), `preflight` (what is checked before Spark starts), `files` (the
-atomic folder swap, leftovers of killed runs), `session` (a local session). The engine-free numpy parts
-(buckets of a huge stratum, summaries, sets of attraction, the row-order cipher) are in
-`duckdb_sdc.kernels`. See docs/spark.md.
+SQL), `kernel` (what the executors run), `report` (the measures and k-anonymity of a release in Spark
+SQL), `evaluation` (`evaluate`: those on a release and its source), `gate` (the policy gate),
+`preflight` (what is checked before Spark starts), `files` (the atomic folder swap, leftovers of killed
+runs), `session` (a local session). The engine-free numpy parts (buckets of a huge stratum, summaries,
+sets of attraction, the row-order cipher) are in `duckdb_sdc.kernels`. See docs/spark.md.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def __getattr__(name):
 
         return getattr(engine, name)
     if name == "evaluate":
-        from .report import evaluate
+        from .evaluation import evaluate
 
         return evaluate
     raise AttributeError(name)

@@ -29,7 +29,7 @@ source only). The rules are grouped into stages (`plan_stages`), each one shuffl
   Spark SQL from per-stratum statistics (`intervals`).
 
 The release's rules are the DuckDB release's, through the functions it calls: seeds refused without
-reproducible_noise (`run._refuse_unopted_seeds`), the surrogate key of a spec without source.key
+reproducible_noise (`run.refuse_unopted_seeds`), the surrogate key of a spec without source.key
 (`with_surrogate_key`, `plan.keyed_step`'s definition), 'auto' resolved per stratum and the smallest
 sets of attraction measured and refused below 2 (`safeguards.auto_step` / `smallest_set_step`'s
 checks on Spark's aggregates), `decimals` as DuckDB's round, the policy gate on the would-be release
@@ -39,8 +39,10 @@ non-NULL on the way, and the Parquet files are written into the temporary folder
 are read once, by that writer: the kernels measure the sets of attraction while they mask
 (`attraction`, carried to the driver by an accumulator), and the check runs after the write, before
 the folder is put in place (a refusal deletes it). A release with a policy gate, or with an interval
-plan (discretisation in Spark SQL, which no kernel sees), persists the masked records on disk
-instead, for the checks and the gate, which read them before the writer.
+plan (discretisation in Spark SQL, which no kernel sees), or with a rule whose noise is drawn afresh
+(no seed), persists the masked records on disk instead, for the checks, the gate and the ledger, which
+read them before the writer; otherwise the ledger's values of the release (`ledger.SparkLedger`) are
+gathered by masking again, which gives the same values.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from .. import __version__
+from .._version import __version__
 from .._validate import SdcError, is_auto
 from ..methods.freedman_diaconis import group_size_sorted, intervals_sorted
 from ..release import safeguards
@@ -77,7 +79,7 @@ from ..release.methods import BOXES, COLUMN
 from ..release.plan import ROW_KEY, VALUE, key_step, released_columns, resolve
 from ..release.plan import LINKAGE_TABLE
 from ..release.policy import PolicyBreach, judge
-from ..release.run import Snapshot
+from ..release.source import Snapshot
 from ..release.spec import MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns
 from ..kernels import summary
 from . import intervals
@@ -87,6 +89,7 @@ from .session import check_spark_version, jit_sized_codegen
 from ..kernels.attraction import smallest_set
 from ..kernels.cipher import round_keys
 from .kernel import CONFLICT, WHOLE, BucketTask, Part, Reports, StageKernel
+from .ledger import SparkLedger
 from .ordering import B, HASH, S, V, qcol
 from .planner import POSITIONAL, Options, check_finite, plan_rule
 from .stratum import StratumCall
@@ -111,6 +114,7 @@ class SparkReleaseResult:
     not_private: list[str]  # columns released with reproducible noise (the spec opted in)
     linkage: str | None = None  # the private linkage folder, when the spec asks for one
     notes: list[str] = field(default_factory=list)  # what the command line prints (the manifest's notes)
+    warnings: list[str] = field(default_factory=list)  # what the spec opted into (the ledger records it)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1009,7 +1013,7 @@ def io_encryption_warning(spark) -> str | None:
 
 
 def release(spec: Spec, spark: SparkSession, *, source=None, target=None, options: Options | None = None,
-            check=None) -> SparkReleaseResult:
+            check=None, ledger_path=None) -> SparkReleaseResult:
     """Write the release declared by `spec` with Spark; raise SpecError, PolicyBreach when the
     would-be release breaches the spec's [policy], or SparkUnavailable on a Spark older than 4.1, with
     nothing written on any failure.
@@ -1017,13 +1021,17 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
     source: a DataFrame or a Spark table name to release instead of the spec's [source] (the spec's
     key and rules still apply). target: the release folder (default: output.database). check: an
     optional callable check(spark, released DataFrame, original DataFrame) run on the written table
-    before it is put in place; it raises to refuse the release.
+    before it is put in place; it raises to refuse the release. ledger_path: the ledger (default: the
+    spec's [ledger] path, else the default location), which the release is checked against and recorded
+    in (`spark.ledger`; a LedgerRefusal is a PolicyBreach).
 
     Everything that needs no Spark is checked first, all at once (`preflight.check`); its notes (keys
     that mean nothing for Parquet) and a warning for a session without spark.io.encryption.enabled
     are printed to stderr. The release's jobs run in a job group of their own, cancelled on any
     failure or interrupt before the temporary folder is deleted."""
-    pre = preflight.check(spec, spark.sparkContext.master, source_given=source is not None, target=target)
+    pre = preflight.check(spec, spark.sparkContext.master, source_given=source is not None, target=target,
+                          ledger_path=ledger_path)
+    book = SparkLedger(spec, pre.locations, ledger_path, source_given=source is not None)
     check_spark_version(spark.version)
     for line in pre.notes:
         print(f"duckdb_sdc.spark: note: {line}", file=sys.stderr)
@@ -1035,9 +1043,9 @@ def release(spec: Spec, spark: SparkSession, *, source=None, target=None, option
     before = {k: sc.getLocalProperty(k) for k in _GROUP_PROPERTIES}  # a job group of the caller's, if any
     sc.setJobGroup(group, f"duckdb-sdc release of {spec.name}", interruptOnCancel=True)
     try:
-        with jit_sized_codegen(spark):
+        with jit_sized_codegen(spark), book.held():
             return _release(spec, spark, source=source, where=pre.locations, options=options, check=check,
-                            group=group)
+                            group=group, book=book)
     finally:
         try:
             for k, v in before.items():
@@ -1132,7 +1140,7 @@ def _stop_jobs(sc, group: str, wait: float = 30.0) -> None:
 
 
 def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locations, options: Options | None,
-             check, group: str) -> SparkReleaseResult:
+             check, group: str, book: SparkLedger) -> SparkReleaseResult:
     from .gate import policy_gate
 
     start = time.perf_counter()
@@ -1172,6 +1180,7 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
         if spec.source.database is not None and source is None:
             cached.append(src)
         resolve(spec, source_columns)
+        book.source(src, source_columns)  # the fingerprint; the DP composition checked (spark/ledger.py)
         _refuse_collations(spec, src)
         if spec.source.key is None:
             src = with_surrogate_key(src, source_columns)
@@ -1189,7 +1198,7 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
         gated = spec.policy is not None and bool(spec.policy.limits())
         # the masked table is read once, by the writer, unless the policy gate or an interval plan
         # (whose values no kernel sees) needs it read again: then it is persisted and checked
-        persisted = gated or any(isinstance(stage, IntervalPlan) for stage in stages)
+        persisted = gated or book.redraws() or any(isinstance(stage, IntervalPlan) for stage in stages)
         reports = None if persisted else spark.sparkContext.accumulator({}, Reports())
         cipher = order_cipher(src, spec, stages)
         pipeline = masked_pipeline(spark, src, spec, rules, stages, reports, cipher)
@@ -1209,6 +1218,7 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
                 if not all(o.passed for o in outcomes):
                     raise PolicyBreach(spec.name, outcomes)
                 LOG.info("policy gate: %.1f s", time.perf_counter() - start)
+            book.check_linked(released)  # the linked earlier releases of the source (spark/ledger.py)
             if where.linkage is None:
                 shuffled(released, spec, source_columns, rows).write.parquet(f"{tmp}/{spec.output.table}")
             else:
@@ -1230,8 +1240,8 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
             check(spark, spark.read.parquet(f"{tmp}/{spec.output.table}"), src)
         if snapshot is not None:
             snapshot.check(spec)
-        try:
-            put_in_place(fs, tmp, target)
+        try:  # recorded in the ledger, then put in place (the record removed if that fails)
+            book.commit(lambda: put_in_place(fs, tmp, target), release_id, created, facts, rows)
         except OSError as e:
             raise SpecError(f"{spec.name}: output.database: {e}") from None
         if link_tmp is not None:  # after the release: a linkage never names a release that is not there
@@ -1266,7 +1276,7 @@ def _release(spec: Spec, spark: SparkSession, *, source, where: preflight.Locati
                               masked=[c for r in spec.masked() for c in r.columns],
                               seconds=time.perf_counter() - start,
                               not_private=[c for r in spec.masked() if r.seeded for c in r.columns],
-                              notes=release_notes(spec, facts))
+                              notes=release_notes(spec, facts) + book.notes, warnings=book.warnings)
 
 
 __all__ = ["IO_ENCRYPTION", "Options", "SparkReleaseResult", "duckdb_type", "manifest_frame", "read_source", "release"]

@@ -31,7 +31,7 @@ from ..measures.evaluate import evaluate as evaluate_measures
 from ..release import policy as pol
 from ..release.plan import ROW_KEY
 from ..release.policy import K_ANONYMITY, RISK, SENSITIVE
-from ..release.report import _NO_RISK_COLUMN, Row, _frame, measured, section_of
+from ..release.report import NO_RISK_COLUMN, Row, measured, rows_frame, section_of
 from ..release.spec import Spec
 from .ordering import qcol
 
@@ -120,8 +120,8 @@ def policy_gate(spark, spec: Spec, released: DataFrame, original: DataFrame,
     for section in dict.fromkeys(limit.section for limit in limits):
         only = frozenset(limit.measure for limit in limits if limit.section == section)
         rows += _SECTIONS[section](spark, spec, released, original, types, only)
-    found = measured(_frame(rows)) if rows else {}
-    return {limit.measure: found.get(limit.measure, (None, _NO_RISK_COLUMN if limit.section == RISK else "not measured"))
+    found = measured(rows_frame(rows)) if rows else {}
+    return {limit.measure: found.get(limit.measure, (None, NO_RISK_COLUMN if limit.section == RISK else "not measured"))
             for limit in limits}
 def _sensitive_share(spec: Spec, released: DataFrame, original: DataFrame) -> tuple[float | None, str | None]:
     """`report._sensitive_share`: max(dominance share, p% share) over the cells of every masked attribute

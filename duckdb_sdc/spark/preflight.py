@@ -8,8 +8,8 @@
   views; the DuckDB release's file holds the table with the key too, and its view is no access
   control either);
 * keys a Spark release cannot honour (sampling weights, pooled small strata, cell protection, DP-UM's
-  centroids table, a global recoding (duckdb_sdc.recodings), a table name Spark would hide), and a seed without
-  reproducible_noise (the DuckDB release's rule and message, `run._refuse_unopted_seeds`);
+  centroids table, a global recoding (duckdb_sdc.recodings), a table name Spark would hide), and a seed
+  without reproducible_noise (the DuckDB release's rule and message, `run.refuse_unopted_seeds`);
 * locations: the release folder and the source files must be where every executor reads and writes.
   With a master that is not local, a path without a scheme is a path on the machine that runs the
   driver, and is refused, naming the key; `file:///...` says that it is a shared mount, `hdfs://`,
@@ -31,30 +31,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..release.run import _refuse_unopted_seeds
+from ..release.run import refuse_unopted_seeds
+from .paths import is_uri, local_path
 from ..release.plan import LINKAGE_TABLE
 from ..release.spec import MANIFEST_TABLE, Spec, SpecError
 
 TABLE_FOLDER_FORBIDDEN = re.compile(r"[/\\]|^[._]")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-
-
-def is_uri(text: str) -> bool:
-    """A location with a scheme (hdfs://, s3a://, file:/...): passed to Spark as written."""
-    return bool(_SCHEME.match(text)) and not re.match(r"^[A-Za-z]:[\\/]", text)  # not C:\ on Windows
 
 
 def is_local_master(master: str | None) -> bool:
     return master is None or master.startswith("local")
-
-
-def _local_path(text: str) -> str | None:
-    """The file system path of a location on this machine (a plain path or file:), else None."""
-    if not is_uri(text):
-        return text
-    if text.startswith("file:"):
-        return re.sub(r"^file:(//)?", "", text) or "/"
-    return None
 
 
 @dataclass
@@ -130,7 +116,7 @@ def _key_problems(spec: Spec) -> list[str]:
         out.append(f"output.table: {spec.output.table!r} names the table's folder in a Spark release: it cannot "
                    "contain a slash or start with '.' or '_'")
     try:  # the DuckDB release's rule and words (its first seeded rule)
-        _refuse_unopted_seeds(spec)
+        refuse_unopted_seeds(spec)
     except SpecError as e:
         out.append(_unprefixed(spec, e))
     return out
@@ -175,7 +161,7 @@ def _inside(a: str, b: str) -> bool:
 
 def _target_problems(spec: Spec, where: Locations) -> list[str]:
     out = []
-    path = _local_path(where.output)
+    path = local_path(where.output)
     if path is not None and os.path.lexists(path):
         if not os.path.isdir(path):
             out.append(f"output.database: {where.output!r} is a file; a Spark release writes a folder (and never "
@@ -191,7 +177,7 @@ def _target_problems(spec: Spec, where: Locations) -> list[str]:
         sources = [str(spec.source.database)] if spec.source.database is not None else list(where.files)
         if any(_inside(s, where.linkage) for s in sources):
             out.append(f"output.linkage: {where.linkage!r} holds the source; a release never replaces it")
-        path = _local_path(where.linkage)
+        path = local_path(where.linkage)
         if path is not None and os.path.lexists(path):
             names = set(os.listdir(path)) if os.path.isdir(path) else None
             if names != {LINKAGE_TABLE}:
@@ -248,12 +234,15 @@ def _unprefixed(spec: Spec, error: SpecError) -> str:
     return text[len(spec.name) + 2:] if text.startswith(f"{spec.name}: ") else text
 
 
-def check(spec: Spec, master: str | None = None, *, source_given: bool = False, target=None) -> Preflight:
+def check(spec: Spec, master: str | None = None, *, source_given: bool = False, target=None,
+          ledger_path=None) -> Preflight:
     """Check everything about `spec` that needs no Spark; return the notes to print, or raise one
     SpecError naming every refusal (one per line after the first when there are several).
     master: the Spark master (None: local); source_given: the caller passes the source (a DataFrame or
     a Spark table), so the spec's [source] is not read; target: the release folder instead of
-    output.database."""
+    output.database; ledger_path: the ledger (default: the spec's [ledger] path), which the DP
+    composition of a source this machine reads is checked against (`spark.ledger.preflight_check`: a
+    LedgerRefusal, exit 3)."""
     where = locations(spec, target)
     problems = _key_problems(spec) + _location_problems(spec, where, master, source_given)
     problems += _target_problems(spec, where)
@@ -264,6 +253,10 @@ def check(spec: Spec, master: str | None = None, *, source_given: bool = False, 
     if problems:
         raise SpecError(f"{spec.name}: a Spark release refuses this spec, for {len(problems)} reasons:\n  "
                         + "\n  ".join(problems))
+    if not source_given:
+        from .ledger import preflight_check
+
+        preflight_check(spec, where, ledger_path)
     return Preflight(notes=_notes(spec), locations=where)
 
 

@@ -22,21 +22,26 @@ import dataclasses
 import functools
 import re
 
-import pandas as pd
 import sqlglot
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from ..release.report import K_ANONYMITY, RISK, SCENARIO, Row, _frame, section_of
+from ..measures import catalog
+from ..release.report import K_ANONYMITY, RISK, SCENARIO, Row, section_of
 from ..release.plan import ROW_KEY
 from ..release.spec import MANIFEST_TABLE as MANIFEST
 from ..release.spec import Spec, SpecError, bound_columns
 from ..sql import sql_files
+from ..sql.registry import REGISTRY
 from .ordering import qcol
 
 MEASURES_FILE = "10_measures.sql"
-SQL_MEASURES = ("mae", "mse", "il1", "il1s", "il1s_sum", "sse_sst")
+# the measures declared for Spark (duckdb_sdc/measures/catalog.py) that evaluate computes per column
+# and whose SQL function is a macro of the measures file: transpiled (interval disclosure, also
+# declared for Spark, is computed below; record linkage by the policy gate, gate.py)
+SQL_MEASURES = tuple(m.name for m in catalog.engine(catalog.SPARK) if m.computed_by == catalog.EVALUATE and m.per_column
+                     and m.name in {f.name for f in REGISTRY if f.source == f"sql/{MEASURES_FILE}"})
 ORIGINAL, MASKED = "__sdc_o", "__sdc_m"
 
 
@@ -263,38 +268,4 @@ def linked(spark, spec: Spec, where) -> DataFrame:
 _FILE, _ROW, _AT, _KEY = "__sdc_file", "__sdc_row", "__sdc_at", "__sdc_key"
 
 
-def evaluate(spec: Spec, spark, *, released: DataFrame | None = None, original: DataFrame | None = None,
-             k: float = 0.05) -> pd.DataFrame:
-    """The measures and k-anonymity of a Spark release as a tidy frame (section, measure, column, value,
-    note, direction, unit), like `release.report`. released: the release's table (default: read from
-    the release folder, with each row's key from the private linkage file when the table has no key
-    column, `linked`); original: the source (default: the spec's, with the surrogate key of a spec
-    without one)."""
-    from .engine import duckdb_type, read_source, with_surrogate_key
-    from .preflight import locations
-
-    where = locations(spec)
-    if released is None:
-        released = (spark.read.parquet(f"{where.output}/{spec.output.table}") if spec.key_released()
-                    else linked(spark, spec, where))
-    cached = []
-    if original is None:
-        original, source_columns = read_source(spark, spec, None, where.files)
-        if spec.source.database is not None:  # a DuckDB table, held by Spark
-            cached.append(original)
-        types = dict(source_columns)
-    else:
-        source_columns = [(f.name, duckdb_type(f.dataType)) for f in original.schema.fields]
-        types = dict(source_columns)
-    if spec.source.key is None and ROW_KEY not in original.columns:
-        original = with_surrogate_key(original, source_columns)
-        cached.append(original)
-    try:
-        rows = measure_rows(spec, released, original, k) + k_anonymity_rows(spec, released, types)
-    finally:
-        for frame in cached:
-            frame.unpersist()
-    return _frame(rows)
-
-
-__all__ = ["evaluate", "k_anonymity_rows", "measure_rows", "measure_sql"]
+__all__ = ["k_anonymity_rows", "linked", "measure_rows", "measure_sql"]

@@ -23,11 +23,12 @@ import duckdb
 import pyarrow as pa
 
 from ..params import SEED, stratum_seed
-from ..warmup import prepare_in_background
 from . import small_strata
-from .arrow import _first, _single, reported
+from ._arrow import reported, reporting_name, single_array
 from .comments import describe
-from .registry import REGISTRY, Param, SqlFunction, Udf
+from .function import Param, SqlFunction, Udf
+from .prepare import prepare_in_background
+from .registry import REGISTRY
 
 __all__ = ["REGISTRY", "Param", "SqlFunction", "Udf", "connect", "register", "sql_files"]
 
@@ -53,8 +54,8 @@ def _as_temp(text: str) -> str:
 def _stratum_seed(name, seed, column, stratum):
     """__sdc_stratum_seed(reporting name, seed as text, column, stratum number) -> BIGINT: the seed a
     table form gives a stratum's call (`params.stratum_seed`); NULL for NULL. Checks the seed."""
-    func = _first(name) or "stratum_seed"
-    seeds, columns, strata = _single(seed).to_pylist(), _single(column).to_pylist(), _single(stratum).to_pylist()
+    func = reporting_name(name) or "stratum_seed"
+    seeds, columns, strata = (single_array(a).to_pylist() for a in (seed, column, stratum))
     with reported(func):
         out = [stratum_seed(SEED.check(s, func, "seed"), c, i) for s, c, i in zip(seeds, columns, strata)]
     return pa.array(out, type=pa.int64())

@@ -12,9 +12,9 @@ from .. import masking
 from .._validate import refuse_nonfinite
 from ..methods import base_rounding as br
 from ..params import COL_PARAM, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM
-from .arrow import _first, _float_values, _single, list_udf, reported
+from ._arrow import float_values, list_udf, reported, reporting_name, single_array
 from .progress import group_done
-from .registry import Contract, SqlFunction, Udf
+from .function import Contract, SqlFunction, Udf
 
 GROUP = "Rounding to multiples of a base"
 
@@ -43,17 +43,17 @@ def _sizes(x, alpha, unit, base):
 
 def _base_udf(name, xs, alpha, unit, base):
     """One DOUBLE per list: the chosen base (NULL for a NULL or empty list). Errors name `name`."""
-    func = _first(name) or "base_round_base"
+    func = reporting_name(name) or "base_round_base"
     with reported(func, {"x": "xs"}):
         return _bases(func, xs, alpha, unit, base)
 
 
 def _bases(func, xs, alpha, unit, base):
-    lists = _single(xs)
-    alphas, units, bases = (_single(a).to_pylist() for a in (alpha, unit, base))
+    lists = single_array(xs)
+    alphas, units, bases = (single_array(a).to_pylist() for a in (alpha, unit, base))
     offsets = np.asarray(lists.offsets, dtype=np.int64)
     child = lists.values.slice(offsets[0], offsets[-1] - offsets[0])
-    values, valid = _float_values(child)
+    values, valid = float_values(child)
     rel = offsets - offsets[0]
     out: list[float | None] = []
     for r in range(len(lists)):

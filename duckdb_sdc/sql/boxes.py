@@ -3,7 +3,7 @@ every record, the characteristic-aware Mondrian release of boxes, dismissal and 
 pure-SQL aggregates (weighted mean, variance, covariance, correlation; mean bounds from boxes) and the
 table form's SQL generator are in `sql/50_boxes.sql`. Numpy layer: `duckdb_sdc.methods.boxes`.
 
-The record functions take `rows DOUBLE[][]` like the multivariate ones (plumbing: `sql/rows.py`) and
+The record functions take `rows DOUBLE[][]` like the multivariate ones (plumbing: `sql/_rows.py`) and
 return one value, one vector or one box per record, aligned with the records, NULL for a record with a
 NULL attribute.
 """
@@ -27,10 +27,10 @@ from ..params import (
     Number,
     Param,
 )
-from .arrow import list_udf
+from ._arrow import list_udf
 from .measures import aggregate_udf
-from .registry import Contract, SqlFunction, Udf
-from .rows import _labels_array, _rows_array, _RowsChunk, record_macro, records_list, rows_udf
+from .function import Contract, SqlFunction, Udf
+from ._rows import labels_array, record_macro, records_list, rows_array, rows_udf, RowsChunk
 
 GROUP = "Box anonymisation"
 _SQL = "sql/50_boxes.sql"
@@ -39,12 +39,12 @@ BOX_TYPE = "STRUCT(box BIGINT, lower DOUBLE[], upper DOUBLE[])"
 _BOX_ARROW = pa.struct([("box", pa.int64()), ("lower", pa.list_(pa.float64())), ("upper", pa.list_(pa.float64()))])
 
 
-def _boxes_array(chunk: _RowsChunk, results: list) -> pa.Array:
+def _boxes_array(chunk: RowsChunk, results: list) -> pa.Array:
     """list<struct<box, lower, upper>> aligned with the records, NULL where a record took no part."""
     labels = [None if res is None else (res[0], res[1].labels) for res in results]
-    box = _labels_array(chunk, labels).values
-    lower = _rows_array(chunk, [None if res is None else (res[0], res[1].lower) for res in results]).values
-    upper = _rows_array(chunk, [None if res is None else (res[0], res[1].upper) for res in results]).values
+    box = labels_array(chunk, labels).values
+    lower = rows_array(chunk, [None if res is None else (res[0], res[1].lower) for res in results]).values
+    upper = rows_array(chunk, [None if res is None else (res[0], res[1].upper) for res in results]).values
     mask = lower.is_null()
     struct = pa.StructArray.from_arrays([box, lower, upper], fields=list(_BOX_ARROW), mask=mask)
     return records_list(chunk, struct)

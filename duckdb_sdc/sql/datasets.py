@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..datasets import DATASETS, path
 from ..params import Param, choice
-from .registry import Contract, SqlFunction
+from .function import Contract, SqlFunction
 
 GROUP = "Reference data sets"
 

@@ -8,9 +8,9 @@ import pyarrow as pa
 from .. import masking
 from ..methods import discretisation as disc
 from ..params import COLUMN_VALUES, XS_PARAM, Param
-from .arrow import list_udf
+from ._arrow import list_udf
+from .function import Contract, SqlFunction, Udf
 from .masking_rows import list_row, table_row
-from .registry import Contract, SqlFunction, Udf
 
 GROUP = "Rounding by discretisation"
 

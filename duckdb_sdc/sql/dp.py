@@ -23,8 +23,8 @@ from ..params import (
     Param,
     PerColumn,
 )
-from .arrow import list_udf
-from .registry import Contract, SqlFunction, Udf
+from ._arrow import list_udf
+from .function import Contract, SqlFunction, Udf
 
 GROUP = "Differential privacy on microaggregated data"
 

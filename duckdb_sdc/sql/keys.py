@@ -17,9 +17,9 @@ import pyarrow as pa
 from ..measures import keys as km
 from ..measures.keys import DIS_FRACTION, NULLS, SUDA_SCORES
 from ..params import KEYS, STRATA, TABLE, TBL_PARAM, Name, Param
-from .arrow import _first, _single, reported
-from .registry import Contract, SqlFunction, Udf
-from .rows import _signature
+from ._arrow import reported, reporting_name, single_array
+from .function import Contract, SqlFunction, Udf
+from ._rows import positional_signature
 
 GROUP = "Risk of key combinations"
 
@@ -54,12 +54,12 @@ def _suda2_udf(fname, combos, counts, names, nulls, dis_fraction, scores):
     combinations of the keys as text, NULL for NULL), their numbers of records BIGINT[], the key names,
     nulls, dis_fraction, scores) -> per row the MSUs (lists of key names), SUDA and DIS-SUDA scores of
     every combination (`duckdb_sdc.measures.keys.suda2_combinations`)."""
-    func = _first(fname) or "suda2_table"
+    func = reporting_name(fname) or "suda2_table"
     with reported(func):
-        combos, counts, names = _single(combos), _single(counts), _single(names)
-        nulls = NULLS.check(_single(nulls)[0].as_py(), func, "nulls")
-        dis = DIS_FRACTION.check(_single(dis_fraction)[0].as_py(), func, "dis_fraction")
-        scores = SUDA_SCORES.check(_single(scores)[0].as_py(), func, "scores")
+        combos, counts, names = single_array(combos), single_array(counts), single_array(names)
+        nulls = NULLS.check(single_array(nulls)[0].as_py(), func, "nulls")
+        dis = DIS_FRACTION.check(single_array(dis_fraction)[0].as_py(), func, "dis_fraction")
+        scores = SUDA_SCORES.check(single_array(scores)[0].as_py(), func, "scores")
         out_msus, out_score, out_dis = [], [], []
         for r in range(len(combos)):
             rows = combos[r].as_py()
@@ -78,7 +78,7 @@ def _suda2_udf(fname, combos, counts, names, nulls, dis_fraction, scores):
 
 
 _suda2_udf.__name__ = "sdc_suda2_table"
-_signature(_suda2_udf, 7)
+positional_signature(_suda2_udf, 7)
 
 FUNCTIONS: list[SqlFunction] = [
     SqlFunction(

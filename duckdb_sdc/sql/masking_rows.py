@@ -15,8 +15,8 @@ from .. import masking
 from .._validate import fail
 from ..masking import MaskingMethod
 from ..params import COL_PARAM, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM
-from .arrow import list_udf
-from .registry import Contract, Scale, SqlFunction, Udf
+from ._arrow import list_udf
+from .function import Contract, Scale, SqlFunction, Udf
 
 
 def masked(name: str):

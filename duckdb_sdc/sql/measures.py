@@ -32,10 +32,10 @@ from ..params import (
     ColumnNames,
     Param,
 )
-from .arrow import _first, _single, reported
+from ._arrow import reported, reporting_name, single_array
 from .groups import STACKED, grouped
-from .registry import Contract, SqlFunction, Udf
-from .rows import _signature
+from .function import Contract, SqlFunction, Udf
+from ._rows import positional_signature
 
 GROUP_LOSS = "Information loss"
 GROUP_RISK = "Disclosure risk"
@@ -58,7 +58,7 @@ _PAIRS = "STRUCT(x DOUBLE, xm DOUBLE)[]"
 _ROWS = "STRUCT(x DOUBLE[], xm DOUBLE[])[]"
 
 
-def _floats(func: str, arr: pa.Array, name: str) -> np.ndarray:
+def float_column(func: str, arr: pa.Array, name: str) -> np.ndarray:
     """float64 values of a numeric Arrow array with NaN where NULL; NaN or infinity in the data itself
     is refused (NULL is the only way to say missing)."""
     if arr.null_count:  # a writable copy: the NULL slots become NaN below
@@ -73,7 +73,7 @@ def _floats(func: str, arr: pa.Array, name: str) -> np.ndarray:
 
 def _pair_sides(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(x, xm) as n x 1 matrices of one group's list of structs, NaN where missing."""
-    return _floats(func, group.field("x"), "x")[:, None], _floats(func, group.field("xm"), "xm")[:, None]
+    return float_column(func, group.field("x"), "x")[:, None], float_column(func, group.field("xm"), "xm")[:, None]
 
 
 def _pairs(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -101,7 +101,7 @@ def _vectors(func: str, side: pa.Array, name: str) -> tuple[np.ndarray, int]:
                          f"another {int(lengths[wrong][0])}")
     if p == 0:
         raise fail(func, f"{name} row vectors are empty; give each record's values as a list, e.g. [a, b]")
-    values = _floats(func, side.values.slice(offsets[0], offsets[-1] - offsets[0]), name)
+    values = float_column(func, side.values.slice(offsets[0], offsets[-1] - offsets[0]), name)
     if side.null_count == 0:  # every vector present with p values: the values are the matrix
         return values.reshape(n, p), p
     out = np.full((n, p), np.nan)
@@ -112,8 +112,8 @@ def _vectors(func: str, side: pa.Array, name: str) -> tuple[np.ndarray, int]:
 
 def _sides(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(X, XM) n x p of one group's list of (x vector, xm vector) structs, NaN where missing."""
-    X, p = _vectors(func, _single(group.field("x")), "x")
-    XM, pm = _vectors(func, _single(group.field("xm")), "xm")
+    X, p = _vectors(func, single_array(group.field("x")), "x")
+    XM, pm = _vectors(func, single_array(group.field("xm")), "xm")
     if p >= 0 and pm >= 0 and p != pm:
         raise fail(func, f"x and xm must have the same number of values per record, got {p} and {pm}")
     if p < 0 or pm < 0:
@@ -139,13 +139,13 @@ def aggregate_udf(func: str, compute, out_type: pa.DataType, n_params: int, vect
     stacked = STACKED.get(func)  # many small groups at once (sql/groups.py)
 
     def udf(name, groups, *params):
-        fname = _first(name) or func
+        fname = reporting_name(name) or func
         with reported(fname, renames):
             return _aggregate_udf(fname, groups, params)
 
     def _aggregate_udf(func, groups, params):
-        lists = _single(groups)
-        rows = [_single(p).to_pylist() for p in params]
+        lists = single_array(groups)
+        rows = [single_array(p).to_pylist() for p in params]
         if stacked is not None:
             done = grouped(func, lists, rows, _sides if vectors else _pair_sides, compute, stacked, out_type)
             if done is not None:
@@ -153,7 +153,7 @@ def aggregate_udf(func: str, compute, out_type: pa.DataType, n_params: int, vect
         return pa.array(each_group(lists, lambda group: extract(func, group), compute, rows), type=out_type)
 
     udf.__name__ = f"sdc_{func}"
-    _signature(udf, 2 + n_params)  # DuckDB checks the callable's arity against the parameter types
+    positional_signature(udf, 2 + n_params)  # DuckDB checks the callable's arity against the parameter types
     return udf
 
 
@@ -357,15 +357,15 @@ _EVAL_ROW = pa.struct([("measure", pa.string()), ("column", pa.string()), ("valu
 
 def _evaluate_udf(name, groups, names, masked_names, half_width, seed):
     """Arrow UDF of evaluate_masking: one list of (x vector, xm vector) per call, NULLs as NaN."""
-    func = _first(name) or "evaluate_masking"
+    func = reporting_name(name) or "evaluate_masking"
     with reported(func, {"k": "half_width"}):
         return _evaluate(func, groups, names, masked_names, half_width, seed)
 
 
 def _evaluate(func, groups, names, masked_names, k, seed):
-    lists = _single(groups)
-    names, masked_names = _single(names).to_pylist(), _single(masked_names).to_pylist()
-    ks, seeds = _single(k).to_pylist(), _single(seed).to_pylist()
+    lists = single_array(groups)
+    names, masked_names = single_array(names).to_pylist(), single_array(masked_names).to_pylist()
+    ks, seeds = single_array(k).to_pylist(), single_array(seed).to_pylist()
     offsets = np.asarray(lists.offsets, dtype=np.int64)
     valid = lists.is_valid().to_numpy(zero_copy_only=False)
     out = []

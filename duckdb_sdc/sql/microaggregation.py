@@ -9,9 +9,9 @@ import pyarrow as pa
 
 from .. import masking, methods
 from ..params import XS_PARAM
-from .arrow import list_udf
+from ._arrow import list_udf
+from .function import Contract, SqlFunction, Udf
 from .masking_rows import list_row, table_row
-from .registry import Contract, SqlFunction, Udf
 
 GROUP = "Rounding by univariate microaggregation"
 

@@ -3,7 +3,7 @@
 
 The list functions take `rows DOUBLE[][]`, one vector per record (`list([a, b, c])`), so they check
 their argument with `__sdc_numeric_rows` instead of the univariate `__sdc_numeric_list`
-(`rows.record_macro` writes that macro body). Plumbing: `sql/rows.py`; internal macros:
+(`_rows.record_macro` writes that macro body). Plumbing: `sql/_rows.py`; internal macros:
 `sql/25_multivariate.sql`; pure-SQL rules and report: `sql/30_sensitivity.sql`.
 """
 
@@ -16,7 +16,7 @@ from .. import masking
 from ..methods import multivariate as mv
 from ..methods import dominance
 from ..methods import sensitivity as sv
-from ..methods.protection import COST
+from ..methods.protection import COST, suppress
 from ..params import (
     COLS_PARAM,
     COLUMN,
@@ -33,9 +33,8 @@ from ..params import (
     ColumnNames,
     Param,
 )
-from .registry import Contract, SqlFunction, Udf
-from .rows import _rows_array as rows_array
-from .rows import record_macro, records_list, rows_udf
+from .function import Contract, SqlFunction, Udf
+from ._rows import record_macro, records_list, rows_array, rows_udf
 
 
 GROUP = "Multivariate k-anonymity and attribute disclosure"
@@ -178,7 +177,7 @@ def _rule(kind: str, params: list):
 def _suppress(kind: str):
     def compute(X, clusters, *params):
         rule, (secondary, cost) = _rule(kind, list(params))
-        out = sv.suppress(X, clusters, rule, secondary=secondary, cost=cost)
+        out = suppress(X, clusters, rule, secondary=secondary, cost=cost)
         return out.release, int(out.primary.sum()), int(out.secondary.sum()), int(out.unprotected.sum())
 
     return compute

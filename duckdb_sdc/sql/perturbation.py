@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from .. import masking
 from ..params import COLS_PARAM, POOLING_ARGS, ROWS_PARAM, STRATA_PARAMS, TBL_PARAM, Param
+from ._rows import record_macro, rows_udf
+from .function import Contract, SqlFunction, Udf
 from .masking_rows import list_row, masked, table_row
-from .registry import Contract, SqlFunction, Udf
-from .rows import record_macro, rows_udf
 
 GROUP = "Perturbation: noise addition and rank swapping"
 

@@ -25,9 +25,9 @@ from ..methods import recoding as rc
 from ..methods.recoding import BREAKS, LABELS, MAPPING, text_list as _text_list
 from ..methods import suppression as sp
 from ..params import KEYS, SEED_PARAM, STRATA, TBL_PARAM, Integer, Kind, Name, Param
-from .arrow import _first, _single, reported
-from .registry import Contract, SqlFunction, Udf
-from .rows import _signature
+from ._arrow import reported, reporting_name, single_array
+from .function import Contract, SqlFunction, Udf
+from ._rows import positional_signature
 
 GROUP = "Recoding and suppression of categorical keys"
 SOURCE = "sql/70_recoding.sql"
@@ -152,7 +152,7 @@ PRAM_SEED = Param("seed", SEED_PARAM.kind, "NULL",
 
 
 def _scalar(arr):
-    arr = _single(arr)
+    arr = single_array(arr)
     return arr[0].as_py() if len(arr) else None
 
 
@@ -179,8 +179,8 @@ SUPPRESSION_RETURNS = ("STRUCT(mask BOOLEAN[][], records BIGINT, unsafe BIGINT, 
 
 
 def _local_suppression_udf(fname, records, k, importance, label):
-    func = _first(fname) or "local_suppression_table"
-    lists, ks, imps, labels = _single(records), _single(k), _single(importance), _single(label)
+    func = reporting_name(fname) or "local_suppression_table"
+    lists, ks, imps, labels = single_array(records), single_array(k), single_array(importance), single_array(label)
     out = []
     with reported(func):
         for r in range(len(lists)):
@@ -200,7 +200,7 @@ def _local_suppression_udf(fname, records, k, importance, label):
     return pa.array(out, type=_SUPPRESSION_TYPE)
 
 
-_signature(_local_suppression_udf, 5)
+positional_signature(_local_suppression_udf, 5)
 _local_suppression_udf.__name__ = "sdc_local_suppression_table"
 
 
@@ -227,8 +227,8 @@ def _pram_stratum(func, values: pa.Array, pd, alpha, seed):
 
 
 def _pram_udf(fname, values, pd, alpha, seed):
-    func = _first(fname) or "pram_table"
-    lists, pds, alphas, seeds = _single(values), _single(pd), _single(alpha), _single(seed)
+    func = reporting_name(fname) or "pram_table"
+    lists, pds, alphas, seeds = single_array(values), single_array(pd), single_array(alpha), single_array(seed)
     out = []
     with reported(func):
         for r in range(len(lists)):
@@ -241,7 +241,7 @@ def _pram_udf(fname, values, pd, alpha, seed):
     return pa.array(out, type=pa.list_(pa.int64()))
 
 
-_signature(_pram_udf, 5)
+positional_signature(_pram_udf, 5)
 _pram_udf.__name__ = "sdc_pram_table"
 
 _TRANSITION = pa.struct([("from_at", pa.int64()), ("to_at", pa.int64()), ("probability", pa.float64()),
@@ -250,8 +250,8 @@ TRANSITIONS_RETURNS = "STRUCT(from_at BIGINT, to_at BIGINT, probability DOUBLE, 
 
 
 def _pram_transitions_udf(fname, values, pd, alpha, seed):
-    func = _first(fname) or "pram_transitions_table"
-    lists, pds, alphas, seeds = _single(values), _single(pd), _single(alpha), _single(seed)
+    func = reporting_name(fname) or "pram_transitions_table"
+    lists, pds, alphas, seeds = single_array(values), single_array(pd), single_array(alpha), single_array(seed)
     out = []
     with reported(func):
         for r in range(len(lists)):
@@ -267,7 +267,7 @@ def _pram_transitions_udf(fname, values, pd, alpha, seed):
     return pa.array(out, type=pa.list_(_TRANSITION))
 
 
-_signature(_pram_transitions_udf, 5)
+positional_signature(_pram_transitions_udf, 5)
 _pram_transitions_udf.__name__ = "sdc_pram_transitions_table"
 
 
@@ -286,7 +286,7 @@ MAPPING_RETURNS = "STRUCT(value VARCHAR, generalised VARCHAR)[]"
 
 
 def _generalise_udf(fname, column, hierarchy, values, level):
-    func = _first(fname) or "generalise_table"
+    func = reporting_name(fname) or "generalise_table"
     col = _scalar(column)
     with reported(func):
         rows = _json_rows(func, _scalar(hierarchy), f"hierarchy of column {col}")
@@ -294,10 +294,10 @@ def _generalise_udf(fname, column, hierarchy, values, level):
         vals = _scalar(values) or []
         out = rc.generalise(np.array(vals, dtype=object), rows, lv, column=col) if vals else []
         mapping = [{"value": v, "generalised": g} for v, g in zip(vals, list(out))]
-    return pa.array([mapping] * len(_single(column)), type=_MAPPING)
+    return pa.array([mapping] * len(single_array(column)), type=_MAPPING)
 
 
-_signature(_generalise_udf, 5)
+positional_signature(_generalise_udf, 5)
 _generalise_udf.__name__ = "sdc_generalise_table"
 
 _LATTICE = pa.struct([("levels", pa.list_(pa.int32())), ("feasible", pa.bool_()), ("suppressed", pa.int64()),
@@ -308,7 +308,7 @@ SEARCH_RETURNS = ("STRUCT(released VARCHAR[][], lattice STRUCT(levels INTEGER[],
 
 
 def _search_udf(fname, keys, records, strata, hierarchies, k, share, measure):
-    func = _first(fname) or "generalisation_search_table"
+    func = reporting_name(fname) or "generalisation_search_table"
     with reported(func, {"max_suppressed": "max_suppressed"}):
         names = _scalar(keys)
         recs = _scalar(records) or []
@@ -326,10 +326,10 @@ def _search_udf(fname, keys, records, strata, hierarchies, k, share, measure):
         lattice = [{"levels": list(node.levels), "feasible": node.feasible, "suppressed": node.suppressed,
                     "loss": node.loss, "chosen": node.levels == got.levels} for node in got.lattice]
     out = {"released": released, "lattice": lattice}
-    return pa.array([out] * len(_single(fname)), type=_SEARCH)
+    return pa.array([out] * len(single_array(fname)), type=_SEARCH)
 
 
-_signature(_search_udf, 8)
+positional_signature(_search_udf, 8)
 _search_udf.__name__ = "sdc_generalisation_search_table"
 
 

@@ -1,6 +1,7 @@
 """The one table of every SQL function and macro duckdb_sdc installs.
 
-Each family of methods has a module in this package with a `FUNCTIONS` list of `SqlFunction` rows;
+Each family of methods has a module in this package with a `FUNCTIONS` list of `SqlFunction` rows
+(declared with the types of `function.py`, which is all a family imports of the registry's);
 `REGISTRY` concatenates them. `register(con)` walks it, the README's function reference is generated
 from it (`python -m duckdb_sdc.sql.docs`), the release spec's vocabulary is derived from it
 (`duckdb_sdc.release.methods`) and the contract tests (tests/test_contract.py) run over it.
@@ -26,122 +27,16 @@ which SQL function called it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+from . import base_rounding, boxes, datasets, discretisation, dp, keys, measures, microaggregation, multivariate
+from . import perturbation, recoding, weights
+from ._arrow import DATA_PARAMS
+from .function import READS, RESULTS, Contract, Param, Scale, SqlFunction, Udf
+from .masking_rows import declared_rows
 
-from ..params import Param
-
-# how the result changes when the data (and the parameters whose kind `scales`) are multiplied by
-# s > 0: the power p of s^p, e.g. 0 (unchanged: labels, scale-free measures), 1 (the data's unit),
-# 2 (squared units); a dict of powers per field of a STRUCT result; None when it does not apply
-Scale = int | dict | None
-
-
-# What a parameter reads, as a function's Contract declares it (see Contract.reads).
-READS = {
-    "original": "the data the function masks or measures (a measure's original side)",
-    "masked": "a measure's masked side, record by record beside 'original'",
-    "second": "a second attribute, record by record beside 'original' (a covariance's y)",
-    "lower": "the lower bounds of released boxes",
-    "upper": "the upper bounds of released boxes, beside 'lower'",
-    "weights": "sampling weights, one per record",
-    "labels": "cluster ids of the records",
-    "key": "the column(s) identifying a record (a join key)",
-    "keys": ("key variables (quasi-identifiers) whose combinations are counted, of any type: a record with a "
-             "NULL key takes part (the NULL matches any value, or is a value of its own, as the function's nulls "
-             "says), and a table without records is refused"),
-    "sensitive": "a sensitive categorical attribute (any type; not a key) whose values are counted within the key classes",
-    "categories": "a categorical attribute (any type, values matched exactly) recoded or perturbed in place",
-    "adds": "the name of a column the function adds to its result (it need not exist)",
-    "names": "names the function reports (no table is read, so they need not exist)",
-}
-
-# What a table function returns (see Contract.result).
-RESULTS = {
-    "rows": "the input's rows, one per record: columns masked in place or columns added",
-    "report": "rows of a summary (one per measure, attribute or table), not one per record",
-}
-
-
-@dataclass(frozen=True, eq=False)
-class Contract:
-    """What the registry-wide contract suite (tests/test_contract.py) must know of a function beyond its
-    parameters' kinds, declared on its registry row as plain data (so that a declared masking method or
-    measure can pass it on to the rows made from it), much as scikit-learn declares estimator tags.
-
-    * `reads`: the role (one of READS) of every data parameter and of every parameter that names a
-      column, strata excepted (the STRATA kind says what they are): which of the test data it takes,
-      and which columns must exist.
-    * `result`: for a table function, one of RESULTS: whether its rows are the input's records (NULLs
-      then stay in place, row by row) or a summary.
-    * `no_data`: what an aggregate gives for no data or all-NULL data when that is not NULL (a count).
-    * `expected_failures`: contract case -> reason, for a case the function does not meet yet (the case
-      then must fail, and a test that starts to pass says so). Never weaken a check instead.
-
-    A row without a contract, or whose contract leaves out a parameter's role, fails the suite's
-    declaration test with a message saying what to declare."""
-
-    reads: dict[str, str] = field(default_factory=dict)
-    result: str | None = None
-    no_data: int | float | None = None
-    expected_failures: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Udf:
-    """A vectorised (Arrow) Python UDF. `types` are DuckDB type names of its parameters after the
-    reporting name (which is VARCHAR)."""
-
-    fn: Callable
-    types: tuple[str, ...]
-    returns: str
-    side_effects: bool = False  # True for random functions, so DuckDB never folds or reuses a call
-
-
-@dataclass(frozen=True)
-class SqlFunction:
-    name: str
-    kind: str  # 'scalar', 'table' or 'aggregate': how a user calls it
-    params: tuple[Param, ...]
-    returns: str
-    doc: str
-    udf: Udf | None = None
-    body: str | None = None
-    source: str | None = None
-    example: str = ""
-    group: str = ""
-    scale: Scale = None  # see Scale; the contract suite's scale test reads it
-    contract: Contract | None = None  # what the contract suite needs to know (see Contract)
-
-    @property
-    def udf_name(self) -> str:
-        return f"__sdc_{self.name}"
-
-    def signature(self) -> str:
-        parts = []
-        for p in self.params:
-            parts.append(f"{p.name} {p.type}" if p.default is None else f"{p.name} := {p.default}")
-        return f"{self.name}({', '.join(parts)})"
-
-    def macro_sql(self) -> str:
-        """CREATE statement of the public macro (for rows with `udf` or `body`)."""
-        params = ", ".join(p.name if p.default is None else f"{p.name} := {p.default}" for p in self.params)
-        if self.udf is not None and self.body is None:
-            first, *rest = self.params
-            args = [f"'{self.name}'", f"__sdc_numeric_list({first.name}, '{self.name}', pname := '{first.name}')"]
-            args += [f"{p.name}::VARCHAR" for p in rest]
-            body = f"{self.udf_name}({', '.join(args)})"
-            return f"CREATE OR REPLACE TEMP MACRO {self.name}({params}) AS {body}"
-        table = " TABLE" if self.kind == "table" else ""
-        return f"CREATE OR REPLACE TEMP MACRO {self.name}({params}) AS{table} {self.body}"
+__all__ = ["READS", "REGISTRY", "RESULTS", "Contract", "Param", "Scale", "SqlFunction", "Udf"]
 
 
 def _collect() -> tuple[SqlFunction, ...]:
-    from . import base_rounding, boxes, datasets, discretisation, dp, measures, microaggregation, multivariate, perturbation
-    from . import keys, recoding, weights
-
-    from .masking_rows import declared_rows
-
     rows: list[SqlFunction] = []
     for module in (microaggregation, discretisation, base_rounding, perturbation, multivariate, dp, measures, boxes,
                    datasets, weights, keys, recoding):
@@ -155,3 +50,11 @@ def _collect() -> tuple[SqlFunction, ...]:
 
 
 REGISTRY: tuple[SqlFunction, ...] = _collect()
+
+# the plumbing's messages name a table form's data parameter (`_arrow.data_param`): the one its
+# contract reads as 'original'
+for _row in REGISTRY:
+    if _row.kind == "table" and _row.contract is not None:
+        _param = next((p for p, role in _row.contract.reads.items() if role == "original"), None)
+        if _param is not None:
+            DATA_PARAMS[_row.name] = _param

@@ -12,7 +12,7 @@ import pyarrow as pa
 from .. import masking, strata
 from .._validate import fail
 from ..params import REST_STRATUM, SMALL_STRATA
-from .arrow import _first, _single, reported
+from ._arrow import reported, reporting_name, single_array
 
 TYPES = ("VARCHAR", "VARCHAR", "VARCHAR[]") + ("VARCHAR",) * 4 + ("VARCHAR[]", "BOOLEAN[]", "BIGINT[]", "BIGINT[][]", "VARCHAR[]")
 RETURNS = "BIGINT[]"
@@ -54,8 +54,8 @@ def decide(func, method, args, needs, how, rest, names, labels, is_rest, rows, c
 
 def pool_strata(fname, method, args, needs, how, rest, names, labels, is_rest, rows, counts, types):
     arrays = (fname, method, args, needs, how, rest, names, labels, is_rest, rows, counts, types)
-    func = _first(fname) or "small_strata"
-    columns = [_single(a).to_pylist() for a in arrays]
+    func = reporting_name(fname) or "small_strata"
+    columns = [single_array(a).to_pylist() for a in arrays]
     out = []
     with reported(func):
         for f, method, args, needs, how, rest, names, labels, is_rest, rows, counts, types in zip(*columns):

@@ -35,12 +35,12 @@ from ..params import (
     XS_PARAM,
     Param,
 )
-from .arrow import _first, _float_values, _single, data_param, reported
-from .measures import _floats, each_group
+from ._arrow import data_param, float_values, reported, reporting_name, single_array
+from .measures import each_group, float_column
 from .progress import group_done
 from .keys import KEY_STRATA_PARAM, KEYS_PARAM, NULLS_PARAM
-from .registry import Contract, SqlFunction, Udf
-from .rows import _rows_array, _RowsChunk, _signature
+from .function import Contract, SqlFunction, Udf
+from ._rows import positional_signature, rows_array, RowsChunk
 
 GROUP = "Sampling weights"
 
@@ -75,18 +75,18 @@ def weighted_list_udf(func: str, name: str, n_params: int):
     gives NULL; an empty or all-NULL list comes back unchanged (its weights are not read)."""
 
     def udf(fname, xs, *rest):
-        report = _first(fname) or func
+        report = reporting_name(fname) or func
         with reported(report, {"x": data_param(report, "xs"),
                                **({"weights": "weight"} if report.endswith("_table") else {})}):
             return _udf(report, xs, rest[:-1], rest[-1])
 
     def _udf(report, xs, params, ws):
-        lists = _single(xs)
-        rows = [_single(p).to_pylist() for p in params]
+        lists = single_array(xs)
+        rows = [single_array(p).to_pylist() for p in params]
         offsets = np.asarray(lists.offsets, dtype=np.int64)
         base = offsets[0]
-        values, valid = _float_values(lists.values.slice(base, offsets[-1] - base))
-        woff, wvalues, wvalid, wnull = _weight_list(_single(ws))
+        values, valid = float_values(lists.values.slice(base, offsets[-1] - base))
+        woff, wvalues, wvalid, wnull = _weight_list(single_array(ws))
         rel = offsets - base
         out = np.zeros(values.shape[0], np.float64)
         row_null = lists.is_null().to_numpy(zero_copy_only=False) if lists.null_count else None
@@ -120,7 +120,7 @@ def weighted_list_udf(func: str, name: str, n_params: int):
 def _weight_list(wlist):
     """(offsets from 0, float values, validity or None, NULL rows or None) of a chunk of weights lists."""
     woff = np.asarray(wlist.offsets, dtype=np.int64)
-    wvalues, wvalid = _float_values(wlist.values.slice(woff[0], woff[-1] - woff[0]))
+    wvalues, wvalid = float_values(wlist.values.slice(woff[0], woff[-1] - woff[0]))
     wnull = wlist.is_null().to_numpy(zero_copy_only=False) if wlist.null_count else None
     return woff - woff[0], wvalues, wvalid, wnull
 
@@ -131,12 +131,12 @@ def weighted_rows_udf(func: str, name: str, n_params: int):
     a NULL attribute takes no part and comes back NULL (its weight is not read)."""
 
     def udf(fname, rows, *rest):
-        report = _first(fname) or func
+        report = reporting_name(fname) or func
         renames = {"X": data_param(report, "rows"), **({"weights": "weight"} if report.endswith("_table") else {})}
         with reported(report, renames):
-            chunk = _RowsChunk(report, rows)
-            params = [_single(p).to_pylist() for p in rest[:-1]]
-            woff, wvalues, wvalid, wnull = _weight_list(_single(rest[-1]))
+            chunk = RowsChunk(report, rows)
+            params = [single_array(p).to_pylist() for p in rest[:-1]]
+            woff, wvalues, wvalid, wnull = _weight_list(single_array(rest[-1]))
             results: list = [None] * chunk.n_rows
             for r in range(chunk.n_rows):
                 group = None if chunk.is_null(r) else chunk.group(r)
@@ -146,10 +146,10 @@ def weighted_rows_udf(func: str, name: str, n_params: int):
                 w = _weights_of_row(report, wnull, r, woff, wvalues, wvalid, n, group.complete, "rows", "records")
                 results[r] = (group.complete, masking.mask_weighted(name, group.X, w, [p[r] for p in params]))
                 group_done()
-            return _rows_array(chunk, results)
+            return rows_array(chunk, results)
 
     udf.__name__ = f"sdc_{func}"
-    _signature(udf, 3 + n_params)
+    positional_signature(udf, 3 + n_params)
     return udf
 
 
@@ -239,10 +239,10 @@ _TRIPLES = "STRUCT(x DOUBLE, xm DOUBLE, w DOUBLE)[]"
 
 def _triples(func: str, group: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(x, xm, w) of the records whose x and xm are both present; a NULL weight there is refused."""
-    x = _floats(func, group.field("x"), "x")
-    xm = _floats(func, group.field("xm"), "xm")
+    x = float_column(func, group.field("x"), "x")
+    xm = float_column(func, group.field("xm"), "xm")
     warr = group.field("w")
-    w = _floats(func, warr, "w")
+    w = float_column(func, warr, "w")
     keep = ~(np.isnan(x) | np.isnan(xm))
     if np.isnan(w[keep]).any():
         raise fail(func, "w has a NULL weight where x and xm have values; every record needs a weight "
@@ -255,13 +255,13 @@ def weighted_aggregate_udf(func: str, compute):
     record has both x and xm or the measure is undefined for the data."""
 
     def udf(name, groups):
-        fname = _first(name) or func
+        fname = reporting_name(name) or func
         with reported(fname):
-            out = each_group(_single(groups), lambda group: _triples(fname, group), compute)
+            out = each_group(single_array(groups), lambda group: _triples(fname, group), compute)
             return pa.array(out, type=pa.float64())
 
     udf.__name__ = f"sdc_{func}"
-    _signature(udf, 2)
+    positional_signature(udf, 2)
     return udf
 
 

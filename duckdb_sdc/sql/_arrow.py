@@ -8,7 +8,6 @@ of the numpy layer are reported under it (`reported`).
 
 from __future__ import annotations
 
-import functools
 import inspect
 from contextlib import contextmanager
 from typing import Callable
@@ -39,26 +38,26 @@ def reported(func: str, params: dict[str, str] | None = None):
                          "values this extreme or this degenerate are outside what it supports") from None
 
 
-@functools.cache
+DATA_PARAMS: dict[str, str] = {}
+"""A table form's name -> the parameter its registry row's Contract reads as 'original' (cols, col):
+declared by `registry` when it collects the rows (the family modules below it build their UDFs with
+this module)."""
+
+
 def data_param(func: str, default: str) -> str:
     """The parameter of SQL function `func` that holds the data a UDF computes on, for its messages: a
-    table form's (the one its registry row's Contract reads as 'original': cols, col) when the table
-    form is the reporting name, else `default` (the list function's own: xs, rows)."""
-    from .registry import REGISTRY  # the rows are built from these modules
-
-    for row in REGISTRY:
-        if row.name == func and row.kind == "table" and row.contract is not None:
-            return next((p for p, role in row.contract.reads.items() if role == "original"), default)
-    return default
+    table form's (`DATA_PARAMS`) when the table form is the reporting name, else `default` (the list
+    function's own: xs, rows)."""
+    return DATA_PARAMS.get(func, default)
 
 
-def _first(arr) -> str:
+def reporting_name(arr) -> str:
     """The reporting name (the first argument, a constant)."""
-    arr = _single(arr)
+    arr = single_array(arr)
     return arr[0].as_py() if len(arr) else ""
 
 
-def _single(arr) -> pa.Array:
+def single_array(arr) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         if arr.num_chunks == 1:
             return arr.chunk(0)
@@ -68,7 +67,7 @@ def _single(arr) -> pa.Array:
     return arr
 
 
-def _float_values(child: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
+def float_values(child: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
     """The list child as float64 numpy (NULL slots arbitrary) and its validity (None: all valid)."""
     if child.null_count == 0:
         return child.to_numpy(zero_copy_only=False), None
@@ -86,18 +85,18 @@ def list_udf(func: str, compute: RowCompute, out_type: pa.DataType, n_params: in
     """
 
     def udf(name, xs, *params):
-        fname = _first(name) or func
+        fname = reporting_name(name) or func
         with reported(fname, {"x": data_param(fname, param)}):
             return _list_udf(fname, xs, params)
 
     def _list_udf(func, xs, params):
-        lists = _single(xs)
-        rows = [_single(p).to_pylist() for p in params]
+        lists = single_array(xs)
+        rows = [single_array(p).to_pylist() for p in params]
         n_rows = len(lists)
         offsets = np.asarray(lists.offsets, dtype=np.int64)
         base = offsets[0]
         child = lists.values.slice(base, offsets[-1] - base)
-        values, valid = _float_values(child)
+        values, valid = float_values(child)
         out = np.zeros(values.shape[0], dtype=out_type.to_pandas_dtype())
         rel = offsets - base
         row_null = lists.is_null().to_numpy(zero_copy_only=False) if lists.null_count else None

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._validate import fail, refuse_nonfinite
-from .arrow import _first, _float_values, _single, data_param, reported
+from ._arrow import data_param, float_values, reported, reporting_name, single_array
 from .progress import group_done
 
 
@@ -40,12 +40,12 @@ def _offsets(arr) -> np.ndarray:
     return np.asarray(arr.offsets, dtype=np.int64)
 
 
-class _RowsChunk:
+class RowsChunk:
     """Decode one Arrow chunk of `rows` lists into per-row record matrices."""
 
     def __init__(self, func: str, rows):
         self.func = func
-        outer = _single(rows)
+        outer = single_array(rows)
         self.outer = outer
         self.n_rows = len(outer)
         off = _offsets(outer)
@@ -58,7 +58,7 @@ class _RowsChunk:
         self.val_start = ioff[:-1] - ioff[0]
         self.rec_len = np.diff(ioff)
         values = inner.values.slice(ioff[0], ioff[-1] - ioff[0])
-        self.values, valid = _float_values(values)
+        self.values, valid = float_values(values)
         if valid is None:
             self.rec_null_attr = np.zeros(self.n_records, bool)
         else:
@@ -94,9 +94,9 @@ class _RowsChunk:
         return _Group(np.ascontiguousarray(X), complete)
 
 
-def _clusters(func: str, clusters, chunk: _RowsChunk):
+def _clusters(func: str, clusters, chunk: RowsChunk):
     """Per row, (cluster ids, which are non-NULL) aligned with the records, or None for a NULL list."""
-    arr = _single(clusters)
+    arr = single_array(clusters)
     off = _offsets(arr)
     vals = arr.values.slice(off[0], off[-1] - off[0])
     ids = vals.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -116,12 +116,12 @@ def _clusters(func: str, clusters, chunk: _RowsChunk):
     return row
 
 
-def _signature(udf, n_args: int):
+def positional_signature(udf, n_args: int):
     udf.__signature__ = inspect.Signature(
         [inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(n_args)])
 
 
-def _rows_array(chunk: _RowsChunk, results: list) -> pa.Array:
+def rows_array(chunk: RowsChunk, results: list) -> pa.Array:
     """list<list<double>> aligned with the input: results[r] is None (row unchanged: NULL records) or
     (complete mask, (m, p) matrix with NaN for a NULL value)."""
     lengths = np.zeros(chunk.n_records, np.int64)
@@ -144,13 +144,13 @@ def _rows_array(chunk: _RowsChunk, results: list) -> pa.Array:
     return records_list(chunk, inner)
 
 
-def records_list(chunk: _RowsChunk, per_record: pa.Array) -> pa.Array:
+def records_list(chunk: RowsChunk, per_record: pa.Array) -> pa.Array:
     """One value per record of the chunk, back into the chunk's lists (NULL where a row is NULL)."""
     row_mask = pa.array(chunk.row_null) if chunk.row_null is not None else None
     return pa.ListArray.from_arrays(pa.array(chunk.rec_off, pa.int32()), per_record, mask=row_mask)
 
 
-def _scalars_array(chunk: _RowsChunk, results: list, dtype, pa_type) -> pa.Array:
+def _scalars_array(chunk: RowsChunk, results: list, dtype, pa_type) -> pa.Array:
     """list<pa_type> aligned with the records from one scalar per complete record, NULL where a record
     took no part."""
     out = np.zeros(chunk.n_records, dtype)
@@ -165,17 +165,17 @@ def _scalars_array(chunk: _RowsChunk, results: list, dtype, pa_type) -> pa.Array
     return records_list(chunk, pa.array(out, pa_type, mask=~valid))
 
 
-def _labels_array(chunk: _RowsChunk, results: list) -> pa.Array:
+def labels_array(chunk: RowsChunk, results: list) -> pa.Array:
     """list<int64>: one label per record."""
     return _scalars_array(chunk, results, np.int64, pa.int64())
 
 
-def _values_array(chunk: _RowsChunk, results: list) -> pa.Array:
+def _values_array(chunk: RowsChunk, results: list) -> pa.Array:
     """list<double>: one value per record."""
     return _scalars_array(chunk, results, np.float64, pa.float64())
 
 
-_BUILDERS = {"rows": _rows_array, "labels": _labels_array, "values": _values_array}
+_BUILDERS = {"rows": rows_array, "labels": labels_array, "values": _values_array}
 
 
 SUPPRESSION_COUNTS = ("primary_cells", "secondary_cells", "unprotected_cells")  # after release, in order
@@ -213,17 +213,17 @@ def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *
     """
 
     def udf(name, rows, *args):
-        fname = _first(name) or func
+        fname = reporting_name(name) or func
         data = data_param(fname, "rows")
         with reported(fname, {"X": data, "rows": data}):
             return _rows_udf(fname, rows, args)
 
     def _rows_udf(func, rows, args):
-        chunk = _RowsChunk(func, rows)
+        chunk = RowsChunk(func, rows)
         if with_clusters:
             cluster_row = _clusters(func, args[0], chunk)
             args = args[1:]
-        params = [_single(p).to_pylist() for p in args]
+        params = [single_array(p).to_pylist() for p in args]
         results: list = [None] * chunk.n_rows
         counts = np.zeros((chunk.n_rows, len(SUPPRESSION_COUNTS)), np.int64)
         count_null = np.zeros(chunk.n_rows, bool)
@@ -252,12 +252,12 @@ def rows_udf(func: str, compute: Callable, out: str | Callable, n_params: int, *
             results[r] = (group.complete, res)
         if out != "suppression":
             return (out if callable(out) else _BUILDERS[out])(chunk, results)
-        release = _rows_array(chunk, results)
+        release = rows_array(chunk, results)
         mask = pa.array(count_null) if count_null.any() else None
         return pa.StructArray.from_arrays(
             [release, *(pa.array(counts[:, i], pa.int64()) for i in range(counts.shape[1]))],
             names=["release", *SUPPRESSION_COUNTS], mask=mask)
 
     udf.__name__ = f"sdc_{func}"
-    _signature(udf, 2 + with_clusters + n_params)
+    positional_signature(udf, 2 + with_clusters + n_params)
     return udf
