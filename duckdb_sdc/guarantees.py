@@ -217,6 +217,8 @@ _CODING = Guarantee(
     "none: {method} replaces some values of {columns} and releases the others unchanged",
     discloses_values=True)
 
+RECODING, CODING = _RECODING, _CODING  # declared on the release recodings' records (duckdb_sdc.recodings)
+
 _KEEP = Guarantee(KEEP, NONE, "Released as in the source: no protection.",
                   "none: released as in the source", discloses_values=True)
 _KEY = Guarantee(KEY, NONE, "The row key, released as in the source: it links every released record to "
@@ -240,8 +242,9 @@ _REPRODUCIBLE = Guarantee(
     "(reproducible_noise = true).",
     "none: reproducible noise ({method} with a seed): whoever holds the seed can remove the noise; not private")
 
-# the guarantees of the SQL functions of the categorical families (duckdb_sdc.sql.keys, sql.recoding), which
-# are not release methods yet; a release method's guarantee is declared on its record (duckdb_sdc.masking)
+# the guarantees of the SQL functions of the categorical families (duckdb_sdc.sql.keys, sql.recoding); a release
+# method's guarantee is declared on its record (duckdb_sdc.masking), a release recoding's on its record
+# (duckdb_sdc.recodings), which names RECODING or CODING: the same statements as its SQL function's here
 FUNCTIONS: dict[str, Guarantee] = {
     "local_suppression": _LOCAL_SUPPRESSION,
     "generalise_keys": _GENERALISATION,

@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from .._validate import as_number, fail, show
-from ..params import choice
+from ..params import Kind, choice
 
 CLOSED = choice("right", "left", doc="'right': bands (a, b], the first also holding its lower break (sdcMicro, R's "
                                      "cut); 'left': bands [a, b), the last also holding its upper break")
@@ -328,6 +329,82 @@ def age_in_years(birth, reference, *, column: str = "birth") -> np.ndarray:
     return out
 
 
-__all__ = ["CLOSED", "UNITS", "age_in_years", "band", "band_index", "band_labels", "bottom_code", "check_breaks",
-           "check_hierarchy", "generalise", "merge_categories", "offending", "read_hierarchy", "shown", "top_code",
-           "truncate_dates"]
+
+# the parameter kinds of the recodings (their SQL functions, duckdb_sdc.sql.recoding, and their release
+# rules, duckdb_sdc.recodings)
+
+
+@dataclass(frozen=True, eq=False)
+class Breaks(Kind):
+    """Band breaks: a list of at least two finite numbers, strictly increasing."""
+
+    doc: str = "the breaks b_0 < b_1 < ... < b_m of the bands, at least two finite numbers"
+    sql_type: str = "DOUBLE[]"
+    valid: str = "[0, 500, 1000]"
+    invalid: tuple[str, ...] = ("NULL", "[1]", "[2, 1]", "[0, 'inf'::DOUBLE]")
+
+    def check(self, value, func, param, **context):
+        return check_breaks(value, func)
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+
+
+def text_list(value) -> list | None:
+    """A list parameter as a Python list: None, a list, or its SQL text ('[a, NULL, b]'; one bare text: [it])."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not (text.startswith("[") and text.endswith("]")):
+            return [value]
+        inner = text[1:-1].strip()
+        return [None if p.strip().upper() == "NULL" else p.strip() for p in inner.split(",")] if inner else []
+    return list(value)
+
+
+@dataclass(frozen=True, eq=False)
+class Labels(Kind):
+    """The labels of the bands: NULL (the intervals as text) or one non-NULL text per band."""
+
+    doc: str = "NULL (the intervals, e.g. '(18, 65]') or one label per band"
+    sql_type: str = "VARCHAR[]"
+    valid: str = "NULL"
+    invalid: tuple[str, ...] = ("[NULL]",)
+
+    def check(self, value, func, param, **context):
+        values = text_list(value)
+        if values is not None and any(v is None for v in values):
+            raise fail(func, f"{param} must not contain NULL", param)
+        return values
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+@dataclass(frozen=True, eq=False)
+class CategoryMapping(Kind):
+    """A mapping of categories to their new names (a MAP); NULL is refused."""
+
+    doc: str = "the categories to rename and their new names, e.g. MAP {'2': 'other', '9': 'other'}"
+    sql_type: str = "MAP(VARCHAR, VARCHAR)"
+    valid: str = "MAP {'1': 'one'}"
+    invalid: tuple[str, ...] = ("NULL",)
+
+    def check(self, value, func, param, **context):
+        if value is None:
+            raise fail(func, f"{param} must not be NULL", param)
+        return value
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+BREAKS = Breaks()
+LABELS = Labels()
+MAPPING = CategoryMapping()
+
+
+__all__ = ["BREAKS", "CLOSED", "LABELS", "MAPPING", "UNITS", "Breaks", "CategoryMapping", "Labels", "age_in_years", "band", "band_index", "band_labels", "bottom_code", "check_breaks",
+           "check_hierarchy", "generalise", "merge_categories", "offending", "read_hierarchy", "shown", "text_list",
+           "top_code", "truncate_dates"]

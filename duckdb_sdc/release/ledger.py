@@ -354,6 +354,9 @@ def signature(spec, column: str) -> str | None:
     rule = spec.rules[column]
     if rule.action == "keep":
         return "keep"
+    if rule.action == "recode":  # a deterministic function of the source value
+        return json.dumps({"recode": rule.recoding.name, "parameters": rule.effective_params()}, sort_keys=True,
+                          default=str)
     if rule.action != "mask" or not rule.in_table or redrawn(rule):
         return None
     params = {k: v for k, v in rule.effective_params().items() if k not in SECRET_PARAMS}

@@ -39,8 +39,8 @@ MANIFEST_DESCRIPTIONS = {
     "released_as": "'value', 'lower' / 'upper' (a box's bounds), 'box' (box id), 'centroids' (unlinked cluster "
                    "means); NULL if dropped",
     "position": "position in the release table; NULL for a dropped column",
-    "rule": "'key', 'keep', 'drop' or 'mask'",
-    "method": "SQL function of a masked column",
+    "rule": "'key', 'keep', 'drop' or 'mask'",  # (RULE_WITH_RECODE when the release recodes a column)
+    "method": "SQL function of a masked or recoded column",
     "parameters": "JSON object of every parameter used (seeds are never written), 'resolved' (what 'auto' chose), "
                   "'decimals', 'cells'",
     "strata": "columns within whose groups the column was masked",
@@ -61,6 +61,8 @@ MANIFEST_DESCRIPTIONS = {
     "spec": "the spec as written (JSON), without seeds, linkage or absolute paths",
     "notes": "what the release says of itself as a whole (release_notes), on every row",
 }
+# the `rule` column's description in a release that recodes a column (a release without one keeps the words above)
+RULE_WITH_RECODE = "'key', 'keep', 'drop', 'mask' or 'recode' (a global recoding: method and parameters)"
 CENTROIDS = "centroids"
 NOT_RELEASED = "not released"
 
@@ -110,6 +112,9 @@ def guarantee(spec: Spec, rule: Rule, facts: Facts, *, released_as: str | None =
             return g.of(g.POOLED_STRATA).model, g.sentence(g.POOLED_STRATA, pooled=pooled["strata_pooled"],
                                                            how=spec.small_strata)
         return g.of(g.KEEP).model, g.sentence(g.KEEP)
+    if rule.action == "recode":  # the recoding's record states its guarantee
+        recoding = rule.recoding
+        return recoding.guarantee.model, recoding.guarantee.sentence.format(method=recoding.name, columns=rule.column)
     strata = list(spec.strata_of(rule))
     method = rule.method.name
     if rule.seeded:
@@ -188,7 +193,8 @@ def rows(spec: Spec, source_columns, facts: Facts, *, release_id: str, package_v
     for name, source_column, type_, col, released_as in entries:
         rule = spec.rules[source_column] if col is None else col.rule
         masked = rule.action == "mask"
-        params = None
+        recoded = rule.action == "recode"
+        params = rule.effective_params() if recoded else None
         if masked:
             params = {k: v for k, v in rule.effective_params().items() if k not in SECRET_PARAMS}
             resolved = _resolved(spec, rule, facts)
@@ -218,8 +224,8 @@ def rows(spec: Spec, source_columns, facts: Facts, *, release_id: str, package_v
             "released_as": released_as,
             "position": None if col is None else position[id(col)],
             "rule": "key" if is_key else rule.action,
-            "method": rule.method.name if masked else None,
-            "parameters": json.dumps(params, sort_keys=True, default=str) if masked else None,
+            "method": rule.method.name if masked else rule.recoding.name if recoded else None,
+            "parameters": json.dumps(params, sort_keys=True, default=str) if masked or recoded else None,
             "strata": list(spec.strata_of(rule)) if masked else None,
             "masked_with": list(rule.columns) if masked and (rule.group or rule.boxed) else None,
             "epsilon": rule.epsilon,
@@ -269,7 +275,9 @@ def table_comment(spec: Spec, rows: list[dict]) -> str:
     each column's guarantee is."""
     first = rows[0]
     masked = list(dict.fromkeys(r["source_column"] for r in rows if r["rule"] == "mask" and r["source_column"] is not None))
+    recoded = [r["source_column"] for r in rows if r["rule"] == "recode"]
     budget = f"; total epsilon {first['epsilon_total']:g}" if first["epsilon_total"] is not None else ""
+    budget = (f"; recoded: {', '.join(recoded)}" if recoded else "") + budget
     return (f"Masked release of {first['source']}, written by duckdb-sdc {first['package_version']} "
             f"(DuckDB {first['duckdb_version']}) at {first['created_at'][:19]} UTC"
             f"{', release ' + first['release_id'] if first['release_id'] else ''}; "
@@ -315,7 +323,9 @@ def comment_steps(spec: Spec, released: list[ReleasedColumn], make_rows) -> list
     out.append(Step("writing comments", comment("TABLE", table(MANIFEST_TABLE, "main", RELEASE_DB),
                                                 "One row per column of the release (released or dropped): what "
                                                 "was done to it and what that guarantees.")))
-    out += [Step("writing comments", comment("COLUMN", on_column(MANIFEST_TABLE, n), MANIFEST_DESCRIPTIONS[n]))
+    recodes = any(r.action == "recode" for r in spec.rules.values())
+    out += [Step("writing comments", comment("COLUMN", on_column(MANIFEST_TABLE, n),
+                                             RULE_WITH_RECODE if n == "rule" and recodes else MANIFEST_DESCRIPTIONS[n]))
             for n, _ in MANIFEST_COLUMNS]
     return out
 

@@ -28,6 +28,7 @@ The source's column names and types come from `DESCRIBE`; `resolve` checks them 
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -39,8 +40,8 @@ from sqlglot import exp
 from .._frames import FRAME_VIEW, describe_frame
 from .._validate import error_message
 from .methods import BOXES, COLUMN, NAMES, SECRET_PARAMS
-from .spec import (MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, check_bound, is_numeric, weight_of,
-                   weighted_function)
+from .spec import (MANIFEST_TABLE, Rule, Spec, SpecError, bound_columns, check_bound, is_numeric, type_class,
+                   weight_of, weighted_function)
 
 SOURCE_DB = "__sdc_source_db"
 RAW = "__sdc_source_raw"  # the source as read
@@ -69,6 +70,11 @@ def table(name: str, db: str | None = None, catalog: str | None = None) -> exp.T
 
 
 def literal(value) -> exp.Expression:
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return exp.Cast(this=exp.Literal.string(value.isoformat()), to=exp.DataType.build("DATE"))
+    if isinstance(value, dict):  # a MAP of texts (a recoding's mapping)
+        return exp.VarMap(keys=exp.Array(expressions=[literal(k) for k in value]),
+                          values=exp.Array(expressions=[literal(v) for v in value.values()]))
     if value is None:
         return exp.Null()
     if isinstance(value, bool):
@@ -225,6 +231,11 @@ def resolve(spec: Spec, source_columns: list[tuple[str, str]]) -> None:
             if not is_numeric(types[col]):
                 raise SpecError(f"{spec.name}: {rule.where}: {rule.method.name} masks numbers, "
                                 f"column {col!r} is {types[col]}")
+    for col, rule in spec.rules.items():
+        if rule.recoding is not None and type_class(types[col]) not in rule.recoding.accepts:
+            accepted = " or ".join(t for t in ("numbers", "text", "dates") if t in rule.recoding.accepts)
+            raise SpecError(f"{spec.name}: {rule.where}: {rule.recoding.name} recodes {accepted}, "
+                            f"column {col!r} is {types[col]}")
     seen: dict[str, ReleasedColumn] = {}
     for col in released_columns(spec, source_columns):
         other = seen.setdefault(col.name.lower(), col)  # DuckDB's names ignore case
@@ -426,8 +437,8 @@ def layout(spec: Spec, source_columns: list[tuple[str, str]]) -> list[tuple[str,
     for name, type_ in source_columns:
         rule = spec.rules[name]
         cols = []
-        if rule.action == "keep":
-            cols.append(ReleasedColumn(name, type_, name, VALUE, rule))
+        if rule.action in ("keep", "recode"):
+            cols.append(ReleasedColumn(name, spec.released_type(name, type_), name, VALUE, rule))
         elif rule.action == "mask" and rule.boxed:
             lower, upper = bound_columns(name)
             cols += [ReleasedColumn(lower, "DOUBLE", name, LOWER, rule), ReleasedColumn(upper, "DOUBLE", name, UPPER, rule)]
@@ -453,6 +464,9 @@ def released_query(spec: Spec, source_columns) -> exp.Select:
     table_of = {id(rule): f"__sdc_m{i}" for i, rule in enumerate(rules, start=1)}
     select = [column(ROW_KEY, src).as_(ident(ROW_KEY))]
     for col in released_columns(spec, source_columns):
+        if col.role == VALUE and col.rule.action == "recode":
+            select.append(recoded(col.rule, column(col.source, src), col.type).as_(ident(col.name)))
+            continue
         if col.role == VALUE and col.rule.action != "mask":
             select.append(column(col.name, src).as_(ident(col.name)))
             continue
@@ -478,6 +492,21 @@ def released_query(spec: Spec, source_columns) -> exp.Select:
         query = query.join(exp.Table(this=ident(mask_table(i)), alias=exp.TableAlias(this=ident(alias))),
                            on=on, join_type="LEFT")
     return query
+
+
+def recoded(rule: Rule, value: exp.Expression, released_type: str) -> exp.Expression:
+    """The SQL of a recoded column: its recoding's SQL function on the source column, the required
+    parameters by position and the given optional ones by name, every value a literal, cast to the
+    released type (NULL stays NULL: every recoding returns NULL for NULL)."""
+    recoding = rule.recoding
+    args = [value]
+    for p in recoding.params:
+        if p.default is None:
+            args.append(literal(rule.params[p.name]))
+        elif p.name in rule.params:
+            args.append(exp.Kwarg(this=exp.var(p.name), expression=literal(rule.params[p.name])))
+    call = exp.Anonymous(this=recoding.name, expressions=args)
+    return exp.Cast(this=call, to=exp.DataType.build(released_type, dialect=DIALECT))
 
 
 def released_step(spec: Spec, source_columns, salt: str | None) -> Step:

@@ -93,6 +93,7 @@ from .policy import Policy
 from .ledger_settings import LedgerSettings, parse_settings as ledger_settings
 from .. import strata as small_strata_module
 from ..params import REST_STRATUM as REST_KIND
+from ..recodings import DATES, NUMBERS, RECODINGS, TEXT, Recoding
 
 RESERVED_PREFIX = "__sdc_"
 BOX_COLUMN = "box_column"  # a box rule's setting: the name of its box id column
@@ -122,6 +123,16 @@ def is_numeric(type_name: str) -> bool:
 def is_temporal(type_name: str) -> bool:
     """Whether a DuckDB column type is a date or a timestamp (a point on a time line)."""
     return bool(_TEMPORAL.fullmatch(type_name))
+
+
+def type_class(type_name: str) -> str | None:
+    """What a recoding sees in a column of this type (duckdb_sdc.recodings): NUMBERS, TEXT (VARCHAR),
+    DATES (dates and timestamps), or None (booleans, lists, ...)."""
+    if is_numeric(type_name):
+        return NUMBERS
+    if is_temporal(type_name):
+        return DATES
+    return TEXT if type_name == "VARCHAR" else None
 
 
 def is_linkable(type_name: str) -> bool:
@@ -249,7 +260,7 @@ class CellProtection:
 @dataclass(frozen=True)
 class Rule:
     column: str  # the column; for a group, its first column
-    action: str  # 'keep', 'drop' or 'mask'
+    action: str  # 'keep', 'drop', 'mask' or 'recode'
     method: ReleaseMethod | None = None
     params: dict = field(default_factory=dict)  # as written, plus the epsilon assigned by the split
     strata: tuple[str, ...] | None = None  # None: the spec's default strata
@@ -262,6 +273,7 @@ class Rule:
     centroids_table: str | None = None  # dp_um: the unlinked noisy cluster means go to this table
     weighted: bool | None = None  # the rule's `weighted` (None: weighted when the source has a weight)
     identifying: bool = True  # False: the spec says its released columns identify no one (`identifying = false`)
+    recoding: Recoding | None = None  # action 'recode': the global recoding (duckdb_sdc.recodings)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -285,11 +297,13 @@ class Rule:
     def in_table(self) -> bool:
         """Whether the rule's columns appear in the release table (a centroids rule writes them to a
         table of their own)."""
-        return self.action == "keep" or (self.action == "mask" and self.centroids_table is None)
+        return self.action in ("keep", "recode") or (self.action == "mask" and self.centroids_table is None)
 
     def effective_params(self) -> dict:
         """Every parameter of the method with the value used (registry defaults read from their SQL
         literals)."""
+        if self.recoding is not None:
+            return self.recoding.effective_params(self.params)
         out = {}
         for p in self.method.params:
             if p.name == NAMES:
@@ -415,12 +429,26 @@ class Spec:
         """The columns distance-based disclosure risk (record linkage, interval disclosure) is measured
         on, by the gate and the report alike: the masked quasi-identifiers released as values, then the
         other quasi-identifiers released as values whose type is numeric, a date or a timestamp
-        (`is_linkable`; `types`: the source's column types). Text and boolean quasi-identifiers count in
-        k-anonymity (exact matching), not in distances."""
+        (`is_linkable`; `types`: the source's column types; a recoded column: see `_linkable`). Text
+        and boolean quasi-identifiers count in k-anonymity (exact matching), not in distances."""
         qi = self.quasi_identifiers()
         masked = self.masked_values()
         return (tuple(c for c in masked if c in qi)
-                + tuple(c for c in qi if c not in masked and not self.rules[c].boxed and is_linkable(types.get(c, ""))))
+                + tuple(c for c in qi if c not in masked and not self.rules[c].boxed and self._linkable(c, types)))
+
+    def _linkable(self, column: str, types: dict[str, str]) -> bool:
+        """A released value column in distances: of a linkable type, and a recoded one only when its
+        released values are on the source's scale (truncate_date, top_code: not bands, nor ages of dates)."""
+        source = types.get(column, "")
+        released = self.released_type(column, source)
+        return is_linkable(released) and (self.rules[column].recoding is None or type_class(released) == type_class(source))
+
+    def released_type(self, column: str, source_type: str) -> str:
+        """The type a released value column has: its recoding's released type, else the source's."""
+        rule = self.rules[column]
+        if rule.recoding is not None:
+            return rule.recoding.released_type(source_type, rule.params)
+        return source_type
 
     def exempted(self) -> dict[str, str]:
         """{released column: why the gate does not count it}: `identifying = false`, or left out of
@@ -593,8 +621,9 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec", *, relatio
     if not rules:
         raise c.error("columns", "declares no column")
     key_rule = rules.get(source.key) if source.key is not None else None
-    if key_rule is not None and key_rule.action == "mask":
-        raise c.error(f"columns.{source.key}", "the row key can only be kept or dropped, not masked")
+    if key_rule is not None and key_rule.action in ("mask", "recode"):
+        raise c.error(f"columns.{source.key}", f"the row key can only be kept or dropped, not "
+                                               f"{'masked' if key_rule.action == 'mask' else 'recoded'}")
     if key_rule is not None and key_rule.action == "keep" and key_rule.identifying:
         raise c.error(f"columns.{source.key}", f"the key {source.key!r} links every released record to its source "
                                                "record, and a view without it is no access control in a file handed "
@@ -609,8 +638,8 @@ def parse_spec(doc: dict, base: Path | str = ".", name: str = "spec", *, relatio
     check_weights(c, source, rules)
     for rule in _unique(rules.values()):
         for s in (strata if rule.strata is None else rule.strata):
-            if s in rules and rules[s].action == "mask":
-                raise c.error(rule.where, f"stratum column {s!r} is masked itself; "
+            if s in rules and rules[s].action in ("mask", "recode"):
+                raise c.error(rule.where, f"stratum column {s!r} is {'masked' if rules[s].action == 'mask' else 'recoded'} itself; "
                                           "strata must be kept or dropped")
     if output.table == output.view_without_key:
         raise c.error("output.view_without_key", "must differ from output.table")
@@ -874,7 +903,40 @@ def _rule(c: Checker, column: str, value) -> Rule:
         c.keys(where, value, ("rule", IDENTIFYING) if action == "keep" else ("rule",))
         identifying = c.flag(f"{where}.{IDENTIFYING}", value.get(IDENTIFYING, True))
         return Rule(column, action, where=where, identifying=identifying)
+    if value.get("method") in RECODINGS:
+        return _recode(c, where, column, dict(value))
     return _masking(c, where, dict(value), (COLUMN, BOXES), (column,))
+
+
+def _recode(c: Checker, where: str, column: str, settings: dict) -> Rule:
+    """A global recoding of one column ({ method = "truncate_date", unit = "year" }): its parameters
+    checked against their kinds (names, TOML types, values) before any SQL; the column's type is
+    checked against the source's (`plan.resolve`)."""
+    recoding = RECODINGS[settings.pop("method")]
+    name = recoding.name
+    identifying = c.flag(f"{where}.{IDENTIFYING}", settings.pop(IDENTIFYING)) if IDENTIFYING in settings else True
+    allowed = tuple(p.name for p in recoding.params)
+    unknown = [k for k in settings if k not in allowed]
+    if unknown:
+        raise c.error(where, f"{name} has no parameter {', '.join(map(repr, unknown))}; "
+                             f"its parameters: {', '.join(allowed)}")
+    missing = [p for p in recoding.required if p not in settings]
+    if missing:
+        raise c.error(where, f"{name} needs {', '.join(missing)}")
+    for key, v in settings.items():
+        param = recoding.param(key)
+        if not param.kind.accepts(v):
+            raise c.error(f"{where}.{key}", f"{name} expects {param.type}, got {show(v)}")
+        try:
+            param.check(v, name)
+        except SdcError as e:
+            raise c.error(f"{where}.{key}", f"{e} (got {show(v)})") from None
+    if recoding.check is not None:
+        try:
+            recoding.check(settings, name)
+        except SdcError as e:
+            raise c.error(where, str(e)) from None
+    return Rule(column, "recode", params=settings, where=where, identifying=identifying, recoding=recoding)
 
 
 def _group(c: Checker, i: int, value: dict) -> Rule:
@@ -896,8 +958,11 @@ def _masking(c: Checker, where: str, settings: dict, kinds: tuple[str, ...], col
         raise c.error(where, "a masking rule needs method = \"...\"")
     method = METHODS.get(name) if isinstance(name, str) else None
     known = sorted(m.name for m in METHODS.values() if m.kind in kinds)
+    if method is None and name in RECODINGS:
+        raise c.error(where, f"{name} recodes one column: declare it in [columns]")
     if method is None:
-        raise c.error(where, f"unknown method {show(name)}; known: {', '.join(known) or 'none yet'}")
+        recode = f"; recodings (one column): {', '.join(RECODINGS)}" if COLUMN in kinds else ""
+        raise c.error(where, f"unknown method {show(name)}; known: {', '.join(known) or 'none yet'}{recode}")
     if method.kind not in kinds:
         raise c.error(where, f"{name} masks {'a group of columns: declare it in [[groups]]' if method.kind == ROWS else 'one column: declare it in [columns]'}")
     strata = c.names(f"{where}.strata", settings.pop("strata")) if "strata" in settings else None

@@ -8,8 +8,8 @@
   views; the DuckDB release's file holds the table with the key too, and its view is no access
   control either);
 * keys a Spark release cannot honour (sampling weights, pooled small strata, cell protection, DP-UM's
-  centroids table, a table name Spark would hide), and a seed without
-  reproducible_noise (the DuckDB release's rule and message, `run.refuse_unopted_seeds`);
+  centroids table, a global recoding (duckdb_sdc.recodings), a table name Spark would hide), and a seed
+  without reproducible_noise (the DuckDB release's rule and message, `run.refuse_unopted_seeds`);
 * locations: the release folder and the source files must be where every executor reads and writes.
   With a master that is not local, a path without a scheme is a path on the machine that runs the
   driver, and is refused, naming the key; `file:///...` says that it is a shared mount, `hdfs://`,
@@ -108,6 +108,10 @@ def _key_problems(spec: Spec) -> list[str]:
         if rule.centroids_table is not None:
             out.append(f"{rule.where}.centroids_table: a Spark release does not write DP-UM's unlinked centroids "
                        "table; remove the setting, or run the release with DuckDB")
+    for rule in spec.rules.values():
+        if rule.action == "recode":
+            out.append(f"{rule.where}: method {rule.recoding.name} (a global recoding) runs on the DuckDB engine only; "
+                       "run the release with DuckDB")
     if TABLE_FOLDER_FORBIDDEN.search(spec.output.table):
         out.append(f"output.table: {spec.output.table!r} names the table's folder in a Spark release: it cannot "
                    "contain a slash or start with '.' or '_'")

@@ -22,6 +22,7 @@ from .._validate import fail, show
 from ..methods import generalisation as gz
 from ..methods import pram as pm
 from ..methods import recoding as rc
+from ..methods.recoding import BREAKS, LABELS, MAPPING, text_list as _text_list
 from ..methods import suppression as sp
 from ..params import KEYS, SEED_PARAM, STRATA, TBL_PARAM, Integer, Kind, Name, Param
 from ._arrow import reported, reporting_name, single_array
@@ -47,71 +48,6 @@ class Value(Kind):
 
     def accepts(self, value) -> bool:
         return False  # data come from the table, never from a spec
-
-
-@dataclass(frozen=True, eq=False)
-class Breaks(Kind):
-    """Band breaks: a list of at least two finite numbers, strictly increasing."""
-
-    doc: str = "the breaks b_0 < b_1 < ... < b_m of the bands, at least two finite numbers"
-    sql_type: str = "DOUBLE[]"
-    valid: str = "[0, 500, 1000]"
-    invalid: tuple[str, ...] = ("NULL", "[1]", "[2, 1]", "[0, 'inf'::DOUBLE]")
-
-    def check(self, value, func, param, **context):
-        return rc.check_breaks(value, func)
-
-    def accepts(self, value) -> bool:
-        return isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
-
-
-def _text_list(value) -> list | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if not (text.startswith("[") and text.endswith("]")):
-            return [value]
-        inner = text[1:-1].strip()
-        return [None if p.strip().upper() == "NULL" else p.strip() for p in inner.split(",")] if inner else []
-    return list(value)
-
-
-@dataclass(frozen=True, eq=False)
-class Labels(Kind):
-    """The labels of the bands: NULL (the intervals as text) or one non-NULL text per band."""
-
-    doc: str = "NULL (the intervals, e.g. '(18, 65]') or one label per band"
-    sql_type: str = "VARCHAR[]"
-    valid: str = "NULL"
-    invalid: tuple[str, ...] = ("[NULL]",)
-
-    def check(self, value, func, param, **context):
-        values = _text_list(value)
-        if values is not None and any(v is None for v in values):
-            raise fail(func, f"{param} must not contain NULL", param)
-        return values
-
-    def accepts(self, value) -> bool:
-        return isinstance(value, list) and all(isinstance(v, str) for v in value)
-
-
-@dataclass(frozen=True, eq=False)
-class Mapping_(Kind):
-    """A mapping of categories to their new names (a MAP); NULL is refused."""
-
-    doc: str = "the categories to rename and their new names, e.g. MAP {'2': 'other', '9': 'other'}"
-    sql_type: str = "MAP(VARCHAR, VARCHAR)"
-    valid: str = "MAP {'1': 'one'}"
-    invalid: tuple[str, ...] = ("NULL",)
-
-    def check(self, value, func, param, **context):
-        if value is None:
-            raise fail(func, f"{param} must not be NULL", param)
-        return value
-
-    def accepts(self, value) -> bool:
-        return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
 
 
 @dataclass(frozen=True, eq=False)
@@ -167,9 +103,6 @@ class Hierarchies(Kind):
 VALUE = Value(doc="the value (any type); NULL stays NULL")
 NUMBER_VALUE = Value(doc="the value (numeric, finite); NULL stays NULL")
 DATE_VALUE = Value(doc="the date or timestamp; NULL stays NULL", valid="DATE '2024-05-17'")
-BREAKS = Breaks()
-LABELS = Labels()
-MAPPING = Mapping_()
 IMPORTANCE = Importance()
 HIERARCHIES = Hierarchies()
 HIERARCHY = Name(of="table or a CSV file", doc="the hierarchy: a table or view whose columns are the value and its levels, or "
