@@ -424,10 +424,10 @@ def _release_spark(spec, args):
 
 
 def _evaluate_spark(spec, args):
-    from .spark import preflight
+    from .spark import paths, preflight
 
     where = preflight.locations(spec)
-    local = preflight._local_path(where.output)
+    local = paths.local_path(where.output)
     if local is not None and not Path(local, spec.output.table).is_dir():
         raise UserError(f"{spec.name}: output.database: no Spark release at {where.output!r} (its table folder "
                         f"{spec.output.table!r} is missing): write it with `duckdb-sdc release --engine spark` first")

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from release_helpers import FILE_BYTES, base_doc, people, scan_release, write_db, write_spec
 
-from duckdb_sdc import methods
+from duckdb_sdc import guarantees, masking, methods
 from duckdb_sdc.cli import main
 from duckdb_sdc.methods import boxes as bx
 from duckdb_sdc.release import (SpecError, dry_run, format_report, load_spec, parse_spec, plan_release, release,
@@ -334,7 +334,11 @@ def test_the_box_kind_is_derived_from_the_types():
             SqlFunction("test_no_table", "scalar", rows, f"{BOX_TYPE}[]", "no table form: not a method"),
             SqlFunction("test_other_struct", "scalar", rows, "STRUCT(box BIGINT)[]", "not a box"),
             SqlFunction("test_other_struct_table", "table", (), "table", ""))
-    derived = release_methods.derive(REGISTRY + fake)
+    # each stand-in has a record (a release method is a registered record with its rows)
+    records = {**masking.METHODS, **{name: masking.MaskingMethod(name, masking.RECORDS, (), lambda X: X,
+                                                                 guarantees.BOX_RELEASE)
+                                     for name in ("test_boxes", "test_no_table", "test_other_struct")}}
+    derived = release_methods.derive(REGISTRY + fake, records)
     assert derived["test_boxes"].kind == "boxes" and derived["box_release"].kind == "boxes"
     assert "test_no_table" not in derived and "test_other_struct" not in derived
     assert [p.name for p in derived["box_release"].settable] == ["k", "characteristic", "l", "eps"]
