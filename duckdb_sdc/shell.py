@@ -13,6 +13,9 @@ them: duckbox (the default: DuckDB's own table rendering, long results elided), 
 markdown, csv, tabs, list, line, json, jsonlines, html. Values are DuckDB's text for them (a CAST
 to VARCHAR; JSON as DuckDB's to_json writes it), NULL prints as NULL.
 
+A table function given a table that does not exist is reported as the function's error about the
+parameter that names it (`duckdb_sdc.sql.missing_table`), not as DuckDB's bare catalog error.
+
 In a script, the first failing statement or dot command stops it (`ShellError`, exit code 2 in the
 command); at the prompt it prints `Error: ...` and the prompt goes on.
 """
@@ -104,6 +107,7 @@ class Shell:
         import duckdb
 
         from ._validate import error_message
+        from .sql.missing_table import reword
 
         try:
             statements = self.con.extract_statements(text)
@@ -119,7 +123,8 @@ class Shell:
                 else:
                     self.con.execute(statement.query).fetchall()
             except duckdb.Error as e:
-                raise ShellError(error_message(e)) from None
+                # a table function's missing table: the function and the parameter that names it
+                raise ShellError(reword(str(e), statement.query) or error_message(e)) from None
 
     # -- output ----------------------------------------------------------------------------------
 

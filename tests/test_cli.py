@@ -395,6 +395,18 @@ def test_a_bad_dot_command_in_a_script_is_one_line_and_exit_2(script, message):
     assert done.stderr.startswith(f"duckdb-sdc sql: error: {message}") and done.stderr.count("\n") == 1
 
 
+def test_a_table_functions_missing_table_names_the_function_and_the_parameter():
+    """DuckDB's own error ('Table with name no_such does not exist! Did you mean "pg_tables"?') names
+    neither; the shell has the statement, so it says which parameter of which call names the table."""
+    done = _cli("sql", "-c", "CREATE TABLE t AS SELECT range::DOUBLE AS x FROM range(9);\n"
+                             "SELECT * FROM t JOIN evaluate_masking('t', masked := 'no_such', key := 'x') USING (x);")
+    assert done.returncode == 2
+    assert done.stderr == ("duckdb-sdc sql: error: evaluate_masking: masked = 'no_such' names no table or view "
+                           "(Catalog Error: Table with name no_such does not exist)\n")
+    plain = _cli("sql", "-c", "SELECT * FROM no_such")  # no table function: DuckDB's message stands
+    assert plain.returncode == 2 and "Table with name no_such does not exist!" in plain.stderr
+
+
 def test_semicolons_in_strings_and_comments_do_not_end_a_statement():
     done = _cli("sql", "-list", stdin="SELECT 'a;b' AS s -- c;\n, 2 AS n;\n.tables\nSELECT /* ; */ 3 AS m\n")
     assert done.returncode == 0, done.stderr

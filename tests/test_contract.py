@@ -20,7 +20,8 @@ default or its kind's valid example) and then checks:
   function, the parameter and the column; given a table that does not exist (one case per table
   parameter, and a name whose schema does not exist), it fails with DuckDB's catalog error naming the
   table, pointing at the call (DuckDB binds a table name before any of the function's own SQL runs: see
-  docs/contributing-parameters.md);
+  docs/contributing-parameters.md), which `duckdb_sdc.sql.missing_table.reword` (and so `duckdb-sdc
+  sql`) words as the function's error about the parameter;
 * a table function given a table of nothing but the columns it names returns the same columns (less
   the others), one row per record, or the same report;
 * every docstring example runs, and where it states its result (`-- 0.25`) the result is that;
@@ -46,6 +47,7 @@ import duckdb_sdc
 from duckdb_sdc._validate import SdcError
 from duckdb_sdc.params import STRATA, ColumnNames, Data, GroupSize, Name, PerColumn, SamplingWeights, Seed, Weights
 from duckdb_sdc.sql import REGISTRY
+from duckdb_sdc.sql.missing_table import reword
 from duckdb_sdc.sql.registry import READS, RESULTS
 
 BIG, TINY = 2.0 ** 1014, 2.0 ** -1064
@@ -639,11 +641,18 @@ def _missing_table_cases():
 
 
 @pytest.mark.parametrize("row, param, name", list(_missing_table_cases()))
-def test_a_missing_table_is_duckdbs_catalog_error_at_the_call(con, row, param, name):
-    """DuckDB binds a table name before any SQL of the function runs, so the error is its own: a Catalog
-    Error naming the table (or its schema) and pointing at the call, never a parser error or a traceback."""
-    message = _refused(con, _call(row, override={param.name: f"'{name}'"}), row.name, name.split(".")[0])
+def test_a_missing_table_is_named_with_its_parameter_where_duckdb_sdc_runs_the_statement(con, row, param, name):
+    """DuckDB binds a table name before any SQL of the function runs, so its error is its own: a Catalog
+    Error naming the table (or its schema) and pointing at the call, never a parser error or a traceback.
+    Where duckdb_sdc runs the statement (`duckdb-sdc sql`, `missing_table.reword`), the error names the
+    function and the parameter."""
+    sql = _call(row, override={param.name: f"'{name}'"})
+    message = _refused(con, sql, row.name, name.split(".")[0])
     assert message.startswith("Catalog Error:"), message
+    why = " because schema \"no_such_schema\" does not exist" if "." in name else ""
+    shown = name if "." not in name else f'"{name}"'
+    assert reword(message, sql) == (f"{row.name}: {param.name} = '{name}' names no table or view "
+                                    f"(Catalog Error: Table with name {shown} does not exist{why})")
 
 
 def _columns_read(row) -> list[str]:
