@@ -408,7 +408,7 @@ def _ewd_rows(con, relation, key, column, where, params, s, method):
     # on the values scaled by 2^-e, as the numpy method computes (`_numerics.to_unit`)
     e = exponent(np.array([lo, hi]))
     lo, hi = float(np.ldexp(lo, -e)), float(np.ldexp(hi, -e))
-    width, top = disc._ewd_width(method, lo, hi, c)
+    width, top = disc.ewd_width(method, lo, hi, c)
     sums = np.zeros(c, np.float64)
     counts = np.zeros(c, np.int64)
     smallest = np.full(c, np.inf)
@@ -416,7 +416,7 @@ def _ewd_rows(con, relation, key, column, where, params, s, method):
                      f"ORDER BY {_qi(key)}").to_arrow_reader(CHUNK_ROWS)
     for batch in reader:
         v = np.ldexp(batch.column(0).to_numpy(zero_copy_only=False), -e)
-        bins = disc._ewd_bins(v, lo, width, top) if width > 0 else np.zeros(v.shape[0])
+        bins = disc.ewd_bins(v, lo, width, top) if width > 0 else np.zeros(v.shape[0])
         _bin_sums(bins.astype(np.int64), v, lo, sums, counts, smallest)
     out = []
     for t, b in enumerate(np.flatnonzero(counts)):

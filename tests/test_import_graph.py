@@ -5,6 +5,8 @@ cannot hide a cycle. `from . import x` is an edge to the submodule x; `from .x i
 * no cycle among the modules (a module imported inside a function included);
 * no `from x import _name` across modules: a name another module imports is public in its module, or
   its module is private as a whole (a leading underscore on the module's name, public names inside);
+  nor `x._name` on a module of the package imported as x (`from . import discretisation as disc`,
+  then `disc._ewd_width(...)`), which the import statements alone would not show;
 * the Spark engine is a leaf of the package: no module outside duckdb_sdc/spark/ imports it, except the
   command line, which dispatches `--engine spark` to it inside the command's function (ENTRY_POINTS).
 
@@ -41,10 +43,10 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-def imports(path: Path, known: frozenset[str] = frozenset()) -> list[Import]:
-    """Every import of the file. `from x import y` is an import of the module x.y when that module is
-    in `known` (the package's modules), else of x."""
-    module = module_name(path)
+def imports(path: Path, known: frozenset[str] = frozenset(), module: str | None = None) -> list[Import]:
+    """Every import of the file (of the module `module`, by default the file's own). `from x import y`
+    is an import of the module x.y when that module is in `known` (the package's modules), else of x."""
+    module = module or module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     tree = ast.parse(path.read_text())
     top = {id(node) for node in tree.body}
@@ -148,6 +150,41 @@ def test_no_private_name_is_imported_across_modules():
              if imp.name is not None and imp.name.startswith("_") and not imp.name.startswith("__")
              and imp.source.startswith("duckdb_sdc") and imp.source != name]
     assert found == []
+
+
+def private_attributes(path: Path, known: frozenset[str], module: str | None = None) -> list[str]:
+    """`alias._name` in the file (of the package's module `module`, by default the file's own), where
+    alias is another module of the package bound by an import statement of the file."""
+    tree = ast.parse(path.read_text())
+    module = module or module_name(path)
+    by_line: dict[int, list[Import]] = {}
+    for imp in imports(path, known, module):
+        by_line.setdefault(imp.line, []).append(imp)
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for imp, a in zip(by_line.get(node.lineno, []), node.names):
+                if imp.target in known and imp.target.rpartition(".")[2] == a.name:
+                    aliases[a.asname or a.name] = imp.target
+        elif isinstance(node, ast.Import):
+            aliases.update({a.asname: a.name for a in node.names if a.asname and a.name in known})
+    return [f"{module}:{node.lineno} {node.value.id}.{node.attr}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+            and node.attr.startswith("_") and not node.attr.startswith("__") and aliases[node.value.id] != module]
+
+
+def test_no_private_name_is_read_from_another_module():
+    known = frozenset(modules())
+    assert [hit for path in modules().values() for hit in private_attributes(path, known)] == []
+
+
+def test_private_attributes_are_found(tmp_path):
+    """The check sees `alias._name` through `from . import m as alias`, and not a public name."""
+    path = tmp_path / "probe.py"
+    path.write_text("from . import discretisation as disc\n\n\ndef f():\n    return disc._ewd_width, disc.ewd_width\n")
+    assert private_attributes(path, frozenset(modules()), "duckdb_sdc.methods.probe") == [
+        "duckdb_sdc.methods.probe:5 disc._ewd_width"]
 
 
 def test_no_module_outside_spark_imports_it():

@@ -199,12 +199,12 @@ class DpPlan(StratumPlan):
         stratum's last bucket, whose length is then a multiple of k plus the remainder)."""
         if v.shape[0] == 0:
             return v.copy()
-        v, lo, hi = _dp._scaled(np.asarray(v, np.float64), self.lb, self.ub, self.e)
-        centre, sens, mag = _dp._stats(self.mechanism, self.k, lo, hi, v)
-        sizes = _dp._sizes(v.shape[0], self.k)
-        allowed = np.where(sens > 0, sens * (1 + 2.0**-48) + _dp._rounding_allowance(sizes, mag), 0.0)
+        v, lo, hi = _dp.scale_down(np.asarray(v, np.float64), self.lb, self.ub, self.e)
+        centre, sens, mag = _dp.centroid_stats(self.mechanism, self.k, lo, hi, v)
+        sizes = _dp.cluster_sizes(v.shape[0], self.k)
+        allowed = np.where(sens > 0, sens * (1 + 2.0**-48) + _dp.rounding_allowance(sizes, mag), 0.0)
         noisy = draw_noise(centre, allowed, self.epsilon, mag, self.seed, bucket.offset // self.k, self.mechanism)
-        return _dp._back(self.mechanism, np.repeat(_dp._clamp(noisy, lo, hi), sizes), self.e)
+        return _dp.scale_back(self.mechanism, np.repeat(_dp.clamp_to_domain(noisy, lo, hi), sizes), self.e)
 
 
 @dataclass(frozen=True)
@@ -227,10 +227,10 @@ class LaplacePlan(StratumPlan):
     def mask(self, bucket, v, keys=None, x=None) -> np.ndarray:
         x = np.clip(np.asarray(x, np.float64), self.lb, self.ub)
         e = _dp.scale_exponent(x, self.lb, self.ub)
-        x, lo, hi = _dp._scaled(x, self.lb, self.ub, e)
+        x, lo, hi = _dp.scale_down(x, self.lb, self.ub, e)
         sens = np.full(x.shape[0], (hi - lo) * (1 + 2.0**-48))
         out = draw_noise(x, sens, self.epsilon, max(abs(lo), abs(hi)), self.seed, bucket.offset, "dp_laplace")
-        return _dp._back("dp_laplace", np.clip(out, lo, hi), e)
+        return _dp.scale_back("dp_laplace", np.clip(out, lo, hi), e)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def _summary_points(values, ends, bounds, rep, centre):
 
 
 def _refuse_a_lone_value(func: str, c: int, sizes: np.ndarray) -> None:
-    """`discretisation._refuse_a_lone_value` on the summary: c = 'auto' must not leave a set of
+    """`discretisation.refuse_a_lone_value` on the summary: c = 'auto' must not leave a set of
     attraction of fewer than AUTO_MIN_SET values (the same refusal, in the same words)."""
     smallest = int(sizes.min()) if sizes.size else disc.AUTO_MIN_SET
     if smallest < disc.AUTO_MIN_SET:
@@ -125,8 +125,8 @@ def summary_points(method: str, params: dict, values: np.ndarray, counts: np.nda
         points = _summary_points(unit, ends, bounds, disc.POINTS.index(rep), centre)
         return values[np.searchsorted(ends, bounds[1:-1], side="right")], np.ldexp(points, e)
     lo, hi = float(unit[0]), float(unit[-1])
-    width, top = disc._ewd_width(func, lo, hi, c)
-    bins = disc._ewd_bins(unit, lo, width, top) if width > 0 else np.zeros(values.shape[0])
+    width, top = disc.ewd_width(func, lo, hi, c)
+    bins = disc.ewd_bins(unit, lo, width, top) if width > 0 else np.zeros(values.shape[0])
     occupied, first = np.unique(bins, return_index=True)
     if auto:
         _refuse_a_lone_value(func, c, np.add.reduceat(counts, first))

@@ -96,7 +96,7 @@ RBD_DRAWS_MAX = 10**9  # re-sampling's random draws before it refuses (about 10 
 
 
 @nb.njit(cache=True, nogil=True)
-def _ewd_bins(x, lo, width, top):
+def ewd_bins(x, lo, width, top):
     """Interval numbers min(floor((x - lo) / width), top) as float64 (exact integers; float64 so
     that any c works, also beyond the int64 range)."""
     n = x.shape[0]
@@ -110,7 +110,7 @@ def _ewd_bins(x, lo, width, top):
 _LABEL_MAX = 2**63 - 1  # the largest interval number a BIGINT label can hold
 
 
-def _ewd_width(func: str, lo: float, hi: float, c: int) -> tuple[float, float]:
+def ewd_width(func: str, lo: float, hi: float, c: int) -> tuple[float, float]:
     """(width, c - 1 as float64) of c equal-width intervals over [lo, hi] (data scaled to at most 1 in
     magnitude, so hi - lo cannot overflow); refuses a c so large that the width is not a positive
     float64."""
@@ -879,11 +879,12 @@ def _run(func, method, x, c, rep, opts, stochastic, seed) -> _Result:
     if n == 0:
         return _Result(lambda: np.empty(0, np.int64), lambda: np.empty(0))
     x, e = to_unit(x)
-    res = _run_unit(func, method, x, c, rep, opts, stochastic, rng)
+    res = run_unit(func, method, x, c, rep, opts, stochastic, rng)
     return _Result(lambda: res.labels, lambda: np.ldexp(res.rounded, e), lambda: res.groups)
 
 
-def _run_unit(func, method, x, c, rep, opts, stochastic, rng) -> _Result:
+def run_unit(func, method, x, c, rep, opts, stochastic, rng) -> _Result:
+    """One discretisation of the finite values x (unweighted): its labels, rounded values and groups."""
     n = x.shape[0]
     if method == "ewd" and c != AUTO and rep != "median":
         return _run_ewd(func, x, c, rep, stochastic, rng)
@@ -906,8 +907,8 @@ def _run_unit(func, method, x, c, rep, opts, stochastic, rng) -> _Result:
                        lambda: rounded if stochastic else _lookup(x, lows, points))
     if method == "ewd":
         lo, hi = float(v[0]), float(v[-1])
-        width, top = _ewd_width(func, lo, hi, c)
-        bins = _ewd_bins(v, lo, width, top) if width > 0 else np.zeros(n)
+        width, top = ewd_width(func, lo, hi, c)
+        bins = ewd_bins(v, lo, width, top) if width > 0 else np.zeros(n)
         lab, ids = np.unique(bins, return_inverse=True)  # occupied bins, ids in sorted order
         g = lab.shape[0]
         points = (lo + (lab + 0.5) * width if rep == "midpoint" and width > 0
@@ -926,8 +927,8 @@ def _run_unit(func, method, x, c, rep, opts, stochastic, rng) -> _Result:
 def _run_ewd(func, x, c, rep, stochastic, rng) -> _Result:
     """Equal width without sorting (mean and midpoint points)."""
     lo, hi = float(x.min()), float(x.max())
-    width, top = _ewd_width(func, lo, hi, c)
-    bins = _ewd_bins(x, lo, width, top) if width > 0 else np.zeros(x.shape[0])
+    width, top = ewd_width(func, lo, hi, c)
+    bins = ewd_bins(x, lo, width, top) if width > 0 else np.zeros(x.shape[0])
     if c <= 4 * x.shape[0] + 1024:
         ibins = bins.astype(np.int64)
         counts = np.bincount(ibins, minlength=c)
@@ -971,14 +972,14 @@ def discretise(x, c, method: str = "efd", representative: str = "mean", *, stoch
     seed = SEED.check(seed, func, "seed")
     res = _run(func, method, x, c, rep, opts, stochastic, seed)
     if c == AUTO and x.shape[0] > 0:
-        _refuse_a_lone_value(func, x, res.groups)
+        refuse_a_lone_value(func, x, res.groups)
     return res.rounded
 
 
 AUTO_MIN_SET = 2  # the smallest set of attraction that c = 'auto' may leave (a release's MIN_SET)
 
 
-def _refuse_a_lone_value(func: str, x: np.ndarray, groups: np.ndarray) -> None:
+def refuse_a_lone_value(func: str, x: np.ndarray, groups: np.ndarray) -> None:
     """c = 'auto' must not release a value unchanged: the Freedman-Diaconis number of intervals grows
     with the range, so one outlier can give more intervals than there are distinct values (0..199
     and 1e6: 29,000 intervals, every value its own). Refused when a set of attraction holds fewer than

@@ -65,7 +65,7 @@ Choices where the papers are silent:
   is multiplied back by 2^e: sums cannot overflow at 1e308, and a sensitivity cannot underflow (at
   1e-318 the noise used to vanish and the raw values came back). For the DP mechanisms e depends on
   the public domain only, so the output grid does too. `idp_cbls` without a domain refuses a noisy
-  value beyond the largest finite double (`_back`). The sampler refuses, rather than releasing raw
+  value beyond the largest finite double (`scale_back`). The sampler refuses, rather than releasing raw
   values, any noise scale that would still not fit a normal double: after the scaling only idp_cbls can
   meet this, for a cluster of values about 2^-970 of the attribute's largest, and says so (`_sampling`).
 * Seeded noise (reproducible, not private) is counter-based: the noise of cluster t, or of record t
@@ -100,7 +100,8 @@ _KIND = {"idp_cbls": _CBLS, "idp_ls": _LS, "dp_um": _UM}
 # validation
 
 
-def _domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | None]:
+def checked_domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | None]:
+    """The domain [lb, ub] checked (lb < ub; NULL refused when `required`), as floats or None."""
     kind = BOUND if required else OPTIONAL_BOUND  # BOUND refuses NULL, saying why
     lo, hi = kind.check(lb, func, "lb"), kind.check(ub, func, "ub")
     if lo is not None and hi is not None and not lo < hi:
@@ -108,12 +109,14 @@ def _domain(func: str, lb, ub, required: bool) -> tuple[float | None, float | No
     return lo, hi
 
 
-def _k(func: str, k, n: int, mechanism: str) -> int:
+def checked_cluster_size(func: str, k, n: int, mechanism: str) -> int:
+    """The cluster size k checked for `mechanism` and n values."""
     # noise, not the group, protects: k >= 1 (k >= 3 for iDP-CBLS, which needs 3 values per cluster)
     return (CBLS_CLUSTER_SIZE if mechanism == "idp_cbls" else DP_CLUSTER_SIZE).check(k, func, "k", n=n)
 
 
-def _clamp(x: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
+def clamp_to_domain(x: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
+    """x clamped to [lo, hi] (unchanged without a domain)."""
     if lo is None and hi is None:
         return x
     return np.clip(x, lo, hi)
@@ -160,14 +163,15 @@ def _cluster_stats(v, k, kind, lb, ub):
     return centre, sens, mag
 
 
-def _sizes(n: int, k: int) -> np.ndarray:
+def cluster_sizes(n: int, k: int) -> np.ndarray:
+    """The sizes of the n // k clusters of consecutive sorted values: k each, the last takes the rest."""
     g = n // k
     sizes = np.full(g, k, dtype=np.int64)
     sizes[-1] += n - g * k
     return sizes
 
 
-def _rounding_allowance(sizes, mag) -> np.ndarray:
+def rounding_allowance(sizes, mag) -> np.ndarray:
     """Bound on the rounding error of a computed centroid (sum of m terms, then a division),
     counted twice (this data set and a neighbour): (m + 1) 2^-51 times the magnitude bound, plus
     (m + 1) 2^-1074 for operations whose result is subnormal (absolute error up to 2^-1075 each)."""
@@ -177,12 +181,13 @@ def _rounding_allowance(sizes, mag) -> np.ndarray:
 def _prepare(func: str, mechanism: str, x, k, lb, ub):
     """The validated values clamped to the domain, k, and the domain."""
     x = finite_values(func, "x", x)
-    lo, hi = _domain(func, lb, ub, required=mechanism != "idp_cbls")
-    kk = None if mechanism == "dp_laplace" else _k(func, k, x.shape[0], mechanism)
-    return _clamp(x, lo, hi), kk, lo, hi
+    lo, hi = checked_domain(func, lb, ub, required=mechanism != "idp_cbls")
+    kk = None if mechanism == "dp_laplace" else checked_cluster_size(func, k, x.shape[0], mechanism)
+    return clamp_to_domain(x, lo, hi), kk, lo, hi
 
 
-def _stats(mechanism, k, lo, hi, v):
+def centroid_stats(mechanism, k, lo, hi, v):
+    """Per cluster of the sorted (scaled) values v: its centroid, its sensitivity and a magnitude bound."""
     lb = 0.0 if lo is None else lo
     ub = 0.0 if hi is None else hi
     return _cluster_stats(v, k, _KIND[mechanism], lb, ub)
@@ -199,7 +204,7 @@ def scale_exponent(x: np.ndarray, lo: float | None, hi: float | None) -> int:
     return math.frexp(m)[1] if m > 0 else 0
 
 
-def _scaled(x, lo, hi, e):
+def scale_down(x, lo, hi, e):
     """x, lo, hi times 2^-e (exact, but for values below 2^-1074 of the largest: a per-record change,
     which the guarantees allow)."""
     def down(b):
@@ -207,7 +212,7 @@ def _scaled(x, lo, hi, e):
     return np.ldexp(x, -e), down(lo), down(hi)
 
 
-def _back(func: str, out: np.ndarray, e: int) -> np.ndarray:
+def scale_back(func: str, out: np.ndarray, e: int) -> np.ndarray:
     """Released values of the scaled problem in the data's units: times 2^e. A noisy value whose
     rescaled magnitude float64 cannot hold is refused, never clamped (clamping would release a value
     that is not the mechanism's); only idp_cbls without a domain can meet this, near 1e308. Refusing
@@ -253,12 +258,12 @@ def _too_wide(func: str, eps: float, x: np.ndarray, lo, hi, e: int, err: NoiseUn
 def _clusters(mechanism: str, v: np.ndarray, k: int, eps: float, lo, hi, seed):
     """(sizes, noisy centroids) of the sorted, clamped, scaled values v: one draw per cluster t,
     counter t for seeded noise."""
-    centre, sens, mag = _stats(mechanism, k, lo, hi, v)
-    sizes = _sizes(v.shape[0], k)
-    allowed = np.where(sens > 0, sens * (1 + 2.0**-48) + _rounding_allowance(sizes, mag), 0.0)
+    centre, sens, mag = centroid_stats(mechanism, k, lo, hi, v)
+    sizes = cluster_sizes(v.shape[0], k)
+    allowed = np.where(sens > 0, sens * (1 + 2.0**-48) + rounding_allowance(sizes, mag), 0.0)
     counters = np.arange(sizes.shape[0], dtype=np.uint64)
     noisy = laplace_mechanism(centre, allowed, eps, mag, seed=seed, counters=counters)
-    return sizes, _clamp(noisy, lo, hi)
+    return sizes, clamp_to_domain(noisy, lo, hi)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,18 +293,18 @@ def release(x, mechanism: str, k, epsilon, lb=None, ub=None, seed=None) -> np.nd
         return x.copy()
     e = scale_exponent(x, lo, hi)
     sampling = _sampling(func, mechanism, eps, x, lo, hi, e)
-    x, lo, hi = _scaled(x, lo, hi, e)
+    x, lo, hi = scale_down(x, lo, hi, e)
     if mechanism == "dp_laplace":
         # the value itself is released: no computation to round, only the width (hi - lo)
         sens = np.full(x.shape[0], (hi - lo) * (1 + 2.0**-48))
         counters = np.arange(x.shape[0], dtype=np.uint64)
         with sampling:
             out = laplace_mechanism(x, sens, eps, max(abs(lo), abs(hi)), seed=s, counters=counters)
-        return _back(func, np.clip(out, lo, hi), e)
+        return scale_back(func, np.clip(out, lo, hi), e)
     order, v = sort_column(x)
     with sampling:
         sizes, noisy = _clusters(mechanism, v, kk, eps, lo, hi, s)
-    return _back(func, unsort(order, np.repeat(noisy, sizes)), e)
+    return scale_back(func, unsort(order, np.repeat(noisy, sizes)), e)
 
 
 def dp_um_centroids(x, k, epsilon, lb, ub, seed=None) -> tuple[np.ndarray, np.ndarray]:
@@ -325,10 +330,10 @@ def dp_um_centroids(x, k, epsilon, lb, ub, seed=None) -> tuple[np.ndarray, np.nd
         return np.zeros(0, np.int64), np.zeros(0)
     e = scale_exponent(x, lo, hi)
     sampling = _sampling(func, "dp_um", eps, x, lo, hi, e)
-    x, lo, hi = _scaled(x, lo, hi, e)
+    x, lo, hi = scale_down(x, lo, hi, e)
     with sampling:
         sizes, noisy = _clusters("dp_um", np.sort(x), kk, eps, lo, hi, s)
-    return sizes, _back(func, noisy, e)
+    return sizes, scale_back(func, noisy, e)
 
 
 def idp_cbls(x, k, epsilon, lb=None, ub=None, seed=None) -> np.ndarray:
@@ -373,13 +378,13 @@ def idp_sensitivity(x, k, mechanism: str, lb=None, ub=None) -> np.ndarray:
     if x.shape[0] == 0:
         return x.copy()
     e = scale_exponent(x, lo, hi)
-    x, lo, hi = _scaled(x, lo, hi, e)
+    x, lo, hi = scale_down(x, lo, hi, e)
     if mechanism == "dp_laplace":
         out = np.full(x.shape[0], hi - lo)
     else:
         order, v = sort_column(x)
-        _, sens, _ = _stats(mechanism, kk, lo, hi, v)
-        out = unsort(order, np.repeat(sens, _sizes(v.shape[0], kk)))
+        _, sens, _ = centroid_stats(mechanism, kk, lo, hi, v)
+        out = unsort(order, np.repeat(sens, cluster_sizes(v.shape[0], kk)))
     with np.errstate(over="ignore"):
         out = np.ldexp(out, e)
     if not np.isfinite(out).all():

@@ -402,7 +402,8 @@ def _ranking_sorted(n, k):
 METHODS = ("mdav", "vmdav", "oma", "ranking")
 
 
-def _sorted_labels(method: str, order, v, k: int, gamma: float) -> np.ndarray:
+def sorted_labels(method: str, order, v, k: int, gamma: float) -> np.ndarray:
+    """Group labels of the sorted values v (ascending, `order` their positions) by `method`."""
     if method == "mdav":
         return _mdav_sorted(v, order, k)
     if method == "vmdav":
@@ -415,7 +416,9 @@ def _sorted_labels(method: str, order, v, k: int, gamma: float) -> np.ndarray:
 _METHOD = choice(*METHODS)
 
 
-def _prepare(func: str, x, k, gamma):
+def prepare_input(func: str, x, k, gamma):
+    """The checked input, k resolved ('auto'), and the sorted values scaled and centred:
+    (x, k, gamma, order, v, center, e)."""
     x = finite_values(func, "x", x)
     k = GROUP_SIZE_AUTO.check(k, func, "k", n=x.shape[0])
     gamma = NONNEGATIVE.check(gamma, func, "gamma")
@@ -442,8 +445,8 @@ def partition(x, k, method: str = "mdav", *, gamma: float = 0.2) -> np.ndarray:
     """
     func = "partition"
     method = _METHOD.check(method, func, "method")
-    _, k, gamma, order, v, _, _ = _prepare(func, x, k, gamma)
-    return unsort(order, _sorted_labels(method, order, v, k, gamma))
+    _, k, gamma, order, v, _, _ = prepare_input(func, x, k, gamma)
+    return unsort(order, sorted_labels(method, order, v, k, gamma))
 
 
 def microaggregate(x, k, method: str = "mdav", representative: str = "mean", *, gamma: float = 0.2) -> np.ndarray:
@@ -457,8 +460,8 @@ def microaggregate(x, k, method: str = "mdav", representative: str = "mean", *, 
     func = f"{method}_round" if method in METHODS else "microaggregate"
     method = _METHOD.check(method, func, "method")
     rep = REPRESENTATIVE.check(representative, func, "representative")
-    _, k, gamma, order, v, center, e = _prepare(func, x, k, gamma)
-    lab = _sorted_labels(method, order, v, k, gamma)
+    _, k, gamma, order, v, center, e = prepare_input(func, x, k, gamma)
+    lab = sorted_labels(method, order, v, k, gamma)
     g = int(lab.max()) + 1
     reps = np.ldexp(group_stats_sorted(v, lab, g, rep == "median") + center, e)  # within the data's range
     return unsort(order, reps[lab])

@@ -98,7 +98,7 @@ def standardised(X) -> np.ndarray:
     return np.ascontiguousarray(Z)
 
 
-def _lower_median(A: np.ndarray) -> np.ndarray:
+def lower_median(A: np.ndarray) -> np.ndarray:
     """Per column, the lower median (a data value, so integer data stay integer)."""
     n = A.shape[0]
     return np.partition(A, (n - 1) // 2, axis=0)[(n - 1) // 2]
@@ -108,7 +108,7 @@ def _lower_median_center(A: np.ndarray) -> np.ndarray:
     """A scaled by the one power of two that puts its largest magnitude in [1/2, 1) (one for all
     columns, so distances keep their proportions) minus, per column, its lower median."""
     A, _ = to_unit(A)
-    return np.ascontiguousarray(A - _lower_median(A))
+    return np.ascontiguousarray(A - lower_median(A))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -830,7 +830,7 @@ def centroids(X, labels) -> np.ndarray:
         raise fail(func, f"labels must be >= 0, got {lab.min()}")
     g = int(lab.max()) + 1
     A, e = per_column_unit(A)
-    med = _lower_median(A)
+    med = lower_median(A)
     counts = np.bincount(lab, minlength=g).astype(np.float64)
     out = np.empty((g, A.shape[1]))
     for j in range(A.shape[1]):

@@ -180,8 +180,8 @@ def microaggregate_weighted(x, weights, k, method: str = "mdav", representative:
     if all_equal(w):
         return micro.microaggregate(x, k, method, rep, gamma=gamma)
     w = unit_weights(func, "weights", w)
-    x, k, gamma, order, v, center, e = micro._prepare(func, x, k, gamma)
-    lab = micro._sorted_labels(method, order, v, k, gamma)
+    x, k, gamma, order, v, center, e = micro.prepare_input(func, x, k, gamma)
+    lab = micro.sorted_labels(method, order, v, k, gamma)
     reps = np.ldexp(_weighted_reps_sorted(order, v, w, lab, rep) + center, e)
     return unsort(order, reps[lab])
 
@@ -213,9 +213,9 @@ def discretise_weighted(x, weights, c, method: str = "efd", representative: str 
     w = unit_weights(func, "weights", w)
     rng = np.random.default_rng(seed) if stochastic else None
     xu, e = to_unit(x)
-    groups = disc._run_unit(func, method, xu, c, "mean", {}, False, None).groups
+    groups = disc.run_unit(func, method, xu, c, "mean", {}, False, None).groups
     if c == AUTO:
-        disc._refuse_a_lone_value(func, x, groups)  # as the unweighted method: 'auto' leaves no value alone
+        disc.refuse_a_lone_value(func, x, groups)  # as the unweighted method: 'auto' leaves no value alone
     if method == "ewd":  # interval numbers (floats, some intervals empty): renumbered 0..g-1
         ids = np.unique(groups, return_inverse=True)[1].astype(np.int64)
     else:  # efd, kmd: every interval holds values, numbered 0..g-1 in increasing order
@@ -249,7 +249,7 @@ def weighted_centroids(X, weights, labels) -> np.ndarray:
     lab = np.ascontiguousarray(labels, dtype=np.int64)
     g = int(lab.max()) + 1
     A, e = multivariate.per_column_unit(A)
-    med = multivariate._lower_median(A)
+    med = multivariate.lower_median(A)
     wsum = np.bincount(lab, weights=w, minlength=g)
     out = np.empty((g, A.shape[1]))
     for j in range(A.shape[1]):

@@ -75,7 +75,7 @@ def window_table(spark, src, params: dict, key: str, strata: list[int], func: st
     lo = {r[S]: float(np.ldexp(r["lo"], -e[r[S]])) for r in stats}
     width, top = {}, float(c - 1)
     for r in stats:
-        width[r[S]], top = disc._ewd_width(func, lo[r[S]], float(np.ldexp(r["hi"], -e[r[S]])), c)
+        width[r[S]], top = disc.ewd_width(func, lo[r[S]], float(np.ldexp(r["hi"], -e[r[S]])), c)
     unit = per_stratum(F.lit(None).cast("double"), {s: _times_power_of_two(F.col(V), -e[s]) for s in e})
     bin_expr = bins(unit, lo, width, c)
     bin_col, unit_col = "__sdc_bin", "__sdc_unit"

@@ -290,19 +290,19 @@ def _stratum_plan(src, *, method, params, key, order, layout, s, n, func, column
             k = GROUP_SIZE_AUTO.check(max(fd, GROUP_SIZE_AUTO.minimum), func, "k", n=n)
         rep = REPRESENTATIVE.check(params.get("representative", "mean"), func, "representative")
         centre = float(_with_positions(src, key, order, layout, s, n, lambda v: v[(n - 1) // 2]))
-        e = layout[s].exponent  # the numpy method's scale (`microaggregation._prepare`)
+        e = layout[s].exponent  # the numpy method's scale (`microaggregation.prepare_input`)
         if method == "ranking_round":
             return RankingPlan(n, k, centre, median=rep == "median", e=e)
         return MdavPlan(n, k, centre, order.split_of(s), median=rep == "median", e=e)
     mechanism = method
     eps = EPSILON.check(params.get("epsilon"), func, "epsilon")
-    lo, hi = np_dp._domain(func, params.get("lb"), params.get("ub"), required=mechanism != "idp_cbls")
+    lo, hi = np_dp.checked_domain(func, params.get("lb"), params.get("ub"), required=mechanism != "idp_cbls")
     seed = SEED.check(params.get("seed"), func, "seed")
     if seed is not None and column is not None:
         seed = stratum_seed(seed, column, s)
     if mechanism == "dp_laplace":
         return LaplacePlan(n, eps, lo, hi, seed)
-    k = np_dp._k(func, params.get("k"), n, mechanism)
+    k = np_dp.checked_cluster_size(func, params.get("k"), n, mechanism)
     if lo is None or hi is None:  # idp_cbls without a domain: scaled by the largest clamped magnitude
         e = _with_positions(src, key, order, layout, s, n,
                             lambda v: np_dp.scale_exponent(np.array([v[0], v[n - 1]], np.float64), lo, hi))
