@@ -70,7 +70,7 @@ def ensure_installed(extras: str) -> None:
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[{extras}]"], check=True)
     # compile every Numba kernel into its on-disk cache now, so that no first call compiles later
     print("compiling duckdb_sdc's kernels into Numba's cache (duckdb-sdc warmup)", flush=True)
-    # (a failed warm-up only costs compile time later; tests/test_warmup.py is where it must pass)
+    # (a failed warm-up only costs compile time later; tests/kernels/test_warmup.py is where it must pass)
     if subprocess.run([str(python), "-m", "duckdb_sdc", "warmup", "--quiet"], cwd=ROOT).returncode:
         print("warning: the warm-up reported failures (above); continuing", flush=True)
     _restamp(stamp)

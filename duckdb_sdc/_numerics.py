@@ -22,7 +22,7 @@ back result is not a finite float64 (a mean squared error of 1e616), the functio
 
 Columns that are scaled independently (a standardised attribute, a per-column measure) each get their
 own exponent; quantities that compare columns with each other (unstandardised distances) share one.
-docs/numerics.md lists what each family does and where it refuses; tests/test_numerics.py checks it.
+docs/numerics.md lists what each family does and where it refuses; tests/methods/test_numerics.py checks it.
 """
 
 from __future__ import annotations

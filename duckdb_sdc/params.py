@@ -11,7 +11,7 @@ a seed, a column list, ...):
 * `accepts(value)`: whether a value from a release spec (TOML) has the right type (the range is
   checked by `check` when the release runs the function);
 * `valid` and `invalid`: SQL literals the check accepts and refuses, which the registry-wide
-  contract tests (tests/test_contract.py) try on every parameter of the kind;
+  contract tests (tests/sql/test_contract.py) try on every parameter of the kind;
 * `scales`: the value is in the data's unit (a domain bound, a distance): the contract suite's scale
   test multiplies it with the data.
 

@@ -13,7 +13,7 @@ one large column (not rbd_round: it is quadratic in the number of values, 43 s f
 its parallel lookup is ewd's). Every kernel is compiled for the argument types these calls give it,
 which are the types the SQL binding always passes (float64 arrays, int64 labels); `kernels()` lists
 every kernel of the package and whether the cache holds it: after a warm-up none is missing, and a
-fresh process compiles nothing (tests/test_warmup.py).
+fresh process compiles nothing (tests/kernels/test_warmup.py).
 
 What no cache removes is done by `sql.prepare.prepare_in_background`, which `register()` starts:
 importing pandas (pyarrow's conversion to numpy does) and initialising Numba's compiler target, 1 to

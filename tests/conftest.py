@@ -19,10 +19,11 @@ from duckdb_sdc import datasets
 # (`--dist loadfile --no-loadscope-reorder`, as tasks.py runs it; its default order, most tests first,
 # left the one-test example files to run alone at the end), so the longest start first and the short
 # files fill the gaps.
-LONGEST_FIRST = ("test_spark_kill.py", "test_spark_cluster.py", "test_release_kill.py", "test_contract.py",
-                 "test_spark_release.py", "test_docs.py", "test_examples.py", "test_release_leaks.py", "test_spark_release_rules.py", "test_examples_long.py",
-                 "test_dbt_example.py", "test_cli.py", "test_small_strata_sql.py", "test_release_tradeoff.py",
-                 "test_dbt_package.py")
+LONGEST_FIRST = ("spark/test_kill.py", "spark/test_cluster.py", "release/test_kill.py", "sql/test_contract.py",
+                 "spark/test_release.py", "integration/test_docs.py", "integration/test_examples.py",
+                 "release/test_leaks.py", "spark/test_release_rules.py", "integration/test_examples_long.py",
+                 "integration/test_dbt_example.py", "integration/test_cli.py", "sql/test_small_strata.py",
+                 "release/test_tradeoff.py", "integration/test_dbt_package.py")  # paths under tests/
 
 
 # Every release records itself in the ledger (duckdb_sdc/release/ledger.py), by default under
@@ -38,7 +39,9 @@ def _own_ledger(tmp_path_factory, monkeypatch):
 
 def pytest_collection_modifyitems(items):
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the others keep their order
+    here = Path(__file__).resolve().parent
+    # stable: the others keep their order
+    items.sort(key=lambda item: rank.get(item.path.resolve().relative_to(here).as_posix(), len(rank)))
 
 
 @pytest.fixture

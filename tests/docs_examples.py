@@ -1,5 +1,5 @@
 """Executable documentation: find the examples on the pages under docs/ (and README.md), run them, and
-compare their outputs with what the pages show. tests/test_docs.py runs every page; CONTRIBUTING.md
+compare their outputs with what the pages show. tests/integration/test_docs.py runs every page; CONTRIBUTING.md
 ("Executable examples") describes the convention for authors. In short:
 
 * Every fenced block whose language is ``sql``, ``sh`` or ``python`` is an example and is executed,

@@ -74,7 +74,7 @@ def base_doc(source_db: str = "src.duckdb", table: str = "people", out: str = "o
         "columns": {
             # the key is kept for the tests that compare records on it, and exempted from the
             # quasi-identifiers as a key that means nothing outside the release would be (a kept key
-            # counts as one by default: tests/test_release_leaks.py)
+            # counts as one by default: tests/release/test_leaks.py)
             "id": {"rule": "keep", "identifying": False},
             "region": "keep",
             "age": "keep",

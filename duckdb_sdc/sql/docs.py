@@ -5,7 +5,7 @@ and the descriptions of the pure-SQL macros (sql/90_descriptions.sql).
     python -m duckdb_sdc.sql.docs --check    # exit 1 if either committed file is out of date
 
 The page is generated whole: a heading per family, an entry per registry row (signature, kind,
-description, parameters, example). Its examples are executed by tests/test_docs.py like every other
+description, parameters, example). Its examples are executed by tests/integration/test_docs.py like every other
 example of the site, against the tables that SETUP creates at the top of the page.
 """
 

@@ -44,7 +44,7 @@ RESULTS = {
 
 @dataclass(frozen=True, eq=False)
 class Contract:
-    """What the registry-wide contract suite (tests/test_contract.py) must know of a function beyond its
+    """What the registry-wide contract suite (tests/sql/test_contract.py) must know of a function beyond its
     parameters' kinds, declared on its registry row as plain data (so that a declared masking method or
     measure can pass it on to the rows made from it), much as scikit-learn declares estimator tags.
 

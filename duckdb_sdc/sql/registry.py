@@ -4,7 +4,7 @@ Each family of methods has a module in this package with a `FUNCTIONS` list of `
 (declared with the types of `function.py`, which is all a family imports of the registry's);
 `REGISTRY` concatenates them. `register(con)` walks it, the README's function reference is generated
 from it (`python -m duckdb_sdc.sql.docs`), the release spec's vocabulary is derived from it
-(`duckdb_sdc.release.methods`) and the contract tests (tests/test_contract.py) run over it.
+(`duckdb_sdc.release.methods`) and the contract tests (tests/sql/test_contract.py) run over it.
 
 Every parameter is a `duckdb_sdc.params.Param`: a name, a *kind* (group size, seed, column list, ...;
 the kind gives the SQL type, the check, the doc text and the invalid values the contract tests try)

@@ -1,0 +1,1 @@
+"""The numpy layer: methods and measures on arrays, against slow references."""

@@ -1,0 +1,1 @@
+"""Releases with the DuckDB engine: spec, plan, gate, manifest, report, ledger."""

@@ -1,0 +1,1 @@
+"""The Spark engine, with a real Spark."""
