@@ -29,7 +29,7 @@ No DuckDB here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 
 import numpy as np
@@ -97,7 +97,14 @@ class MaskingMethod:
     * `paper`: where the method is defined;
     * `doc`, `example`: the words of its SQL list function, for a one-column method whose SQL rows
       are derived from the record (duckdb_sdc.sql.masking_rows.declared_rows: a plug-in, or a method
-      no family module writes rows for); the families write their own rows and leave them empty."""
+      no family module writes rows for); the families write their own rows and leave them empty;
+    * `scale`: how its result follows the data's scale, for the contract suite's scale cases: 1 (the
+      data times f give the result times f), 0 (unchanged) or None (not checked: say why in the doc);
+    * `expected_failures`: the contract cases (tests/sql/test_contract.py) its SQL rows do not meet
+      yet, each with its reason, keyed as the suite's test ids: `"<row>-<case>"`, the row being the
+      list function (`foo_round`) or its table form (`foo_round_table`), for example
+      `{"foo_round-scale-big": "the means overflow at 1e308"}`. A declared case must fail (strict), and
+      one that names no case of the rows fails the suite's declaration test."""
 
     name: str
     data: str
@@ -109,6 +116,8 @@ class MaskingMethod:
     paper: str = ""
     doc: str = ""
     example: str = ""
+    scale: int | None = 1
+    expected_failures: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if not isinstance(self.guarantee, Guarantee):
@@ -123,6 +132,21 @@ class MaskingMethod:
             raise fail("masking.register", f"method {self.name!r}: capabilities {unknown} unknown; known: "
                                            f"{', '.join(CAPABILITIES)}")
         object.__setattr__(self, "capabilities", frozenset(self.capabilities))
+        if self.scale not in (0, 1, None):
+            raise fail("masking.register", f"method {self.name!r}: scale must be 1, 0 or None, got {self.scale!r}")
+        rows = (f"{self.name}-", f"{self.name}_table-")
+        for case, reason in dict(self.expected_failures).items():
+            if not isinstance(case, str) or not case.startswith(rows):
+                raise fail("masking.register", f"method {self.name!r}: expected failure {case!r} names no case of "
+                                               f"its rows (keys are '{self.name}-<case>' or '{self.name}_table-<case>')")
+            if not isinstance(reason, str) or not reason.strip():
+                raise fail("masking.register", f"method {self.name!r}: expected failure {case!r} needs its reason")
+        object.__setattr__(self, "expected_failures", dict(self.expected_failures))
+
+    def expected_failures_of(self, row: str) -> dict[str, str]:
+        """The expected failures of its SQL row named `row`, by case (the key without '<row>-')."""
+        return {key[len(row) + 1:]: reason for key, reason in self.expected_failures.items()
+                if key.startswith(f"{row}-")}
 
     @property
     def seeded(self) -> bool:

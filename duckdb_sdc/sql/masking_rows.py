@@ -16,7 +16,7 @@ from .._validate import fail
 from ..masking import MaskingMethod
 from ..params import COL_PARAM, POOLING_ARGS, STRATA_PARAMS, TBL_PARAM, XS_PARAM
 from ._arrow import list_udf
-from .function import Contract, Scale, SqlFunction, Udf
+from .function import Contract, SqlFunction, Udf
 
 
 def masked(name: str):
@@ -28,29 +28,32 @@ def masked(name: str):
     return compute
 
 
-def list_row(m: MaskingMethod, *, group: str, doc: str, example: str, scale: Scale = 1) -> SqlFunction:
-    """The list function of one-column method `m`: xs DOUBLE[] and its parameters, DOUBLE[] aligned with xs."""
+def list_row(m: MaskingMethod, *, group: str, doc: str, example: str) -> SqlFunction:
+    """The list function of one-column method `m`: xs DOUBLE[] and its parameters, DOUBLE[] aligned with xs;
+    its contract's scale and expected failures are the record's."""
     n = len(m.params)
     return SqlFunction(
         name=m.name, kind="scalar", params=(XS_PARAM, *m.params), returns="DOUBLE[]", group=group, doc=doc,
         example=example,
         udf=Udf(list_udf(m.name, masked(m.name), pa.float64(), n), ("DOUBLE[]",) + ("VARCHAR",) * n, "DOUBLE[]",
                 side_effects=m.seeded),
-        scale=scale,
-        contract=Contract({"xs": "original"}),
+        scale=m.scale,
+        contract=Contract({"xs": "original"}, expected_failures=m.expected_failures_of(m.name)),
     )
 
 
-def table_row(m: MaskingMethod, *, group: str, doc: str, example: str, scale: Scale = 1) -> SqlFunction:
-    """The table form of one-column method `m`: the rows of tbl with col masked, per stratum."""
+def table_row(m: MaskingMethod, *, group: str, doc: str, example: str) -> SqlFunction:
+    """The table form of one-column method `m`: the rows of tbl with col masked, per stratum; its
+    contract's scale and expected failures are the record's."""
     args = ", ".join(f"{p.name}::VARCHAR" for p in m.params if p.name != "seed")
     seeded = ", seeded := true, seed := seed" if m.seeded else ""
     return SqlFunction(
         name=f"{m.name}_table", kind="table", params=(TBL_PARAM, COL_PARAM, *m.params, *STRATA_PARAMS),
         returns="table", group=group, doc=doc, example=example,
         body=f"FROM query(__sdc_mask_column_sql('{m.name}', tbl, col, [{args}], strata{seeded}, {POOLING_ARGS}))",
-        scale=scale,
-        contract=Contract({"col": "original"}, result="rows"),
+        scale=m.scale,
+        contract=Contract({"col": "original"}, result="rows",
+                          expected_failures=m.expected_failures_of(f"{m.name}_table")),
     )
 
 

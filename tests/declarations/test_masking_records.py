@@ -126,6 +126,31 @@ METHOD = MaskingMethod(
     paper="a test's toy",
     doc="Rounds a column to the means of groups of k consecutive sorted values; NULLs stay in place.",
     example="SELECT toy_round([1, 2, 3, 10, 11], 2)  -- [1.5, 1.5, 8.0, 8.0, 8.0]")
+
+
+def plain_pair_means(x, k):
+    """The same with a plain mean, whose sums overflow near 1e308."""
+    x = np.asarray(x, dtype=np.float64)
+    refuse_nonfinite("toy_plain_round", "xs", x)
+    k = GROUP_SIZE.check(k, "toy_plain_round", "k", n=len(x))
+    order = np.argsort(x, kind="stable")
+    out = np.empty_like(x)
+    g = len(x) // k
+    for i in range(g):
+        rows = order[i * k:] if i == g - 1 else order[i * k:(i + 1) * k]
+        out[rows] = x[rows].mean()
+    return out
+
+
+OVERFLOW = "a plain mean's sums overflow to inf for values near 1.8e308"
+EXPECTED = {f"{row}-{case}": OVERFLOW for row in ("toy_plain_round", "toy_plain_round_table")
+            for case in ("scale-big", "scale-signed_big")}
+
+PLAIN = MaskingMethod(
+    "toy_plain_round", COLUMN, (Param("k", GROUP_SIZE),), plain_pair_means, guarantees.MICROAGGREGATION,
+    paper="a test's toy", doc="toy_round with a plain mean.",
+    example="SELECT toy_plain_round([1, 2, 3, 10, 11], 2)  -- [1.5, 1.5, 8.0, 8.0, 8.0]",
+    expected_failures=EXPECTED)
 '''
 
 
@@ -138,7 +163,7 @@ def plugin(tmp_path_factory):
     info = root / "toy_sdc-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-sdc\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[{masking.ENTRY_POINTS}]\ntoy = toy_sdc:METHOD\n")
+    (info / "entry_points.txt").write_text(f"[{masking.ENTRY_POINTS}]\ntoy = toy_sdc:METHOD\nplain = toy_sdc:PLAIN\n")
     return root
 
 
@@ -181,6 +206,36 @@ def test_the_contract_suite_runs_on_the_plugin_method(plugin, tmp_path):
                  "test_the_valid_call_runs[toy_round_table-valid]"):
         assert case in cases
     assert sum("scale" in c for c in cases) >= 4 and len(cases) >= 20
+
+
+def test_a_records_expected_failures_reach_the_contract_suite(plugin, tmp_path):
+    """toy_plain_round declares on its record the four scale cases its plain mean fails, with the reason:
+    they run as strict expected failures (each must fail), and every other case passes."""
+    report = tmp_path / "contract.xml"
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}",
+                          "-rx", str(ROOT / "tests" / "sql" / "test_contract.py"), "-k", "toy_plain_round"],
+                         env=_env(plugin), capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    suite = ElementTree.parse(report).getroot().find("testsuite")
+    skipped = sorted(c.get("name") for c in suite.iter("testcase") if c.find("skipped") is not None)
+    assert skipped == [f"test_scaled_data_give_the_rescaled_answer_or_a_clear_refusal[{row}-{case}]"
+                       for row in ("toy_plain_round", "toy_plain_round_table")
+                       for case in ("scale-big", "scale-signed_big")]
+    assert "a plain mean's sums overflow" in out.stdout
+    assert int(suite.get("failures")) == int(suite.get("errors")) == 0 and int(suite.get("tests")) >= 20
+
+
+def test_a_record_checks_its_expected_failures_and_scale():
+    base = dict(name="toy", data=masking.COLUMN, params=(), run=lambda x: x, guarantee=guarantees.MICROAGGREGATION)
+    with pytest.raises(SdcError, match=r"expected failure 'other-valid' names no case of its rows \(keys are "
+                                       r"'toy-<case>' or 'toy_table-<case>'\)"):
+        masking.MaskingMethod(**base, expected_failures={"other-valid": "why"})
+    with pytest.raises(SdcError, match="expected failure 'toy-valid' needs its reason"):
+        masking.MaskingMethod(**base, expected_failures={"toy-valid": " "})
+    with pytest.raises(SdcError, match="scale must be 1, 0 or None, got 2"):
+        masking.MaskingMethod(**base, scale=2)
+    m = masking.MaskingMethod(**base, expected_failures={"toy-nan": "a", "toy_table-nan": "b"})
+    assert m.expected_failures_of("toy") == {"nan": "a"} and m.expected_failures_of("toy_table") == {"nan": "b"}
 
 
 def test_a_broken_plugin_is_named(tmp_path):
