@@ -53,6 +53,30 @@ class Guarantee:
     sentence: str  # the manifest's words for one column: str.format(**facts) (see `sentence`)
     source: str = ""  # where it is proved
     discloses_values: bool = False  # the released values are original values, by design (keep, rank swapping)
+    # a differential privacy statement's neighbouring data sets, and what the release publishes exactly
+    # (unprotected by the noise); required for the models DP, DP_FIXED_CLUSTERING and IDP
+    neighbours: str = ""
+    exact: str = ""
+
+    def __post_init__(self):
+        if self.model in (DP, DP_FIXED_CLUSTERING, IDP) and not (self.neighbours and self.exact):
+            raise ValueError(f"duckdb_sdc.guarantees: the {self.model} guarantee of {self.subject!r} must state its "
+                             "neighbouring data sets (neighbours) and what is released exactly (exact)")
+
+
+# What a released value's differential privacy leaves exact in every DP method here: the number of
+# records of each stratum and which of them are NULL (NULLs stay NULL in place), and each record's
+# stratum. None of them is noised; a steward who needs a record's presence protected (add/remove
+# neighbours) cannot get it from these methods.
+_EXACT_EVERYWHERE = ("the number of records of each stratum, which of them are NULL in the column (NULLs stay in "
+                     "place) and each record's stratum")
+
+# Why no DP method masks a group of columns together ([[groups]]): every proof here is one-dimensional.
+MULTIVARIATE_DP = (
+    "differential privacy here is proved for one attribute at a time (the sensitivities of dp_um, idp_ls and "
+    "idp_cbls follow from the order of one column's values; no published bound covers clusters formed over "
+    "several attributes, where one changed record can move others between clusters); release each column "
+    "in [columns], where the columns' epsilons compose sequentially")
 
 
 MICROAGGREGATION = Guarantee(
@@ -133,7 +157,10 @@ LAPLACE = Guarantee(
     "column (within [lb, ub]) give releases whose probabilities differ by at most a factor e^epsilon "
     "(Dwork, McSherry, Nissim & Smith 2006).",
     "{epsilon:g}-differential privacy of {columns} (values in [{lb:g}, {ub:g}]){within}",
-    "the Laplace mechanism with the domain's sensitivity ub - lb")
+    "the Laplace mechanism with the domain's sensitivity ub - lb",
+    neighbours=("bounded: the same records, one record's value of the column changed to any value in [lb, ub] "
+                "(a record added or removed is not covered)"),
+    exact=_EXACT_EVERYWHERE + ".")
 
 DP_UM = Guarantee(
     "dp_um", DP_FIXED_CLUSTERING,
@@ -145,7 +172,11 @@ DP_UM = Guarantee(
     "epsilon-DP (a release's centroids_table).",
     "{epsilon:g}-differential privacy of {columns} only for the fixed clustering (values in [{lb:g}, "
     "{ub:g}]){within}: records sharing a released value reveal their cluster, which is not protected",
-    "Sanchez, Domingo-Ferrer, Martinez & Soria-Comas 2016, for the means; the partition is not covered")
+    "Sanchez, Domingo-Ferrer, Martinez & Soria-Comas 2016, for the means; the partition is not covered",
+    neighbours=("bounded, within [lb, ub], and only between data sets whose change keeps every record in its "
+                "cluster"),
+    exact=(_EXACT_EVERYWHERE + "; the partition into clusters (the records sharing a released value), whose sizes "
+           "are k, the last k to 2k - 1, from the number of non-NULL values and k."))
 
 _DP_UM_CENTROIDS = Guarantee(
     CENTROIDS, DP,
@@ -155,7 +186,11 @@ _DP_UM_CENTROIDS = Guarantee(
     "(size of C times epsilon) (Sanchez, Domingo-Ferrer, Martinez & Soria-Comas 2016).",
     "{epsilon:g}-differential privacy of the cluster means of {columns} (values in [{lb:g}, {ub:g}]){within}, "
     "released in table {table} unlinked from records",
-    "duckdb_sdc.methods.dp.dp_um_centroids states the proof")
+    "duckdb_sdc.methods.dp.dp_um_centroids states the proof",
+    neighbours=("bounded: the same records, one record's value of the column changed to any value in [lb, ub]; "
+                "the clusters may change (the proof covers it)"),
+    exact=("the number of clusters and their sizes, functions of the stratum's number of non-NULL values and k, "
+           "and so that number; the strata."))
 
 INDIVIDUAL_DP = Guarantee(
     "individual ranking with local sensitivity", IDP,
@@ -165,7 +200,11 @@ INDIVIDUAL_DP = Guarantee(
     "itself protected; it is not differential privacy for every pair of data sets.",
     "{epsilon:g}-individual differential privacy of {columns} for the fixed clustering{within}: the noise "
     "scale comes from the data and is not protected",
-    "Soria-Comas et al. 2017; Soria-Comas, Sanchez, Domingo-Ferrer, Martinez & Del Vasto-Terrientes 2025")
+    "Soria-Comas et al. 2017; Soria-Comas, Sanchez, Domingo-Ferrer, Martinez & Del Vasto-Terrientes 2025",
+    neighbours=("individual: this data set against every data set in which one of its records has another value "
+                "(in [lb, ub] for idp_ls; any value for idp_cbls), the record staying in its cluster"),
+    exact=(_EXACT_EVERYWHERE + "; the partition into clusters (the records sharing a released value) and their "
+           "sizes; the noise scales come from the data and are not protected."))
 
 _LOCAL_SUPPRESSION = Guarantee(
     "local_suppression", K_ANONYMITY_NULL_MATCHES,
@@ -408,7 +447,12 @@ def markdown() -> str:
     for name, g in [*_METHODS.items(), *FUNCTIONS.items(), *SUBJECTS.items()]:
         rows.setdefault(id(g), (g, []))[1].append(name)
     lines = ["| released as | privacy model | what holds |", "|---|---|---|"]
+    private = ["", "The differentially private statements' neighbouring data sets, and what each release "
+               "publishes exactly (no noise protects it):", "",
+               "| released as | neighbouring data sets | released exactly |", "|---|---|---|"]
     for g, names in rows.values():
         shown = ", ".join(_LABELS.get(n, f"`{n}`") for n in names)
         lines.append(f"| {shown} | {g.model} | {g.statement} |")
-    return "\n".join(lines) + "\n"
+        if g.neighbours:
+            private.append(f"| {shown} | {g.neighbours} | {g.exact} |")
+    return "\n".join(lines + private) + "\n"

@@ -91,6 +91,7 @@ from . import policy as policy_module
 from .methods import BOXES, COLUMN, EPSILON, METHODS, NAMES, ROWS, SECRET_PARAMS, ReleaseMethod, check_value
 from .policy import Policy
 from .ledger_settings import LedgerSettings, parse_settings as ledger_settings
+from .. import guarantees
 from .. import strata as small_strata_module
 from ..params import REST_STRATUM as REST_KIND
 from ..recodings import DATES, NUMBERS, RECODINGS, TEXT, Recoding
@@ -252,8 +253,6 @@ class CellProtection:
         return make(*self.arguments(), absolute=True)
 
     def describe(self, **facts) -> str:
-        from .. import guarantees
-
         return guarantees.cells_sentence(self.action, rule=self.method_rule().describe(), kind=self.rule, **facts)
 
 
@@ -964,6 +963,8 @@ def _masking(c: Checker, where: str, settings: dict, kinds: tuple[str, ...], col
         recode = f"; recodings (one column): {', '.join(RECODINGS)}" if COLUMN in kinds else ""
         raise c.error(where, f"unknown method {show(name)}; known: {', '.join(known) or 'none yet'}{recode}")
     if method.kind not in kinds:
+        if method.kind != ROWS and method.guarantee.model in (guarantees.DP, guarantees.DP_FIXED_CLUSTERING, guarantees.IDP):
+            raise c.error(where, f"{name} masks one column, not a group: {guarantees.MULTIVARIATE_DP}")
         raise c.error(where, f"{name} masks {'a group of columns: declare it in [[groups]]' if method.kind == ROWS else 'one column: declare it in [columns]'}")
     strata = c.names(f"{where}.strata", settings.pop("strata")) if "strata" in settings else None
     box_column = None

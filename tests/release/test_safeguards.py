@@ -14,7 +14,7 @@ from release_helpers import base_doc, people, write_db, write_spec
 
 from duckdb_sdc import guarantees
 from duckdb_sdc.methods import dp
-from duckdb_sdc.release import SpecError, load_spec, release, report
+from duckdb_sdc.release import SpecError, load_spec, parse_spec, release, report
 from duckdb_sdc import datasets
 
 
@@ -283,6 +283,32 @@ def test_every_released_column_states_its_guarantee_in_the_words_of_the_module(s
                                                                     strata=["region"]))
     assert manifest["age"] == (guarantees.IDP, guarantees.sentence("idp_cbls", epsilon=1.0, columns=["age"],
                                                                    strata=["region"]))
+
+
+def test_every_dp_statement_says_its_neighbours_and_what_is_released_exactly():
+    """Issue 33 item 4: each differentially private guarantee states its neighbouring data sets and what
+    the release publishes without noise; one that does not cannot be declared."""
+    private = [g for g in set(guarantees.GUARANTEES.values())
+               if g.model in (guarantees.DP, guarantees.DP_FIXED_CLUSTERING, guarantees.IDP)]
+    assert {g.subject for g in private} == {"dp_laplace", "dp_um", "individual ranking with local sensitivity",
+                                            guarantees.CENTROIDS}
+    for g in private:
+        assert "stratum" in g.exact and ("[lb, ub]" in g.neighbours or "any value" in g.neighbours), g.subject
+    assert "keeps every record in its cluster" in guarantees.DP_UM.neighbours
+    assert "partition into clusters" in guarantees.DP_UM.exact and "partition" in guarantees.INDIVIDUAL_DP.exact
+    with pytest.raises(ValueError, match=r"the epsilon-DP guarantee of 'toy' must state its neighbouring data sets"):
+        guarantees.Guarantee("toy", guarantees.DP, "statement", "sentence", neighbours="bounded")
+    assert guarantees.Guarantee("toy", guarantees.K_ANONYMITY, "statement", "sentence").neighbours == ""
+
+
+@pytest.mark.parametrize("method", ["dp_laplace", "dp_um", "idp_ls", "idp_cbls"])
+def test_a_dp_method_in_groups_is_refused_with_the_reason(method):
+    """Multivariate microaggregation with DP or iDP is not offered (issue 33 item 4): the refusal says why."""
+    doc = {"source": {"files": ["x.csv"]}, "output": {"database": "o.duckdb", "table": "t"},
+           "groups": [{"columns": ["a", "b"], "method": method, "k": 3, "epsilon": 1.0, "lb": 0, "ub": 1}]}
+    with pytest.raises(SpecError) as info:
+        parse_spec(doc, base=".", name="s.toml")
+    assert str(info.value) == f"s.toml: groups[0]: {method} masks one column, not a group: {guarantees.MULTIVARIATE_DP}"
 
 
 def test_docs_state_the_guarantees_of_the_module():
