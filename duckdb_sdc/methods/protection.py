@@ -344,6 +344,26 @@ def _float(x, table: _Table) -> float:
         return INF if x > 0 else -INF
 
 
+def _interval(table: _Table, a: int, dn, up, values) -> tuple[float, float]:
+    """Suppressed cell a's feasible interval [total - dn, total + up] as doubles: from the cell's
+    double total, or, when that total overflows (a cell of values near 1.8e308), from the exact total
+    of its contributions (`values()`), so that a bound float64 can hold is never NaN or lost."""
+    y = table.y[a]
+    if np.isfinite(y):
+        return y - _float(dn, table), y + _float(up, table)
+    values = values()
+    exact = sum((Fraction(v) for v in values.tolist()), Fraction(0))
+    unit = Fraction(2) ** table.base / table.D
+
+    def nearest(x: Fraction) -> float:
+        try:
+            return float(x)
+        except OverflowError:
+            return INF if x > 0 else -INF
+
+    return (-INF if dn == INF else nearest(exact - dn * unit)), (INF if up == INF else nearest(exact + up * unit))
+
+
 # ---------------------------------------------------------------------------------------------
 # suppression
 
@@ -397,8 +417,7 @@ def suppress(X, labels, rule: Rule, *, secondary: bool = True, cost: str = "cell
         for a in S:
             dn = min(_slack(_OWN_DOWN, table, a), dns.without(a))
             up = min(_slack(_OWN_UP, table, a), ups.without(a))
-            low[a, j] = table.y[a] - _float(dn, table)
-            high[a, j] = table.y[a] + _float(up, table)
+            low[a, j], high[a, j] = _interval(table, a, dn, up, lambda: A[lab == a, j])
             if primary[a, j]:
                 unprotected[a, j] = up < levels[a][0] or dn < levels[a][1]
     release = centroids(A, lab)

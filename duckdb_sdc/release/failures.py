@@ -120,7 +120,8 @@ def record_linkage_credits(x: np.ndarray, xm: np.ndarray) -> np.ndarray:
     if Z.shape[1] == 0:  # every original record is the same point: each is found with credit 1/n
         return np.full(n, 1.0 / n)
     a, t = linkage_kd(np.ascontiguousarray(Z), np.ascontiguousarray(ZM), 1)
-    return np.where((a < 1) & (1 <= a + t), 1.0 / t, 0.0)
+    found = (a < 1) & (1 <= a + t)  # t is 0 only where the true original is not found
+    return np.divide(1.0, t, out=np.zeros(n), where=found)
 
 
 def interval_disclosure_flags(x: np.ndarray, xm: np.ndarray, k: float = 0.05) -> np.ndarray:

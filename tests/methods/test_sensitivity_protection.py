@@ -91,6 +91,26 @@ def test_a_dominant_contribution_among_zeros_gets_its_protection_level():
     assert np.isnan(out.release[5:]).all() and not np.isnan(out.release[:5]).any()
 
 
+def test_feasible_intervals_near_the_largest_double_are_the_rescaled_ones():
+    """At 2^1017 the cell [50 .. 90] totals 350 x 2^1017, beyond float64: its feasible interval came out
+    NaN (inf - inf, with a RuntimeWarning). Now every bound is the normal-range one times 2^1017, inf
+    only where that product is beyond float64."""
+    X = np.array([0, 0, 0, 0, 0, 119, 0, 0, 0, 0, 50, 60, 70, 80, 90], float)[:, None]
+    labels = np.repeat([0, 1, 2], 5)
+    rule = sv.p_percent_rule(0.2)
+    normal = protection.suppress(X, labels, rule)
+    f = 2.0 ** 1017
+    with np.errstate(all="raise"):
+        big = protection.suppress(X * f, labels, rule)
+    suppressed = normal.primary | normal.secondary
+    assert suppressed[:, 0].tolist() == [False, True, True]
+    for got, want in ((big.low, normal.low), (big.high, normal.high)):
+        assert np.isnan(got[~suppressed]).all()
+        with np.errstate(over="ignore"):
+            assert got[suppressed].tolist() == (want[suppressed] * f).tolist()
+    assert normal.low[2, 0] * f == big.low[2, 0] and np.isfinite(big.low[2, 0])
+
+
 def _tarragona_strata():
     df = pd.read_csv(DATA / "Tarragona.csv")
     return df, np.where(np.arange(len(df)) < len(df) // 2, "a", "b")
