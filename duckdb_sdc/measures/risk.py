@@ -15,8 +15,6 @@ import math
 
 import numba as nb
 import numpy as np
-from scipy.optimize import linear_sum_assignment
-from scipy.spatial import cKDTree
 
 from .._validate import fail
 from ..methods._order import PARALLEL_LOCK, PARALLEL_MIN, distinct_rows, gather, sort_column
@@ -228,6 +226,8 @@ def linkage_kd(Z: np.ndarray, ZM: np.ndarray, rank: int) -> tuple[np.ndarray, np
     n, p = Z.shape
     U, owner, count = distinct_rows(Z)
     m = U.shape[0]
+    from scipy.spatial import cKDTree  # scipy is imported by the measures that use it, not at connect
+
     tree = cKDTree(U)
     d_true = ((ZM - Z) ** 2).sum(axis=1)
     reach = np.sqrt(d_true)
@@ -322,5 +322,7 @@ def global_linkage(x, xm) -> float:
         term *= term
         cost += term
     np.sqrt(cost, out=cost)
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(cost)
     return float(np.mean(cols[np.argsort(rows)] == np.arange(n)))

@@ -98,7 +98,6 @@ from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
-from scipy.spatial import cKDTree
 
 from .._numerics import exponent, from_unit, to_unit
 from .._validate import fail, finite_values, named, show
@@ -317,6 +316,8 @@ def _radius(A: np.ndarray, m: int) -> np.ndarray:
     nearest to it (itself first, at distance 0) reach m; the candidate list doubles until they do. So
     repeated points cost what one point costs, and distinct points what they did (one query of m)."""
     P, owner, count = distinct_rows(A)
+    from scipy.spatial import cKDTree  # scipy is imported by the methods that use it, not at connect
+
     tree = cKDTree(P)
     radius = np.empty(P.shape[0])
     todo = np.arange(P.shape[0])
