@@ -39,6 +39,7 @@ IDP = "epsilon-iDP for the fixed clustering"
 NONE = "none"
 
 MODELS = (K_ANONYMITY, K_ANONYMITY_NULL_MATCHES, DP, DP_FIXED_CLUSTERING, IDP, NONE)
+DP_MODELS = (DP, DP_FIXED_CLUSTERING, IDP)  # the differential privacy statements
 
 # what the manifest says of the columns that no masking rule protects
 KEEP, KEY, REPRODUCIBLE, CENTROIDS, BOX_ID = "keep", "key", "reproducible noise", "dp_um centroids", "box id"
@@ -54,12 +55,12 @@ class Guarantee:
     source: str = ""  # where it is proved
     discloses_values: bool = False  # the released values are original values, by design (keep, rank swapping)
     # a differential privacy statement's neighbouring data sets, and what the release publishes exactly
-    # (unprotected by the noise); required for the models DP, DP_FIXED_CLUSTERING and IDP
+    # (unprotected by the noise); required for the DP_MODELS
     neighbours: str = ""
     exact: str = ""
 
     def __post_init__(self):
-        if self.model in (DP, DP_FIXED_CLUSTERING, IDP) and not (self.neighbours and self.exact):
+        if self.model in DP_MODELS and not (self.neighbours and self.exact):
             raise ValueError(f"duckdb_sdc.guarantees: the {self.model} guarantee of {self.subject!r} must state its "
                              "neighbouring data sets (neighbours) and what is released exactly (exact)")
 

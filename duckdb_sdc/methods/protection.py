@@ -338,8 +338,13 @@ def _float(x, table: _Table) -> float:
             r = INF
         if x == 0 or 2.0**-1022 <= abs(r) < INF:
             return r
+    return _nearest(Fraction(x, table.D) * Fraction(2) ** table.base)
+
+
+def _nearest(x: Fraction) -> float:
+    """The double nearest to x (inf beyond the largest)."""
     try:
-        return float(Fraction(x, table.D) * Fraction(2) ** table.base)
+        return float(x)
     except OverflowError:
         return INF if x > 0 else -INF
 
@@ -354,14 +359,7 @@ def _interval(table: _Table, a: int, dn, up, values) -> tuple[float, float]:
     values = values()
     exact = sum((Fraction(v) for v in values.tolist()), Fraction(0))
     unit = Fraction(2) ** table.base / table.D
-
-    def nearest(x: Fraction) -> float:
-        try:
-            return float(x)
-        except OverflowError:
-            return INF if x > 0 else -INF
-
-    return (-INF if dn == INF else nearest(exact - dn * unit)), (INF if up == INF else nearest(exact + up * unit))
+    return (-INF if dn == INF else _nearest(exact - dn * unit)), (INF if up == INF else _nearest(exact + up * unit))
 
 
 # ---------------------------------------------------------------------------------------------

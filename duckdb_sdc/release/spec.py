@@ -963,7 +963,7 @@ def _masking(c: Checker, where: str, settings: dict, kinds: tuple[str, ...], col
         recode = f"; recodings (one column): {', '.join(RECODINGS)}" if COLUMN in kinds else ""
         raise c.error(where, f"unknown method {show(name)}; known: {', '.join(known) or 'none yet'}{recode}")
     if method.kind not in kinds:
-        if method.kind != ROWS and method.guarantee.model in (guarantees.DP, guarantees.DP_FIXED_CLUSTERING, guarantees.IDP):
+        if method.kind != ROWS and method.guarantee.model in guarantees.DP_MODELS:
             raise c.error(where, f"{name} masks one column, not a group: {guarantees.MULTIVARIATE_DP}")
         raise c.error(where, f"{name} masks {'a group of columns: declare it in [[groups]]' if method.kind == ROWS else 'one column: declare it in [columns]'}")
     strata = c.names(f"{where}.strata", settings.pop("strata")) if "strata" in settings else None

@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import re
 
+import sqlglot
+import sqlglot.expressions as exp
+
 from ..params import Name
+from .registry import REGISTRY
 
 # DuckDB's wording of a missing table (or of the schema of a qualified name), DuckDB 1.x and 2.x
 _MISSING = re.compile(r'Catalog Error: Table with name "?(?P<name>[^"!\s]+)"? does not exist[^!\n]*')
@@ -28,8 +32,6 @@ _MISSING = re.compile(r'Catalog Error: Table with name "?(?P<name>[^"!\s]+)"? do
 def _table_functions() -> dict[str, tuple[list[str], set[str]]]:
     """Each registered table function that takes a table: its parameters in order (positional arguments
     are matched by it) and those that name a table."""
-    from .registry import REGISTRY
-
     found = {}
     for row in REGISTRY:
         tables = {p.name for p in row.params if isinstance(p.kind, Name) and p.kind.of == "table"}
@@ -40,8 +42,6 @@ def _table_functions() -> dict[str, tuple[list[str], set[str]]]:
 
 def _arguments(call, names: list[str]):
     """(parameter, literal text) of each string argument of a parsed call, positional or named."""
-    import sqlglot.expressions as exp
-
     for i, arg in enumerate(call.expressions):
         if isinstance(arg, (exp.PropertyEQ, exp.Kwarg)):
             param, value = arg.this.name, arg.expression
@@ -60,9 +60,6 @@ def reword(message: str, query: str) -> str | None:
     if found is None:
         return None
     missing = found.group("name").lower()
-    import sqlglot
-    import sqlglot.expressions as exp
-
     try:
         tree = sqlglot.parse(query, read="duckdb")
     except sqlglot.errors.SqlglotError:  # a statement sqlglot cannot read: DuckDB's message stands

@@ -289,7 +289,7 @@ def test_every_dp_statement_says_its_neighbours_and_what_is_released_exactly():
     """Issue 33 item 4: each differentially private guarantee states its neighbouring data sets and what
     the release publishes without noise; one that does not cannot be declared."""
     private = [g for g in set(guarantees.GUARANTEES.values())
-               if g.model in (guarantees.DP, guarantees.DP_FIXED_CLUSTERING, guarantees.IDP)]
+               if g.model in guarantees.DP_MODELS]
     assert {g.subject for g in private} == {"dp_laplace", "dp_um", "individual ranking with local sensitivity",
                                             guarantees.CENTROIDS}
     for g in private:
